@@ -1,0 +1,24 @@
+/// \file ferry/base.h
+/// Compiler helpers shared by every C++ header: branch hints, inlining, the export macro.
+#ifndef FERRY_BASE_H_
+#define FERRY_BASE_H_
+
+#include "ferry/c_api.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FERRY_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FERRY_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define FERRY_INLINE inline __attribute__((always_inline))
+#define FERRY_NOINLINE __attribute__((noinline))
+#else
+#define FERRY_LIKELY(x) (x)
+#define FERRY_UNLIKELY(x) (x)
+#define FERRY_INLINE inline
+#define FERRY_NOINLINE
+#endif
+
+/// Joins two tokens after expanding them; used to make unique static names.
+#define FERRY_STR_CONCAT_(a, b) a##b
+#define FERRY_STR_CONCAT(a, b) FERRY_STR_CONCAT_(a, b)
+
+#endif  // FERRY_BASE_H_

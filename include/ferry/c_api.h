@@ -1,0 +1,187 @@
+/// \file ferry/c_api.h
+/// The stable C ABI of Ferry: the object header, the value cell, the type-index table and the
+/// functions every other language (and every other C++ compiler) uses to talk to libferry.
+///
+/// This is the only C header of the project; it compiles as C99. Every function returns 0 on
+/// success and -1 on failure; on failure the error is kept per thread as an Error object and
+/// taken with FerryErrorMoveFromRaised. No C++ exception ever crosses this boundary.
+///
+///     int32_t index;
+///     if (FerryTypeKeyToIndex("ferry.String", &index) != 0) { /* take the error */ }
+#ifndef FERRY_C_API_H_
+#define FERRY_C_API_H_
+
+#include <stddef.h>  // size_t
+#include <stdint.h>  // fixed-width integers of the ABI structs
+
+#include "ferry/version.h"
+
+#if defined(_WIN32)
+#if defined(FERRY_EXPORTS)
+#define FERRY_DLL __declspec(dllexport)
+#else
+#define FERRY_DLL __declspec(dllimport)
+#endif
+#else
+#define FERRY_DLL __attribute__((visibility("default")))
+#endif
+
+// Anonymous unions are C11; GNU C99 accepts them as an extension that we mark as such.
+#if !defined(__cplusplus) && defined(__GNUC__)
+#define FERRY_C_EXTENSION __extension__
+#else
+#define FERRY_C_EXTENSION
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Type indices.
+///
+/// | range    | what                                                        |
+/// |----------|-------------------------------------------------------------|
+/// | 0..63    | plain values held directly in a FerryAny (not objects)      |
+/// | 64..127  | built-in object types with fixed indices                    |
+/// | 128..    | every other registered object type, allocated at first use  |
+///
+/// Dynamic indices are allocated so that a type with reserved child slots owns the contiguous
+/// range [index, index + child_slots] for its descendants.
+typedef enum {
+  kFerryNone = 0,        ///< None / nullptr.
+  kFerryInt = 1,         ///< int64_t in v_int64.
+  kFerryBool = 2,        ///< bool in v_int64 (0 or 1).
+  kFerryFloat = 3,       ///< double in v_float64.
+  kFerryOpaquePtr = 4,   ///< void* in v_ptr, not owned.
+  kFerryDataType = 5,    ///< FerryDataType in v_dtype.
+  kFerryRawStr = 6,      ///< const char* in v_c_str, borrowed, NUL-terminated.
+  kFerrySmallStr = 7,    ///< up to 7 bytes inline in v_bytes, length in small_len.
+  kFerryStaticObjectBegin = 64,
+  kFerryObject = 64,     ///< the root of all objects.
+  kFerryString = 65,     ///< ferry.String
+  kFerryError = 66,      ///< ferry.Error
+  kFerryFunction = 67,   ///< ferry.Function
+  kFerryArray = 68,      ///< ferry.Array
+  kFerryMap = 69,        ///< ferry.Map
+  kFerryShape = 70,      ///< ferry.Shape
+  kFerryStaticObjectEnd = 128,
+  kFerryDynamicObjectBegin = 128,
+} FerryTypeIndex;
+
+/// An object pointer as other languages hold it. It always points at a FerryObject header.
+typedef void* FerryObjectHandle;
+
+/// The header every object starts with: 16 bytes.
+///
+/// `ref_counter` is an atomic strong count (relaxed increment, acq_rel decrement);
+/// `deleter` destroys the object and frees its memory when the count reaches zero.
+typedef struct FerryObject {
+  uint32_t ref_counter;
+  int32_t type_index;
+  void (*deleter)(struct FerryObject* self);
+} FerryObject;
+
+/// A data type: type code, bits per lane, lanes (the DLPack layout).
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} FerryDataType;
+
+/// Type codes of FerryDataType.
+typedef enum {
+  kFerryDTypeInt = 0,
+  kFerryDTypeUInt = 1,
+  kFerryDTypeFloat = 2,
+  kFerryDTypeHandle = 3,
+  kFerryDTypeBFloat = 4,
+} FerryDataTypeCode;
+
+/// The value cell: 16 bytes. Arguments travel as `const FerryAny*` plus a count.
+typedef struct {
+  int32_t type_index;
+  /// Small payload, e.g. the length of a kFerrySmallStr.
+  uint32_t small_len;
+  FERRY_C_EXTENSION union {
+    int64_t v_int64;
+    double v_float64;
+    void* v_ptr;
+    FerryObject* v_obj;
+    const char* v_c_str;
+    FerryDataType v_dtype;
+    char v_bytes[8];
+  };
+} FerryAny;
+
+/// What the registry knows of one type.
+typedef struct {
+  int32_t type_index;
+  /// Depth in the hierarchy: 0 for Object, 1 for its direct children, ...
+  int32_t type_depth;
+  /// The type key, e.g. "ferry.String"; valid for the life of the process.
+  const char* type_key;
+  /// type_ancestors[d] is the index of the ancestor at depth d, for d < type_depth.
+  const int32_t* type_ancestors;
+  /// Number of reserved child slots and whether children may overflow them.
+  int32_t num_child_slots;
+  int32_t child_slots_can_overflow;
+} FerryTypeInfo;
+
+// ---------------------------------------------------------------------------------------------
+// Objects and the type registry.
+
+/// Adds one strong reference to `obj`.
+FERRY_DLL int FerryObjectIncRef(FerryObjectHandle obj);
+/// Drops one strong reference; the last one destroys the object.
+FERRY_DLL int FerryObjectDecRef(FerryObjectHandle obj);
+
+/// Finds the index of a registered type key; an unknown key is a KeyError.
+FERRY_DLL int FerryTypeKeyToIndex(const char* type_key, int32_t* out_type_index);
+/// Finds the key of a registered type index; an unknown index is an IndexError.
+FERRY_DLL int FerryTypeIndexToKey(int32_t type_index, const char** out_type_key);
+/// Gets the index of `type_key`, registering it at first use.
+///
+/// `static_type_index` is -1 for a dynamically allocated index. The new type reserves
+/// `num_child_slots` indices right after its own for its descendants; when the parent's
+/// reserved slots are used up the type takes an index past them if the parent allows
+/// overflow, else the call fails with a RuntimeError naming both types. Registering a known key
+/// with another parent is a RuntimeError.
+FERRY_DLL int FerryTypeGetOrAllocIndex(const char* type_key, int32_t static_type_index,
+                                       int32_t parent_type_index, int32_t num_child_slots,
+                                       int32_t child_slots_can_overflow,
+                                       int32_t* out_type_index);
+/// Gets the registry's record of a type; valid for the life of the process.
+FERRY_DLL int FerryTypeGetInfo(int32_t type_index, const FerryTypeInfo** out_info);
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+/// Parses the text form of a data type ("int64", "float32x4", "bool"); ValueError otherwise.
+FERRY_DLL int FerryDataTypeFromString(const char* text, FerryDataType* out_dtype);
+/// Prints a data type into a new String object.
+FERRY_DLL int FerryDataTypeToString(FerryDataType dtype, FerryObjectHandle* out_string);
+/// Creates a String object holding a copy of `size` bytes at `data`.
+FERRY_DLL int FerryStringCreate(const char* data, size_t size, FerryObjectHandle* out_string);
+/// Reads the bytes of a String object; they live as long as the object and end with a NUL.
+FERRY_DLL int FerryStringGetData(FerryObjectHandle str, const char** out_data, size_t* out_size);
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/// Creates an Error object (new reference) from a kind ("ValueError"), message and backtrace.
+FERRY_DLL int FerryErrorCreate(const char* kind, const char* message, const char* backtrace,
+                               FerryObjectHandle* out_error);
+/// Reads the parts of an Error; the strings live as long as the error object.
+FERRY_DLL int FerryErrorGetInfo(FerryObjectHandle error, const char** out_kind,
+                                const char** out_message, const char** out_backtrace);
+/// Makes `error` (borrowed; a reference is added) the raised error of this thread.
+FERRY_DLL void FerryErrorSetRaised(FerryObjectHandle error);
+/// Sets this thread's raised error from parts; for callers that have no Error object at hand.
+FERRY_DLL void FerryErrorSetRaisedFromCStr(const char* kind, const char* message);
+/// Moves this thread's raised error into `*out_error` (NULL if none) and clears it.
+FERRY_DLL void FerryErrorMoveFromRaised(FerryObjectHandle* out_error);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+#endif  // FERRY_C_API_H_

@@ -1,0 +1,15 @@
+/// \file ferry/ferry.h
+/// Everything Ferry offers to C++ in one include.
+///
+///     #include <ferry/ferry.h>
+#ifndef FERRY_FERRY_H_
+#define FERRY_FERRY_H_
+
+#include "ferry/c_api.h"
+#include "ferry/dtype.h"
+#include "ferry/error.h"
+#include "ferry/memory.h"
+#include "ferry/object.h"
+#include "ferry/string.h"
+
+#endif  // FERRY_FERRY_H_

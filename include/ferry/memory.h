@@ -1,0 +1,91 @@
+/// \file ferry/memory.h
+/// Object allocation: `make_object<T>(args...)` and `make_inplace_array_object<T, Elem>(n, ...)`
+/// (an object followed by `n` elements in the same block, as String and Array use).
+///
+/// The allocator sets the type index and the deleter; the deleter runs the destructor and frees
+/// the block, so an object may be released by any library, whoever allocated it.
+///
+///     ObjectPtr<AddNode> n = make_object<AddNode>();
+#ifndef FERRY_MEMORY_H_
+#define FERRY_MEMORY_H_
+
+#include <new>          // placement new, std::align_val_t
+#include <type_traits>  // std::is_base_of_v
+#include <utility>      // std::forward
+
+#include "ferry/object.h"
+
+namespace ferry {
+namespace details {
+
+template <typename T>
+inline constexpr bool kOverAligned = alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+template <typename T>
+inline void* AllocateBytes(size_t size) {
+  if constexpr (kOverAligned<T>) {
+    return ::operator new(size, std::align_val_t(alignof(T)));
+  } else {
+    return ::operator new(size);
+  }
+}
+
+template <typename T>
+inline void FreeBytes(void* ptr) {
+  if constexpr (kOverAligned<T>) {
+    ::operator delete(ptr, std::align_val_t(alignof(T)));
+  } else {
+    ::operator delete(ptr);
+  }
+}
+
+/// The deleter stored in the header of every `T` made by the allocators below.
+template <typename T>
+void ObjectDeleter(FerryObject* header) {
+  T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
+  obj->~T();
+  FreeBytes<T>(obj);
+}
+
+/// Constructs a `T` in `size` fresh bytes; frees them again if the constructor throws.
+template <typename T, typename... Args>
+inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
+  static_assert(std::is_base_of_v<Object, T>, "make_object<T>(): T must derive from Object");
+  // Registration may throw; do it before any memory is taken.
+  const int32_t type_index = T::RuntimeTypeIndex();
+  void* mem = AllocateBytes<T>(size);
+  T* obj;
+  try {
+    obj = new (mem) T(std::forward<Args>(args)...);
+  } catch (...) {
+    FreeBytes<T>(mem);
+    throw;
+  }
+  ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T>);
+  return ObjectUnsafe::PtrFromRaw<T>(obj);
+}
+}  // namespace details
+
+/// Allocates and constructs a `T` with a count of one.
+template <typename T, typename... Args>
+inline ObjectPtr<T> make_object(Args&&... args) {
+  return details::AllocateObject<T>(sizeof(T), std::forward<Args>(args)...);
+}
+
+/// Allocates a `T` followed by room for `num_elems` elements of `ElemType` in one block.
+/// `T` constructs and destroys the elements itself; the trailing storage starts at
+/// `reinterpret_cast<ElemType*>(obj + 1)` (aligned for `ElemType`).
+template <typename T, typename ElemType, typename... Args>
+inline ObjectPtr<T> make_inplace_array_object(size_t num_elems, Args&&... args) {
+  static_assert(alignof(ElemType) <= alignof(T) || sizeof(T) % alignof(ElemType) == 0,
+                "make_inplace_array_object: elements after T would be misaligned");
+  if (num_elems > (SIZE_MAX - sizeof(T)) / sizeof(ElemType)) {
+    details::ThrowError("MemoryError", "make_inplace_array_object: size overflows size_t");
+  }
+  return details::AllocateObject<T>(sizeof(T) + num_elems * sizeof(ElemType),
+                                    std::forward<Args>(args)...);
+}
+
+}  // namespace ferry
+
+#endif  // FERRY_MEMORY_H_

@@ -1,0 +1,412 @@
+/// \file ferry/object.h
+/// The object model: `Object` (the data), `ObjectPtr<T>` (an owning pointer) and `ObjectRef`
+/// (the handle users pass around), with intrusive atomic reference counting, the runtime type
+/// registry behind `IsInstance`, and the casting verbs `as`, `Downcast` and `GetRef`.
+///
+///     class AddNode : public Object {
+///      public:
+///       static constexpr const char* _type_key = "demo.Add";
+///       FERRY_DECLARE_FINAL_OBJECT_INFO(AddNode, Object);
+///     };
+///     class Add : public ObjectRef {
+///      public:
+///       FERRY_DEFINE_OBJECT_REF_METHODS(Add, ObjectRef, AddNode);
+///     };
+#ifndef FERRY_OBJECT_H_
+#define FERRY_OBJECT_H_
+
+#include <cstddef>      // std::nullptr_t, size_t
+#include <cstdint>      // int32_t
+#include <type_traits>  // std::is_base_of_v
+#include <utility>      // std::move, std::swap
+
+#include "ferry/base.h"
+
+namespace ferry {
+
+class Object;
+class ObjectRef;
+template <typename T>
+class ObjectPtr;
+
+namespace details {
+struct ObjectUnsafe;
+
+/// Destroys an object whose count reached zero. Frees nested below a fixed depth are queued
+/// and run by the outermost call, so releasing a long chain never overflows the stack.
+FERRY_DLL void ObjectFree(FerryObject* obj) noexcept;
+/// Registers a type with the runtime registry (or finds it); throws ferry::Error on conflict.
+FERRY_DLL int32_t TypeRegister(const char* type_key, int32_t static_type_index,
+                               int32_t parent_type_index, int32_t num_child_slots,
+                               bool child_slots_can_overflow);
+/// True when `type_index` has `ancestor_index` (at depth `ancestor_depth`) on its ancestor chain.
+FERRY_DLL bool TypeIsDerivedFrom(int32_t type_index, int32_t ancestor_index,
+                                 int32_t ancestor_depth) noexcept;
+/// The key of a registered type index, or "<unknown>".
+FERRY_DLL const char* TypeIndexToKey(int32_t type_index) noexcept;
+/// Throws a ferry::Error of `kind`; lets low-level headers raise without including error.h.
+[[noreturn]] FERRY_DLL void ThrowError(const char* kind, const char* message);
+/// Throws the TypeError of a failed Downcast, naming both type keys.
+[[noreturn]] FERRY_DLL void ThrowDowncastError(int32_t from_type_index, const char* to_type_key);
+}  // namespace details
+
+/// The base of every object. It carries the 16-byte FerryObject header and nothing else: no
+/// vtable, so an `Object*` is a `FerryObject*` for every language that speaks the C ABI.
+///
+/// A subclass declares `_type_key` and one of the FERRY_DECLARE_*_OBJECT_INFO macros; it may
+/// reserve `_type_child_slots` indices for its descendants so `IsInstance` is a range check.
+class Object {
+ public:
+  static constexpr const char* _type_key = "ferry.Object";
+  static constexpr bool _type_final = false;
+  static constexpr int32_t _type_child_slots = 0;
+  static constexpr bool _type_child_slots_can_overflow = true;
+  static constexpr int32_t _type_depth = 0;
+  static constexpr int32_t RuntimeTypeIndex() { return kFerryObject; }
+
+  int32_t type_index() const { return header_.type_index; }
+  /// The registered key of this object's dynamic type.
+  const char* GetTypeKey() const { return details::TypeIndexToKey(header_.type_index); }
+  /// True when this object is a `T` or derives from it.
+  template <typename T>
+  bool IsInstance() const;
+  /// Current strong count; racy by nature when other threads hold references.
+  int32_t use_count() const {
+    return static_cast<int32_t>(__atomic_load_n(&header_.ref_counter, __ATOMIC_RELAXED));
+  }
+  bool unique() const { return use_count() == 1; }
+
+  Object() : header_{0, kFerryObject, nullptr} {}
+  /// Copying an object copies its data, never its count or its identity.
+  Object(const Object&) : Object() {}
+  Object(Object&&) : Object() {}
+  Object& operator=(const Object&) { return *this; }
+  Object& operator=(Object&&) { return *this; }
+  ~Object() = default;
+
+ private:
+  void IncRef() { __atomic_fetch_add(&header_.ref_counter, 1, __ATOMIC_RELAXED); }
+  void DecRef() {
+    if (__atomic_fetch_sub(&header_.ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
+      details::ObjectFree(&header_);
+    }
+  }
+
+  FerryObject header_;
+
+  template <typename>
+  friend class ObjectPtr;
+  friend struct details::ObjectUnsafe;
+};
+
+/// An owning pointer to an object of type `T`: copies add a reference, the last drop frees.
+template <typename T>
+class ObjectPtr {
+ public:
+  ObjectPtr() = default;
+  ObjectPtr(std::nullptr_t) {}  // NOLINT(runtime/explicit)
+  ObjectPtr(const ObjectPtr& other) : ObjectPtr(other.data_) {}
+  ObjectPtr(ObjectPtr&& other) noexcept : data_(other.data_) { other.data_ = nullptr; }
+  template <typename U, typename = std::enable_if_t<std::is_base_of_v<T, U>>>
+  ObjectPtr(const ObjectPtr<U>& other)  // NOLINT(runtime/explicit)
+      : ObjectPtr(other.data_) {}
+  template <typename U, typename = std::enable_if_t<std::is_base_of_v<T, U>>>
+  ObjectPtr(ObjectPtr<U>&& other) noexcept  // NOLINT(runtime/explicit)
+      : data_(other.data_) {
+    other.data_ = nullptr;
+  }
+  ~ObjectPtr() { reset(); }
+
+  ObjectPtr& operator=(const ObjectPtr& other) {
+    ObjectPtr(other).swap(*this);
+    return *this;
+  }
+  ObjectPtr& operator=(ObjectPtr&& other) noexcept {
+    ObjectPtr(std::move(other)).swap(*this);
+    return *this;
+  }
+  void swap(ObjectPtr& other) noexcept { std::swap(data_, other.data_); }
+
+  T* get() const { return static_cast<T*>(data_); }
+  T* operator->() const { return get(); }
+  T& operator*() const { return *get(); }
+  explicit operator bool() const { return data_ != nullptr; }
+  void reset() {
+    if (data_ != nullptr) {
+      Object* data = data_;
+      data_ = nullptr;
+      data->DecRef();
+    }
+  }
+  int32_t use_count() const { return data_ != nullptr ? data_->use_count() : 0; }
+  bool unique() const { return use_count() == 1; }
+
+  bool operator==(const ObjectPtr& other) const { return data_ == other.data_; }
+  bool operator!=(const ObjectPtr& other) const { return data_ != other.data_; }
+  bool operator==(std::nullptr_t) const { return data_ == nullptr; }
+  bool operator!=(std::nullptr_t) const { return data_ != nullptr; }
+
+ private:
+  /// Takes a new reference to `data`.
+  explicit ObjectPtr(Object* data) : data_(data) {
+    if (data_ != nullptr) data_->IncRef();
+  }
+
+  Object* data_ = nullptr;
+
+  template <typename>
+  friend class ObjectPtr;
+  friend class ObjectRef;
+  friend struct details::ObjectUnsafe;
+};
+
+/// The handle users pass around: a nullable reference to an `Object`. Subclasses name their
+/// data type as `ContainerType` and add typed accessors (FERRY_DEFINE_OBJECT_REF_METHODS).
+class ObjectRef {
+ public:
+  using ContainerType = Object;
+  static constexpr bool _type_is_nullable = true;
+
+  ObjectRef() = default;
+  explicit ObjectRef(ObjectPtr<Object> data) : data_(std::move(data)) {}
+
+  /// True when both refer to the same object (or both are null).
+  bool same_as(const ObjectRef& other) const { return data_ == other.data_; }
+  bool defined() const { return data_ != nullptr; }
+  const Object* get() const { return data_.get(); }
+  const Object* operator->() const { return get(); }
+  int32_t use_count() const { return data_.use_count(); }
+  bool unique() const { return data_.unique(); }
+  /// The object as a `const T*`, or nullptr when null or not a `T`.
+  template <typename T>
+  const T* as() const {
+    static_assert(std::is_base_of_v<Object, T>, "as<T>(): T must be an Object type");
+    if (data_ != nullptr && data_->template IsInstance<T>()) {
+      return static_cast<const T*>(data_.get());
+    }
+    return nullptr;
+  }
+
+  /// Identity comparison, as in TVM; value types such as String compare by value.
+  bool operator==(const ObjectRef& other) const { return data_ == other.data_; }
+  bool operator!=(const ObjectRef& other) const { return data_ != other.data_; }
+  bool operator<(const ObjectRef& other) const { return data_.get() < other.data_.get(); }
+
+ protected:
+  Object* get_mutable() const { return data_.get(); }
+
+  ObjectPtr<Object> data_;
+
+  friend struct details::ObjectUnsafe;
+};
+
+/// Hashes and compares references by identity, for std::unordered_map keys.
+struct ObjectPtrHash {
+  size_t operator()(const ObjectRef& a) const { return reinterpret_cast<size_t>(a.get()); }
+  template <typename T>
+  size_t operator()(const ObjectPtr<T>& a) const {
+    return reinterpret_cast<size_t>(a.get());
+  }
+};
+struct ObjectPtrEqual {
+  bool operator()(const ObjectRef& a, const ObjectRef& b) const { return a.same_as(b); }
+  template <typename T>
+  bool operator()(const ObjectPtr<T>& a, const ObjectPtr<T>& b) const {
+    return a == b;
+  }
+};
+
+namespace details {
+/// Access to internals for the allocator, casts and the C ABI glue; not for users.
+struct ObjectUnsafe {
+  static FerryObject* GetHeader(const Object* obj) {
+    return const_cast<FerryObject*>(&obj->header_);
+  }
+  static Object* FromHeader(FerryObject* header) { return reinterpret_cast<Object*>(header); }
+  static void IncRef(Object* obj) { obj->IncRef(); }
+  static void DecRef(Object* obj) { obj->DecRef(); }
+  /// A pointer taking a new reference.
+  template <typename T>
+  static ObjectPtr<T> PtrFromRaw(Object* obj) {
+    return ObjectPtr<T>(obj);
+  }
+  /// A pointer adopting a reference the caller already owns.
+  template <typename T>
+  static ObjectPtr<T> PtrFromOwned(Object* obj) {
+    ObjectPtr<T> ptr;
+    ptr.data_ = obj;
+    return ptr;
+  }
+  /// Releases the reference into the caller's hands.
+  template <typename T>
+  static Object* MoveToOwned(ObjectPtr<T>* ptr) {
+    Object* obj = ptr->data_;
+    ptr->data_ = nullptr;
+    return obj;
+  }
+  static const ObjectPtr<Object>& GetPtr(const ObjectRef& ref) { return ref.data_; }
+  static ObjectPtr<Object>&& MovePtr(ObjectRef&& ref) { return std::move(ref.data_); }
+  static void SetHeader(Object* obj, int32_t type_index, void (*deleter)(FerryObject*)) {
+    obj->header_.type_index = type_index;
+    obj->header_.deleter = deleter;
+  }
+};
+}  // namespace details
+
+template <typename T>
+inline bool Object::IsInstance() const {
+  static_assert(std::is_base_of_v<Object, T>, "IsInstance<T>(): T must be an Object type");
+  if constexpr (std::is_same_v<T, Object>) {
+    return true;
+  } else {
+    const int32_t begin = T::RuntimeTypeIndex();
+    const int32_t index = header_.type_index;
+    if constexpr (T::_type_final) {
+      return index == begin;
+    } else {
+      // Descendants placed in T's reserved slots lie in [begin, begin + slots].
+      if (static_cast<uint32_t>(index - begin) <= static_cast<uint32_t>(T::_type_child_slots)) {
+        return true;
+      }
+      if constexpr (!T::_type_child_slots_can_overflow) {
+        return false;
+      } else {
+        // Overflowed descendants are always allocated after their ancestor.
+        if (index < begin) return false;
+        return details::TypeIsDerivedFrom(index, begin, T::_type_depth);
+      }
+    }
+  }
+}
+
+/// Common part of the declaration macros; `RuntimeTypeIndex()` registers the type at first use
+/// (thread-safe through the function-local static) and checks misuse at compile time.
+#define FERRY_OBJECT_INFO_COMMON_(TypeName, ParentType)                                          \
+  static_assert(!ParentType::_type_final,                                                        \
+                #TypeName ": parent type " #ParentType " is declared final and cannot be derived " \
+                          "from");                                                               \
+  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;                            \
+  using _type_parent = ParentType;                                                               \
+  static int32_t RuntimeTypeIndex() {                                                            \
+    static_assert(std::is_base_of_v<ParentType, TypeName>,                                       \
+                  #TypeName " must derive from " #ParentType);                                   \
+    static_assert(TypeName::_type_child_slots == 0 || ParentType::_type_child_slots == 0 ||      \
+                      TypeName::_type_child_slots < ParentType::_type_child_slots,               \
+                  #TypeName ": _type_child_slots must be smaller than the parent's "             \
+                            "(set it explicitly when the parent reserves slots)");               \
+    static const int32_t tindex = ::ferry::details::TypeRegister(                                \
+        TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(), TypeName::_type_child_slots,   \
+        TypeName::_type_child_slots_can_overflow);                                               \
+    return tindex;                                                                               \
+  }
+
+/// Declares a type that others may derive from.
+///
+///     FERRY_DECLARE_BASE_OBJECT_INFO(ExprNode, Object);
+#define FERRY_DECLARE_BASE_OBJECT_INFO(TypeName, ParentType) \
+  FERRY_OBJECT_INFO_COMMON_(TypeName, ParentType)            \
+  static_assert(true, "")
+
+/// Declares a leaf type: `IsInstance` against it is one comparison.
+///
+///     FERRY_DECLARE_FINAL_OBJECT_INFO(AddNode, ExprNode);
+#define FERRY_DECLARE_FINAL_OBJECT_INFO(TypeName, ParentType) \
+  static constexpr bool _type_final = true;                   \
+  static constexpr int32_t _type_child_slots = 0;             \
+  FERRY_OBJECT_INFO_COMMON_(TypeName, ParentType)             \
+  static_assert(true, "")
+
+/// Declares a built-in type with a fixed index from c_api.h; used by the runtime itself.
+#define FERRY_DECLARE_BUILTIN_OBJECT_INFO_(TypeName, ParentType, TypeIndex)         \
+  static_assert(!ParentType::_type_final, #TypeName ": parent type is final");      \
+  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;               \
+  using _type_parent = ParentType;                                                  \
+  static constexpr int32_t RuntimeTypeIndex() { return TypeIndex; }                 \
+  static_assert(true, "")
+
+/// Defines the constructors, accessors and `ContainerType` of a nullable reference class.
+///
+///     FERRY_DEFINE_OBJECT_REF_METHODS(Add, Expr, AddNode);
+#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)                  \
+  TypeName() = default;                                                                    \
+  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}   \
+  TypeName(const TypeName&) = default;                                                     \
+  TypeName(TypeName&&) = default;                                                          \
+  TypeName& operator=(const TypeName&) = default;                                          \
+  TypeName& operator=(TypeName&&) = default;                                               \
+  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }  \
+  const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
+  using ContainerType = ObjectName;                                                        \
+  static constexpr bool _type_is_nullable = true
+
+/// Same as FERRY_DEFINE_OBJECT_REF_METHODS for a reference that is never null: there is no
+/// default constructor, and a Downcast of a null reference to it fails.
+#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)      \
+  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}   \
+  TypeName(const TypeName&) = default;                                                     \
+  TypeName(TypeName&&) = default;                                                          \
+  TypeName& operator=(const TypeName&) = default;                                          \
+  TypeName& operator=(TypeName&&) = default;                                               \
+  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }  \
+  const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
+  using ContainerType = ObjectName;                                                        \
+  static constexpr bool _type_is_nullable = false
+
+/// Defines `ObjectName* CopyOnWrite()`: a mutable pointer to the data, copied first when any
+/// other reference shares it, so the mutation is never visible through another handle.
+///
+///     FERRY_DEFINE_OBJECT_REF_COW_METHOD(AddNode);
+///     add.CopyOnWrite()->a = x;
+#define FERRY_DEFINE_OBJECT_REF_COW_METHOD(ObjectName)                                         \
+  ObjectName* CopyOnWrite() {                                                                  \
+    if (!data_) ::ferry::details::ThrowError("ValueError", "CopyOnWrite() on a null reference"); \
+    if (!data_.unique()) {                                                                     \
+      ::ferry::ObjectPtr<::ferry::Object> copy =                                               \
+          ::ferry::make_object<ObjectName>(*static_cast<const ObjectName*>(data_.get()));      \
+      data_.swap(copy);                                                                        \
+    }                                                                                          \
+    return static_cast<ObjectName*>(data_.get());                                              \
+  }                                                                                            \
+  static_assert(true, "")
+
+/// Casts `ref` to the reference type `SubRef`, throwing a TypeError that names both type keys
+/// when the object is not a `SubRef::ContainerType`. A null reference casts to a nullable type.
+///
+///     Add add = Downcast<Add>(expr);
+template <typename SubRef, typename BaseRef>
+inline SubRef Downcast(BaseRef ref) {
+  static_assert(std::is_base_of_v<ObjectRef, SubRef>, "Downcast<R>(): R must be an ObjectRef");
+  using Node = typename SubRef::ContainerType;
+  if (ref.defined()) {
+    if (!ref.get()->template IsInstance<Node>()) {
+      details::ThrowDowncastError(ref.get()->type_index(), Node::_type_key);
+    }
+  } else if (!SubRef::_type_is_nullable) {
+    details::ThrowDowncastError(kFerryNone, Node::_type_key);
+  }
+  return SubRef(details::ObjectUnsafe::MovePtr(std::move(ref)));
+}
+
+/// The reference of type `RefType` to an object the caller holds by pointer (adds a reference).
+///
+///     Add self = GetRef<Add>(this);
+template <typename RefType, typename ObjType>
+inline RefType GetRef(const ObjType* ptr) {
+  static_assert(std::is_base_of_v<typename RefType::ContainerType, ObjType>,
+                "GetRef<R>(p): p must point to R::ContainerType or a subclass of it");
+  return RefType(details::ObjectUnsafe::PtrFromRaw<Object>(
+      const_cast<Object*>(static_cast<const Object*>(ptr))));
+}
+
+/// The owning pointer to an object the caller holds by pointer (adds a reference).
+template <typename T, typename ObjType>
+inline ObjectPtr<T> GetObjectPtr(const ObjType* ptr) {
+  static_assert(std::is_base_of_v<T, ObjType>, "GetObjectPtr<T>(p): p must point to a T");
+  return details::ObjectUnsafe::PtrFromRaw<T>(const_cast<Object*>(static_cast<const Object*>(ptr)));
+}
+
+}  // namespace ferry
+
+#include "ferry/memory.h"  // make_object, used by FERRY_DEFINE_OBJECT_REF_COW_METHOD
+
+#endif  // FERRY_OBJECT_H_

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
+# Ninja and GoogleTest (Debian packages). Safe to run again; does nothing when all is present.
+set -euo pipefail
+
+missing=()
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+[ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+if [ "${FERRY_SETUP_BENCH:-0}" = 1 ] && [ ! -f /usr/include/benchmark/benchmark.h ]; then
+  missing+=(libbenchmark-dev)
+fi
+if [ "${FERRY_SETUP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1; then
+  missing+=(valgrind)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi

@@ -1,0 +1,42 @@
+/// \file c_api_internal.h
+/// Glue for the extern "C" functions: every body runs inside FERRY_C_API_BEGIN/END, which turns
+/// any exception into this thread's raised error and a -1 return.
+#ifndef FERRY_SRC_C_API_INTERNAL_H_
+#define FERRY_SRC_C_API_INTERNAL_H_
+
+#include "ferry/error.h"
+
+namespace ferry {
+namespace details {
+/// Sets the raised error from the exception being handled; call only inside a catch block.
+void SetRaisedFromCurrentException() noexcept;
+/// The handle of an object, for the C side.
+inline FerryObjectHandle ToHandle(const Object* obj) {
+  return ObjectUnsafe::GetHeader(obj);
+}
+inline Object* FromHandle(FerryObjectHandle handle) {
+  return ObjectUnsafe::FromHeader(static_cast<FerryObject*>(handle));
+}
+/// Hands the reference held by `ref` to a C caller.
+inline FerryObjectHandle MoveToHandle(ObjectRef&& ref) {
+  ObjectPtr<Object> ptr = ObjectUnsafe::MovePtr(std::move(ref));
+  Object* obj = ObjectUnsafe::MoveToOwned(&ptr);
+  return obj ? ObjectUnsafe::GetHeader(obj) : nullptr;
+}
+}  // namespace details
+}  // namespace ferry
+
+#define FERRY_C_API_BEGIN() try {
+#define FERRY_C_API_END()                                \
+  }                                                      \
+  catch (...) {                                          \
+    ::ferry::details::SetRaisedFromCurrentException();   \
+    return -1;                                           \
+  }                                                      \
+  return 0
+
+/// Rejects a NULL argument with a ValueError naming it.
+#define FERRY_C_API_CHECK_NOT_NULL(arg) \
+  if ((arg) == nullptr) FERRY_THROW(ValueError) << __func__ << ": argument '" #arg "' is NULL"
+
+#endif  // FERRY_SRC_C_API_INTERNAL_H_

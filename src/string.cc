@@ -1,0 +1,67 @@
+/// \file string.cc
+/// String allocation and the C ABI of strings.
+#include <cstring>  // memcpy
+
+#include "c_api_internal.h"
+#include "ferry/string.h"
+
+namespace ferry {
+namespace details {
+namespace {
+
+/// A StringObj with room for `size` bytes and the NUL; `data` points at the trailing bytes.
+ObjectPtr<StringObj> AllocateString(size_t size) {
+  ObjectPtr<StringObj> obj = make_inplace_array_object<StringObj, char>(size + 1);
+  char* bytes = reinterpret_cast<char*>(obj.get() + 1);
+  bytes[size] = '\0';
+  obj->data = bytes;
+  obj->size = size;
+  return obj;
+}
+
+}  // namespace
+
+ObjectPtr<Object> MakeString(const char* data, size_t size) {
+  if (data == nullptr && size != 0) ThrowError("ValueError", "String: nullptr with non-zero size");
+  ObjectPtr<StringObj> obj = AllocateString(size);
+  if (size != 0) std::memcpy(const_cast<char*>(obj->data), data, size);
+  return obj;
+}
+
+ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b) {
+  ObjectPtr<StringObj> obj = AllocateString(a.size() + b.size());
+  char* bytes = const_cast<char*>(obj->data);
+  if (!a.empty()) std::memcpy(bytes, a.data(), a.size());
+  if (!b.empty()) std::memcpy(bytes + a.size(), b.data(), b.size());
+  return obj;
+}
+
+const ObjectPtr<Object>& EmptyString() {
+  // Never destroyed, so String() stays valid during static destruction.
+  static const ObjectPtr<Object>* empty = new ObjectPtr<Object>(AllocateString(0));
+  return *empty;
+}
+
+}  // namespace details
+}  // namespace ferry
+
+int FerryStringCreate(const char* data, size_t size, FerryObjectHandle* out_string) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(out_string);
+  *out_string = ferry::details::MoveToHandle(ferry::String(data, size));
+  FERRY_C_API_END();
+}
+
+int FerryStringGetData(FerryObjectHandle str, const char** out_data, size_t* out_size) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(str);
+  const ferry::Object* obj = ferry::details::FromHandle(str);
+  if (obj->type_index() != kFerryString) {
+    FERRY_THROW(TypeError) << "FerryStringGetData: expected ferry.String, got "
+                           << obj->GetTypeKey();
+  }
+  const auto* s = static_cast<const ferry::StringObj*>(obj);
+  if (out_data != nullptr) *out_data = s->data;
+  if (out_size != nullptr) *out_size = static_cast<size_t>(s->size);
+  FERRY_C_API_END();
+}

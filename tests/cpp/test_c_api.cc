@@ -1,0 +1,69 @@
+// Compile-time freeze of the C ABI: sizes and offsets of every ABI struct and the values of the
+// fixed type indices. A change here breaks every library built against an older header.
+#include <ferry/ferry.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+static_assert(sizeof(FerryObject) == 16);
+static_assert(offsetof(FerryObject, ref_counter) == 0);
+static_assert(offsetof(FerryObject, type_index) == 4);
+static_assert(offsetof(FerryObject, deleter) == 8);
+
+static_assert(sizeof(FerryAny) == 16);
+static_assert(offsetof(FerryAny, type_index) == 0);
+static_assert(offsetof(FerryAny, small_len) == 4);
+static_assert(offsetof(FerryAny, v_int64) == 8);
+static_assert(offsetof(FerryAny, v_float64) == 8);
+static_assert(offsetof(FerryAny, v_ptr) == 8);
+static_assert(offsetof(FerryAny, v_obj) == 8);
+static_assert(offsetof(FerryAny, v_c_str) == 8);
+static_assert(offsetof(FerryAny, v_dtype) == 8);
+static_assert(offsetof(FerryAny, v_bytes) == 8);
+
+static_assert(sizeof(FerryDataType) == 4);
+static_assert(offsetof(FerryDataType, code) == 0);
+static_assert(offsetof(FerryDataType, bits) == 1);
+static_assert(offsetof(FerryDataType, lanes) == 2);
+
+static_assert(offsetof(FerryTypeInfo, type_index) == 0);
+static_assert(offsetof(FerryTypeInfo, type_depth) == 4);
+static_assert(offsetof(FerryTypeInfo, type_key) == 8);
+static_assert(offsetof(FerryTypeInfo, type_ancestors) == 16);
+static_assert(offsetof(FerryTypeInfo, num_child_slots) == 24);
+static_assert(offsetof(FerryTypeInfo, child_slots_can_overflow) == 28);
+static_assert(sizeof(FerryTypeInfo) == 32);
+
+static_assert(kFerryNone == 0 && kFerryInt == 1 && kFerryBool == 2 && kFerryFloat == 3 &&
+              kFerryOpaquePtr == 4 && kFerryDataType == 5 && kFerryRawStr == 6 &&
+              kFerrySmallStr == 7);
+static_assert(kFerryStaticObjectBegin == 64 && kFerryObject == 64 && kFerryString == 65 &&
+              kFerryError == 66 && kFerryFunction == 67 && kFerryArray == 68 && kFerryMap == 69 &&
+              kFerryShape == 70 && kFerryDynamicObjectBegin == 128);
+
+// The C++ object starts with the C header and adds nothing before it.
+static_assert(sizeof(ferry::Object) == sizeof(FerryObject));
+static_assert(sizeof(ferry::ObjectRef) == sizeof(void*));
+static_assert(sizeof(ferry::ObjectPtr<ferry::Object>) == sizeof(void*));
+static_assert(sizeof(ferry::String) == sizeof(void*));
+static_assert(sizeof(ferry::StringObj) == 32);
+static_assert(sizeof(ferry::DataType) == sizeof(FerryDataType));
+
+namespace {
+
+TEST(CApi, VersionIsOneString) {
+  EXPECT_STREQ(FERRY_VERSION_STRING, "0.1.0");
+  EXPECT_EQ(FERRY_VERSION_MAJOR * 10000 + FERRY_VERSION_MINOR * 100 + FERRY_VERSION_PATCH, 100);
+}
+
+TEST(CApi, HandleIsTheObjectAddress) {
+  ferry::String s = "abc";
+  FerryObjectHandle handle = const_cast<ferry::Object*>(static_cast<const ferry::Object*>(s.get()));
+  EXPECT_EQ(FerryObjectIncRef(handle), 0);
+  EXPECT_EQ(s.use_count(), 2);
+  EXPECT_EQ(FerryObjectDecRef(handle), 0);
+  EXPECT_EQ(s.use_count(), 1);
+  EXPECT_EQ(static_cast<FerryObject*>(handle)->type_index, kFerryString);
+}
+
+}  // namespace
