@@ -4,12 +4,14 @@
 #ifndef FERRY_SRC_C_API_INTERNAL_H_
 #define FERRY_SRC_C_API_INTERNAL_H_
 
+#include <string>
+
 #include "ferry/error.h"
 
 namespace ferry {
 namespace details {
-/// Sets the raised error from the exception being handled; call only inside a catch block.
-void SetRaisedFromCurrentException() noexcept;
+/// True when a failed cast to `expected` is an integer that did not fit (an OverflowError).
+bool IsIntegerOutOfRange(const FerryAny* value, const std::string& expected);
 /// The handle of an object, for the C side.
 inline FerryObjectHandle ToHandle(const Object* obj) {
   return ObjectUnsafe::GetHeader(obj);

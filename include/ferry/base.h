@@ -17,6 +17,13 @@
 #define FERRY_NOINLINE
 #endif
 
+/// Marks code after a FERRY_THROW statement as unreachable, for [[noreturn]] functions.
+#if defined(__GNUC__) || defined(__clang__)
+#define FERRY_UNREACHABLE() __builtin_unreachable()
+#else
+#define FERRY_UNREACHABLE() abort()
+#endif
+
 /// Joins two tokens after expanding them; used to make unique static names.
 #define FERRY_STR_CONCAT_(a, b) a##b
 #define FERRY_STR_CONCAT(a, b) FERRY_STR_CONCAT_(a, b)

@@ -165,6 +165,44 @@ FERRY_DLL int FerryStringCreate(const char* data, size_t size, FerryObjectHandle
 /// Reads the bytes of a String object; they live as long as the object and end with a NUL.
 FERRY_DLL int FerryStringGetData(FerryObjectHandle str, const char** out_data, size_t* out_size);
 
+/// Releases what a cell owns (an object reference) and sets it to None.
+FERRY_DLL int FerryAnyRelease(FerryAny* value);
+
+// ---------------------------------------------------------------------------------------------
+// Functions.
+//
+// Arguments are borrowed: the callee must not release them. The result cell arrives holding
+// None; the callee stores an owned value there, which the caller releases with FerryAnyRelease.
+
+/// The C entry point of every Function object: `self` is the function's own handle.
+typedef int (*FerryFunctionSafeCall)(void* self, const FerryAny* args, int32_t num_args,
+                                     FerryAny* result);
+/// A callable from C or another language: `resource` is the pointer given to
+/// FerryFunctionCreate. Returns 0, or -1 after FerryErrorSetRaised*.
+typedef int (*FerryFunctionCallback)(void* resource, const FerryAny* args, int32_t num_args,
+                                     FerryAny* result);
+
+/// Wraps a callback into a Function (new reference). `resource_deleter`, if not NULL, is called
+/// with `resource` when the function is destroyed.
+FERRY_DLL int FerryFunctionCreate(void* resource, FerryFunctionCallback callback,
+                                  void (*resource_deleter)(void* resource),
+                                  FerryObjectHandle* out_func);
+/// Calls a Function. `*result` is overwritten (not released) with the owned result.
+FERRY_DLL int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_args,
+                                FerryAny* result);
+/// Looks up a global function (new reference); `*out_func` is NULL when the name is not taken.
+FERRY_DLL int FerryFunctionGetGlobal(const char* name, FerryObjectHandle* out_func);
+/// Registers a global function; a taken name is an error unless `override` is non-zero.
+FERRY_DLL int FerryFunctionSetGlobal(const char* name, FerryObjectHandle func, int32_t override);
+/// Removes a global function; `*out_removed` (may be NULL) tells whether it existed.
+FERRY_DLL int FerryFunctionRemoveGlobal(const char* name, int32_t* out_removed);
+/// Lists the global names, sorted. The array and strings stay valid until the next call of this
+/// function on the same thread.
+FERRY_DLL int FerryFunctionListGlobalNames(int32_t* out_count, const char* const** out_names);
+
+/// Loads a shared library and runs its registrations (FERRY_REGISTER_GLOBAL).
+FERRY_DLL int FerryLibraryLoad(const char* path);
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 

@@ -67,6 +67,11 @@ class ErrorBuilder {
   std::ostringstream stream_;
 };
 
+/// Sets this thread's raised error from the exception being handled; call only in a catch block.
+/// A ferry::Error is kept as is, std::bad_alloc becomes a MemoryError, any other exception a
+/// RuntimeError.
+FERRY_DLL void SetRaisedFromCurrentException() noexcept;
+
 /// Takes this thread's raised error (after a C ABI call returned -1) and throws it.
 [[noreturn]] FERRY_DLL void ThrowRaised();
 }  // namespace details

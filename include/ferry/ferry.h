@@ -5,9 +5,11 @@
 #ifndef FERRY_FERRY_H_
 #define FERRY_FERRY_H_
 
+#include "ferry/any.h"
 #include "ferry/c_api.h"
 #include "ferry/dtype.h"
 #include "ferry/error.h"
+#include "ferry/function.h"
 #include "ferry/memory.h"
 #include "ferry/object.h"
 #include "ferry/string.h"

@@ -31,7 +31,84 @@ static void expect_raised(const char* kind) {
   FerryObjectDecRef(err);
 }
 
-int main(void) {
+/* A C callback turned into a Function: multiplies its one int argument by *resource. */
+static int scale(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
+  if (num_args != 1 || args[0].type_index != kFerryInt) {
+    FerryErrorSetRaisedFromCStr("TypeError", "scale expects one int");
+    return -1;
+  }
+  result->type_index = kFerryInt;
+  result->v_int64 = args[0].v_int64 * *(int64_t*)resource;
+  return 0;
+}
+
+static int resource_deleted = 0;
+static void delete_resource(void* resource) {
+  (void)resource;
+  ++resource_deleted;
+}
+
+/* Calls a global with two ints; returns the call's rc and stores the int result. */
+static int call_global2(const char* name, int64_t a, int64_t b, int64_t* out) {
+  FerryObjectHandle f = NULL;
+  FerryAny args[2];
+  FerryAny result;
+  int rc;
+  if (FerryFunctionGetGlobal(name, &f) != 0 || f == NULL) return -2;
+  args[0].type_index = kFerryInt;
+  args[0].small_len = 0;
+  args[0].v_int64 = a;
+  args[1] = args[0];
+  args[1].v_int64 = b;
+  rc = FerryFunctionCall(f, args, 2, &result);
+  if (rc == 0) {
+    *out = result.type_index == kFerryInt ? result.v_int64 : -999;
+    FerryAnyRelease(&result);
+  }
+  FerryObjectDecRef(f);
+  return rc;
+}
+
+static void test_functions(const char* module_path) {
+  static int64_t factor = 3;
+  FerryObjectHandle f = NULL;
+  FerryObjectHandle missing = (FerryObjectHandle)&factor;
+  FerryAny arg;
+  FerryAny result;
+  int64_t sum = 0;
+  int32_t removed = 0;
+
+  /* A global registered by a C++ library loaded at run time. */
+  EXPECT(FerryLibraryLoad(module_path) == 0);
+  EXPECT(call_global2("testing.module.add", 40, 2, &sum) == 0);
+  EXPECT(sum == 42);
+  EXPECT(call_global2("testing.module.add", 1, 2, &sum) == 0 && sum == 3);
+  EXPECT(FerryLibraryLoad("/no/such/library.so") == -1);
+  expect_raised("RuntimeError");
+
+  /* A C callback registered as a global and called back through the registry. */
+  EXPECT(FerryFunctionCreate(&factor, scale, delete_resource, &f) == 0);
+  EXPECT(FerryFunctionSetGlobal("c.scale", f, 0) == 0);
+  EXPECT(FerryFunctionSetGlobal("c.scale", f, 0) == -1);
+  expect_raised("RuntimeError");
+  FerryObjectDecRef(f);
+  EXPECT(FerryFunctionGetGlobal("c.scale", &f) == 0 && f != NULL);
+  arg.type_index = kFerryInt;
+  arg.small_len = 0;
+  arg.v_int64 = 14;
+  EXPECT(FerryFunctionCall(f, &arg, 1, &result) == 0);
+  EXPECT(result.type_index == kFerryInt && result.v_int64 == 42);
+  arg.type_index = kFerryFloat;
+  arg.v_float64 = 1.0;
+  EXPECT(FerryFunctionCall(f, &arg, 1, &result) == -1);
+  expect_raised("TypeError");
+  FerryObjectDecRef(f);
+  EXPECT(FerryFunctionRemoveGlobal("c.scale", &removed) == 0 && removed == 1);
+  EXPECT(resource_deleted == 1);
+  EXPECT(FerryFunctionGetGlobal("c.scale", &missing) == 0 && missing == NULL);
+}
+
+int main(int argc, char** argv) {
   int32_t index = -1;
   int32_t child = -1;
   const char* key = NULL;
@@ -75,6 +152,13 @@ int main(void) {
   EXPECT(FerryObjectDecRef(str) == 0);
   EXPECT(FerryDataTypeFromString("int64", &dtype) == 0);
   EXPECT(dtype.code == kFerryDTypeInt && dtype.bits == 64 && dtype.lanes == 1);
+
+  if (argc > 1) {
+    test_functions(argv[1]);
+  } else {
+    ++failed;
+    fprintf(stderr, "usage: test_c_api_c path/to/good_module.so\n");
+  }
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

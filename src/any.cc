@@ -1,0 +1,83 @@
+/// \file any.cc
+/// The cold paths of Any: type keys of cells, cast errors, string storage, and FerryAnyRelease.
+#include <string>
+
+#include "c_api_internal.h"
+#include "ferry/any.h"
+#include "ferry/error.h"
+
+namespace ferry {
+namespace details {
+
+const char* AnyTypeKey(const FerryAny* value) noexcept {
+  switch (value->type_index) {
+    case kFerryNone: return "None";
+    case kFerryInt: return "int";
+    case kFerryBool: return "bool";
+    case kFerryFloat: return "float";
+    case kFerryOpaquePtr: return "void*";
+    case kFerryDataType: return "DataType";
+    case kFerryRawStr:
+    case kFerrySmallStr: return StringObj::_type_key;
+    default:
+      if (IsObjectIndex(value->type_index)) return TypeIndexToKey(value->type_index);
+      return "<unknown value>";
+  }
+}
+
+bool IsIntegerOutOfRange(const FerryAny* value, const std::string& expected) {
+  // An int cell fails an integer cast only when it does not fit.
+  return value->type_index == kFerryInt &&
+         (expected.rfind("int", 0) == 0 || expected.rfind("uint", 0) == 0);
+}
+
+void ThrowCastError(const FerryAny* value, const std::string& expected) {
+  if (IsIntegerOutOfRange(value, expected)) {
+    FERRY_THROW(OverflowError) << "integer " << value->v_int64 << " is out of range for "
+                               << expected;
+  }
+  FERRY_THROW(TypeError) << "expected " << expected << " but got " << AnyTypeKey(value);
+}
+
+void StringToAny(const char* data, size_t size, FerryAny* out) {
+  if (size < sizeof(out->v_bytes)) {
+    FerryAny cell;
+    cell.type_index = kFerrySmallStr;
+    cell.small_len = static_cast<uint32_t>(size);
+    cell.v_int64 = 0;  // zero the padding, so the bytes end in a NUL
+    if (size != 0) std::memcpy(cell.v_bytes, data, size);
+    *out = cell;
+    return;
+  }
+  ObjectPtr<Object> str = MakeString(data, size);
+  FerryAny cell;
+  cell.type_index = kFerryString;
+  cell.small_len = 0;
+  cell.v_obj = ObjectUnsafe::GetHeader(ObjectUnsafe::MoveToOwned(&str));
+  *out = cell;
+}
+
+}  // namespace details
+
+std::optional<DataType> TypeTraits<DataType>::TryCast(const FerryAny* v) {
+  if (v->type_index == kFerryDataType) return DataType(v->v_dtype);
+  std::string_view text;
+  if (!details::AnyToStringView(v, &text)) return std::nullopt;
+  try {
+    return DataType(text);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace ferry
+
+int FerryAnyRelease(FerryAny* value) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(value);
+  if (ferry::details::IsObjectIndex(value->type_index)) {
+    ferry::details::ObjectUnsafe::DecRef(ferry::details::ObjectUnsafe::FromHeader(value->v_obj));
+  }
+  *value = ferry::details::NoneCell();
+  FERRY_C_API_END();
+}

@@ -1,0 +1,259 @@
+/// \file function.cc
+/// The global function registry, typed-call errors, functions made from C callbacks, and the C
+/// ABI of functions.
+#include <algorithm>      // sort
+#include <mutex>          // unique_lock
+#include <shared_mutex>   // readers share the registry
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "c_api_internal.h"
+#include "ferry/function.h"
+#include "library_internal.h"
+
+namespace ferry {
+namespace details {
+namespace {
+
+/// Name -> Function. Keys are views into the entry's own String, so lookups by string_view
+/// allocate nothing.
+class GlobalTable {
+ public:
+  static GlobalTable* Global() {
+    // Never destroyed: functions may be looked up during static destruction.
+    static GlobalTable* table = new GlobalTable();
+    return table;
+  }
+
+  std::optional<Function> Get(std::string_view name) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = table_.find(name);
+    if (it == table_.end()) return std::nullopt;
+    return it->second.func;
+  }
+
+  void Set(std::string_view name, Function func, bool override) {
+    if (name.empty()) FERRY_THROW(ValueError) << "a global function name must not be empty";
+    if (!func.defined()) {
+      FERRY_THROW(ValueError) << "cannot register global function '" << name << "': it is null";
+    }
+    Entry entry{String(name), std::move(func)};
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto it = table_.find(name);
+    if (it != table_.end()) {
+      if (!override) {
+        FERRY_THROW(RuntimeError) << "global function '" << name
+                                  << "' is already registered (pass override=true to replace it)";
+      }
+      table_.erase(it);
+    }
+    std::string_view key = entry.name.view();
+    table_.emplace(key, std::move(entry));
+  }
+
+  bool Remove(std::string_view name) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    return table_.erase(name) != 0;
+  }
+
+  std::vector<String> Names() {
+    std::vector<String> names;
+    {
+      std::shared_lock<std::shared_mutex> lock(mutex_);
+      names.reserve(table_.size());
+      for (const auto& kv : table_) names.push_back(kv.second.name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  struct Entry {
+    String name;
+    Function func;
+  };
+  std::shared_mutex mutex_;
+  std::unordered_map<std::string_view, Entry> table_;
+};
+
+/// A Function around a C callback and its resource.
+class CallbackFunctionObj : public FunctionObj {
+ public:
+  CallbackFunctionObj(void* resource, FerryFunctionCallback callback, void (*deleter)(void*))
+      : resource_(resource), callback_(callback), deleter_(deleter) {
+    safe_call = &SafeCall;
+    cpp_call = &CppCall;
+  }
+  ~CallbackFunctionObj() {
+    if (deleter_ != nullptr) deleter_(resource_);
+  }
+
+ private:
+  static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
+    auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
+    *result = NoneCell();
+    int rc = obj->callback_(obj->resource_, args, num_args, result);
+    if (rc != 0) {
+      FerryObjectHandle raised = nullptr;
+      FerryErrorMoveFromRaised(&raised);
+      if (raised == nullptr) {
+        FerryErrorSetRaisedFromCStr("RuntimeError", "a function callback failed without raising "
+                                                    "an error");
+      } else {
+        FerryErrorSetRaised(raised);
+        FerryObjectDecRef(raised);
+      }
+      return -1;
+    }
+    return 0;
+  }
+  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args,
+                      Any* result) {
+    auto* obj = static_cast<const CallbackFunctionObj*>(self);
+    FerryAny out = NoneCell();
+    if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
+        0) {
+      ThrowRaised();
+    }
+    *result = Any::FromOwned(out);
+  }
+
+  void* resource_;
+  FerryFunctionCallback callback_;
+  void (*deleter_)(void*);
+};
+
+}  // namespace
+
+void ThrowArgTypeError(const std::string& name, const std::string& signature, int32_t index,
+                       const AnyView& arg, const std::string& expected) {
+  if (IsIntegerOutOfRange(arg.raw(), expected)) {
+    FERRY_THROW(OverflowError) << "argument " << index << " of `" << signature << "`: integer "
+                               << arg.raw()->v_int64 << " is out of range for " << expected;
+  }
+  FERRY_THROW(TypeError) << "Mismatched type on argument " << index << " when calling `"
+                         << signature << "`: expected " << expected << " but got "
+                         << arg.GetTypeKey();
+  (void)name;
+}
+
+void ThrowArgCountError(const std::string& name, const std::string& signature, int32_t expected,
+                        int32_t got) {
+  FERRY_THROW(TypeError) << name << "() takes " << expected << " argument"
+                         << (expected == 1 ? "" : "s") << " but " << got << " were given; "
+                         << "signature `" << signature << "`";
+}
+
+void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, int line) {
+  try {
+    GlobalTable::Global()->Set(name, Downcast<Function>(std::move(f)), false);
+  } catch (const Error& e) {
+    std::string where = std::string(" (FERRY_REGISTER_GLOBAL at ") + file + ":" +
+                        std::to_string(line) + ")";
+    Error located(e.kind(), e.message() + where, e.backtrace());
+    // While LoadLibrary runs the library's initializers, keep the error for it to report.
+    if (RecordLoadError(located)) return;
+    throw located;
+  }
+}
+
+}  // namespace details
+
+std::optional<Function> Function::GetGlobal(std::string_view name) {
+  return details::GlobalTable::Global()->Get(name);
+}
+
+Function Function::GetGlobalRequired(std::string_view name) {
+  if (auto f = GetGlobal(name)) return *std::move(f);
+  FERRY_THROW(KeyError) << "global function '" << name << "' is not registered";
+}
+
+void Function::SetGlobal(std::string_view name, Function f, bool override) {
+  details::GlobalTable::Global()->Set(name, std::move(f), override);
+}
+
+bool Function::RemoveGlobal(std::string_view name) {
+  return details::GlobalTable::Global()->Remove(name);
+}
+
+std::vector<String> Function::ListGlobalNames() { return details::GlobalTable::Global()->Names(); }
+
+}  // namespace ferry
+
+using ferry::details::FromHandle;
+
+int FerryFunctionCreate(void* resource, FerryFunctionCallback callback,
+                        void (*resource_deleter)(void* resource), FerryObjectHandle* out_func) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(callback);
+  FERRY_C_API_CHECK_NOT_NULL(out_func);
+  ferry::Function f(ferry::make_object<ferry::details::CallbackFunctionObj>(resource, callback,
+                                                                            resource_deleter));
+  *out_func = ferry::details::MoveToHandle(std::move(f));
+  FERRY_C_API_END();
+}
+
+int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_args,
+                      FerryAny* result) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  FERRY_C_API_CHECK_NOT_NULL(result);
+  if (num_args < 0 || (args == nullptr && num_args != 0)) {
+    FERRY_THROW(ValueError) << "FerryFunctionCall: bad argument array (" << num_args << " at "
+                            << static_cast<const void*>(args) << ")";
+  }
+  const ferry::Object* obj = FromHandle(func);
+  if (obj->type_index() != kFerryFunction) {
+    FERRY_THROW(TypeError) << "FerryFunctionCall: expected ferry.Function, got "
+                           << obj->GetTypeKey();
+  }
+  *result = ferry::details::NoneCell();
+  if (static_cast<const ferry::FunctionObj*>(obj)->safe_call(func, args, num_args, result) != 0) {
+    return -1;
+  }
+  FERRY_C_API_END();
+}
+
+int FerryFunctionGetGlobal(const char* name, FerryObjectHandle* out_func) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(out_func);
+  std::optional<ferry::Function> f = ferry::Function::GetGlobal(name);
+  *out_func = f ? ferry::details::MoveToHandle(std::move(*f)) : nullptr;
+  FERRY_C_API_END();
+}
+
+int FerryFunctionSetGlobal(const char* name, FerryObjectHandle func, int32_t override) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  ferry::ObjectRef ref(ferry::details::ObjectUnsafe::PtrFromRaw<ferry::Object>(FromHandle(func)));
+  ferry::Function::SetGlobal(name, ferry::Downcast<ferry::Function>(std::move(ref)),
+                             override != 0);
+  FERRY_C_API_END();
+}
+
+int FerryFunctionRemoveGlobal(const char* name, int32_t* out_removed) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  bool removed = ferry::Function::RemoveGlobal(name);
+  if (out_removed != nullptr) *out_removed = removed ? 1 : 0;
+  FERRY_C_API_END();
+}
+
+int FerryFunctionListGlobalNames(int32_t* out_count, const char* const** out_names) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(out_count);
+  FERRY_C_API_CHECK_NOT_NULL(out_names);
+  // Kept per thread until the next call, as the header promises.
+  thread_local std::vector<ferry::String> names;
+  thread_local std::vector<const char*> pointers;
+  names = ferry::Function::ListGlobalNames();
+  pointers.clear();
+  for (const ferry::String& name : names) pointers.push_back(name.c_str());
+  *out_count = static_cast<int32_t>(pointers.size());
+  *out_names = pointers.data();
+  FERRY_C_API_END();
+}

@@ -1,0 +1,195 @@
+// Tests of ferry/any.h: every conversion into and out of Any/AnyView, the rejected ones and their
+// messages, ownership of objects and strings.
+#include <ferry/ferry.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace {
+
+using namespace ferry;  // NOLINT
+
+class PointNode : public Object {
+ public:
+  int64_t x = 0;
+  static constexpr const char* _type_key = "test.any.Point";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(PointNode, Object);
+};
+class Point : public ObjectRef {
+ public:
+  FERRY_DEFINE_OBJECT_REF_METHODS(Point, ObjectRef, PointNode);
+};
+
+// Expects `expr` to throw a ferry::Error of `kind` whose message contains every `parts`.
+template <typename F>
+void ExpectError(F&& f, const char* kind, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected " << kind;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const char* part : parts) {
+      EXPECT_NE(e.message().view().find(part), std::string_view::npos)
+          << "'" << part << "' not in: " << e.what();
+    }
+  }
+}
+
+TEST(Any, IsSixteenBytes) {
+  EXPECT_EQ(sizeof(Any), 16u);
+  EXPECT_EQ(sizeof(AnyView), 16u);
+}
+
+TEST(Any, HoldsNone) {
+  Any none;
+  EXPECT_TRUE(none.is_none());
+  EXPECT_STREQ(none.GetTypeKey(), "None");
+  EXPECT_EQ(none.cast<std::nullptr_t>(), nullptr);
+  EXPECT_FALSE(none.cast<Point>().defined()) << "None is a null nullable reference";
+  EXPECT_EQ(none.cast<void*>(), nullptr);
+  ExpectError([&] { none.cast<int64_t>(); }, "TypeError", {"expected int", "got None"});
+  ExpectError([&] { none.cast<String>(); }, "TypeError", {"expected ferry.String", "got None"});
+}
+
+TEST(Any, HoldsBoolAndIntegers) {
+  Any b = true;
+  EXPECT_EQ(b.type_index(), kFerryBool);
+  EXPECT_TRUE(b.cast<bool>());
+  EXPECT_EQ(b.cast<int64_t>(), 1);
+  Any i = int64_t{-5};
+  EXPECT_EQ(i.type_index(), kFerryInt);
+  EXPECT_STREQ(i.GetTypeKey(), "int");
+  EXPECT_EQ(i.cast<int64_t>(), -5);
+  EXPECT_EQ(i.cast<int>(), -5);
+  EXPECT_EQ(i.cast<int8_t>(), -5);
+  EXPECT_TRUE(i.cast<bool>());
+  EXPECT_DOUBLE_EQ(i.cast<double>(), -5.0);
+  Any big = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(big.cast<int64_t>(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Any(uint32_t{4000000000u}).cast<uint32_t>(), 4000000000u);
+}
+
+TEST(Any, RejectsOutOfRangeIntegers) {
+  Any i = 300;
+  EXPECT_FALSE(i.as<int8_t>().has_value());
+  EXPECT_FALSE(i.as<uint8_t>().has_value());
+  EXPECT_EQ(i.as<int16_t>().value(), 300);
+  ExpectError([&] { i.cast<int8_t>(); }, "OverflowError", {"300", "int8"});
+  ExpectError([&] { Any(-1).cast<uint32_t>(); }, "OverflowError", {"-1", "uint32"});
+  ExpectError([&] { Any(int64_t{1} << 40).cast<int32_t>(); }, "OverflowError", {"int32"});
+  ExpectError([&] { Any(std::numeric_limits<uint64_t>::max()); }, "OverflowError", {"int64"});
+  EXPECT_EQ(Any(uint64_t{1} << 62).cast<uint64_t>(), uint64_t{1} << 62);
+}
+
+TEST(Any, HoldsFloats) {
+  Any f = 2.5;
+  EXPECT_EQ(f.type_index(), kFerryFloat);
+  EXPECT_DOUBLE_EQ(f.cast<double>(), 2.5);
+  EXPECT_FLOAT_EQ(f.cast<float>(), 2.5f);
+  ExpectError([&] { f.cast<int64_t>(); }, "TypeError", {"expected int but got float"});
+  ExpectError([&] { f.cast<bool>(); }, "TypeError", {"expected bool but got float"});
+}
+
+TEST(Any, HoldsOpaquePointersAndDataTypes) {
+  int target = 0;
+  Any p = static_cast<void*>(&target);
+  EXPECT_EQ(p.type_index(), kFerryOpaquePtr);
+  EXPECT_EQ(p.cast<void*>(), &target);
+  Any t = DataType("float32x4");
+  EXPECT_EQ(t.type_index(), kFerryDataType);
+  EXPECT_EQ(t.cast<DataType>(), DataType::Float(32, 4));
+  EXPECT_EQ(Any("int8").cast<DataType>(), DataType::Int(8)) << "text parses";
+  ExpectError([&] { Any("not a type").cast<DataType>(); }, "TypeError", {"DataType"});
+  ExpectError([&] { t.cast<void*>(); }, "TypeError", {"void*", "DataType"});
+}
+
+TEST(Any, StoresShortStringsInline) {
+  Any s = "abc";
+  EXPECT_EQ(s.type_index(), kFerrySmallStr);
+  EXPECT_STREQ(s.GetTypeKey(), "ferry.String");
+  EXPECT_EQ(s.cast<std::string>(), "abc");
+  EXPECT_EQ(s.cast<String>(), "abc");
+  EXPECT_STREQ(s.cast<const char*>(), "abc");
+  Any seven = std::string("1234567");
+  EXPECT_EQ(seven.type_index(), kFerrySmallStr);
+  EXPECT_STREQ(seven.cast<const char*>(), "1234567") << "7 bytes still end in a NUL";
+  Any eight = "12345678";
+  EXPECT_EQ(eight.type_index(), kFerryString);
+  EXPECT_EQ(eight.cast<std::string>(), "12345678");
+  Any empty = "";
+  EXPECT_EQ(empty.cast<std::string>(), "");
+}
+
+TEST(Any, OwnsItsStringsButAnyViewBorrows) {
+  std::string text = "a string that is long enough to be an object";
+  AnyView view = text;
+  EXPECT_EQ(view.type_index(), kFerryRawStr) << "a view points at the caller's bytes";
+  Any owned = view;
+  EXPECT_EQ(owned.type_index(), kFerryString) << "an Any copies them";
+  text.assign(text.size(), 'x');
+  EXPECT_EQ(owned.cast<std::string>(), "a string that is long enough to be an object");
+  ObjectRef as_object = owned.cast<ObjectRef>();
+  EXPECT_NE(as_object.as<StringObj>(), nullptr);
+  EXPECT_EQ(Any(AnyView("raw")).cast<ObjectRef>().as<StringObj>()->size, 3u)
+      << "a raw string converts to a String where an ObjectRef is expected";
+}
+
+TEST(Any, HoldsObjectsAndCountsReferences) {
+  Point p(make_object<PointNode>());
+  {
+    Any a = p;
+    EXPECT_EQ(p.use_count(), 2);
+    Any b = a;
+    EXPECT_EQ(p.use_count(), 3);
+    Any c = std::move(b);
+    EXPECT_EQ(p.use_count(), 3);
+    AnyView v = a;
+    EXPECT_EQ(p.use_count(), 3) << "a view adds no reference";
+    EXPECT_EQ(v.cast<Point>().get(), p.get());
+    EXPECT_STREQ(a.GetTypeKey(), "test.any.Point");
+    EXPECT_EQ(a.as<PointNode>(), p.get());
+    EXPECT_EQ(a.as<StringObj>(), nullptr);
+    c.reset();
+    EXPECT_EQ(p.use_count(), 2);
+  }
+  EXPECT_EQ(p.use_count(), 1);
+  Any moved = Point(p);
+  EXPECT_EQ(p.use_count(), 2) << "moving a reference in adds nothing";
+  ExpectError([&] { moved.cast<String>(); }, "TypeError",
+              {"expected ferry.String but got test.any.Point"});
+  ExpectError([&] { moved.cast<Function>(); }, "TypeError", {"ferry.Function", "test.any.Point"});
+  ExpectError([&] { moved.cast<int64_t>(); }, "TypeError", {"int", "test.any.Point"});
+  ExpectError([&] { Any(1).cast<Point>(); }, "TypeError", {"test.any.Point", "got int"});
+}
+
+TEST(Any, NotNullableReferencesRejectNone) {
+  ExpectError([&] { Any().cast<String>(); }, "TypeError", {"ferry.String"});
+  EXPECT_FALSE(Any().as<String>().has_value());
+  EXPECT_TRUE(Any().as<Point>().has_value());
+}
+
+TEST(Any, AssignmentReleasesThePreviousValue) {
+  Point p(make_object<PointNode>());
+  Any a = p;
+  EXPECT_EQ(p.use_count(), 2);
+  a = 3;
+  EXPECT_EQ(p.use_count(), 1);
+  a = p;
+  a = a;  // self-assignment keeps the value
+  EXPECT_EQ(p.use_count(), 2);
+  EXPECT_EQ(a.cast<Point>().get(), p.get());
+}
+
+TEST(Any, CrossesTheCAbi) {
+  Point p(make_object<PointNode>());
+  FerryAny cell = Any(p).MoveToOwned();
+  EXPECT_EQ(p.use_count(), 2);
+  ASSERT_EQ(FerryAnyRelease(&cell), 0);
+  EXPECT_EQ(p.use_count(), 1);
+  EXPECT_EQ(cell.type_index, kFerryNone);
+  ASSERT_EQ(FerryAnyRelease(&cell), 0) << "releasing None is a no-op";
+}
+
+}  // namespace

@@ -1,0 +1,361 @@
+// Tests of ferry/function.h: packed and typed functions, the global registry, errors through the
+// C ABI, functions made from C callbacks, and loading libraries.
+#include <ferry/ferry.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace ferry;  // NOLINT
+
+FERRY_REGISTER_GLOBAL("testing.add").set_body_typed([](int64_t a, int64_t b) { return a + b; });
+FERRY_REGISTER_GLOBAL("testing.taken").set_body_typed([]() { return 1; });
+FERRY_REGISTER_GLOBAL("testing.packed_count").set_body([](const AnyView*, int32_t n, Any* rv) {
+  *rv = n;
+});
+FERRY_REGISTER_GLOBAL("testing.throw_int").set_body_typed([]() -> int { throw 42; });
+FERRY_REGISTER_GLOBAL("testing.throw_bad_alloc").set_body_typed([]() -> int {
+  throw std::bad_alloc();
+});
+FERRY_REGISTER_GLOBAL("testing.throw_value_error").set_body_typed([](String what) -> int {
+  FERRY_THROW(ValueError) << "bad: " << what;
+});
+
+template <typename F>
+Error CaptureError(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an error";
+  return Error("None", "no error");
+}
+
+bool Contains(const String& haystack, const char* needle) {
+  return haystack.view().find(needle) != std::string_view::npos;
+}
+
+TEST(Function, PackedCall) {
+  Function f = Function::FromPacked([](const AnyView* args, int32_t n, Any* rv) {
+    int64_t sum = 0;
+    for (int32_t i = 0; i < n; ++i) sum += args[i].cast<int64_t>();
+    *rv = sum;
+  });
+  EXPECT_EQ(f(1, 2, 3).cast<int64_t>(), 6);
+  EXPECT_EQ(f().cast<int64_t>(), 0);
+  EXPECT_EQ(f->type_index(), kFerryFunction);
+}
+
+TEST(Function, TypedCallConvertsArgumentsAndResult) {
+  Function concat = Function::FromTyped(
+      [](const String& a, std::string b, int64_t n) { return a + b + std::to_string(n); },
+      "concat");
+  EXPECT_EQ(concat("ab", std::string("cd"), 7).cast<String>(), "abcd7");
+  Function scale = Function::FromTyped([](double x, int32_t k) { return x * k; });
+  EXPECT_DOUBLE_EQ(scale(1.5, 2).cast<double>(), 3.0);
+  Function nothing = Function::FromTyped([](int64_t) {});
+  EXPECT_TRUE(nothing(1).is_none());
+  Function any_arg = Function::FromTyped([](Any a, AnyView v) {
+    return a.type_index() * 100 + v.type_index();
+  });
+  EXPECT_EQ(any_arg(1, 2.0).cast<int64_t>(), kFerryInt * 100 + kFerryFloat);
+}
+
+int64_t Triple(int64_t x) { return 3 * x; }
+
+TEST(Function, TypedFromFunctionPointer) {
+  Function f = Function::FromTyped(&Triple, "triple");
+  EXPECT_EQ(f(5).cast<int64_t>(), 15);
+}
+
+TEST(Function, WrongArgumentTypeNamesFunctionIndexAndTypes) {
+  Function f = Function::FromTyped([](int64_t, const String&) { return 0; }, "my_func");
+  Error e = CaptureError([&] { f(1, 2); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(),
+            "Mismatched type on argument 1 when calling `my_func(0: int, 1: ferry.String) -> "
+            "int32`: expected ferry.String but got int");
+  Error overflow = CaptureError([&] {
+    Function::FromTyped([](int8_t) {}, "narrow")(1000);
+  });
+  EXPECT_EQ(overflow.kind(), "OverflowError");
+  EXPECT_TRUE(Contains(overflow.message(), "narrow")) << overflow.what();
+  EXPECT_TRUE(Contains(overflow.message(), "1000")) << overflow.what();
+}
+
+TEST(Function, WrongArgumentCountIsATypeError) {
+  Function f = Function::FromTyped([](int64_t a, int64_t b) { return a + b; }, "add2");
+  Error e = CaptureError([&] { f(1); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_TRUE(Contains(e.message(), "add2() takes 2 arguments but 1 were given")) << e.what();
+  EXPECT_TRUE(Contains(e.message(), "add2(0: int, 1: int) -> int")) << e.what();
+}
+
+TEST(Function, NestedFunctionsCallBack) {
+  // apply(f, x) calls f(x) + 1: a Function passed as an argument and called back.
+  Function apply = Function::FromTyped([](Function f, int64_t x) {
+    return f(x).cast<int64_t>() + 1;
+  });
+  Function twice = Function::FromTyped([](int64_t x) { return 2 * x; });
+  EXPECT_EQ(apply(twice, 20).cast<int64_t>(), 41);
+  // A Function returned from a Function.
+  Function make_adder = Function::FromTyped([](int64_t k) {
+    return Function::FromTyped([k](int64_t x) { return x + k; });
+  });
+  Function add5 = make_adder(5).cast<Function>();
+  EXPECT_EQ(add5(1).cast<int64_t>(), 6);
+  // Errors from inside the callback come out of the outer call intact.
+  Function failing = Function::FromTyped([](int64_t) -> int64_t {
+    FERRY_THROW(IndexError) << "inner";
+  });
+  Error e = CaptureError([&] { apply(failing, 1); });
+  EXPECT_EQ(e.kind(), "IndexError");
+  EXPECT_EQ(e.message(), "inner");
+}
+
+TEST(TypedFunction, WrapsAndUnwraps) {
+  TypedFunction<int64_t(int64_t, int64_t)> add = *Function::GetGlobal("testing.add");
+  EXPECT_EQ(add(2, 3), 5);
+  TypedFunction<String(String)> shout([](String s) { return s + "!"; }, "shout");
+  EXPECT_EQ(shout("hi"), "hi!");
+  Function packed = shout;
+  EXPECT_EQ(packed("a").cast<String>(), "a!");
+  TypedFunction<void(int)> sink([](int) {});
+  sink(1);
+  EXPECT_TRUE(sink.defined());
+  Any stored = shout;
+  EXPECT_EQ(stored.cast<TypedFunction<String(String)>>()("b"), "b!");
+}
+
+TEST(Registry, GetSetRemoveList) {
+  ASSERT_TRUE(Function::GetGlobal("testing.add").has_value());
+  EXPECT_EQ((*Function::GetGlobal("testing.add"))(40, 2).cast<int64_t>(), 42);
+  EXPECT_FALSE(Function::GetGlobal("testing.no_such").has_value());
+  Error missing = CaptureError([] { Function::GetGlobalRequired("testing.no_such"); });
+  EXPECT_EQ(missing.kind(), "KeyError");
+  EXPECT_TRUE(Contains(missing.message(), "testing.no_such"));
+
+  Function one = Function::FromTyped([] { return 1; });
+  Function two = Function::FromTyped([] { return 2; });
+  Function::SetGlobal("testing.set", one);
+  Error dup = CaptureError([&] { Function::SetGlobal("testing.set", two); });
+  EXPECT_EQ(dup.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(dup.message(), "'testing.set' is already registered")) << dup.what();
+  EXPECT_EQ((*Function::GetGlobal("testing.set"))().cast<int>(), 1) << "the first one stays";
+  Function::SetGlobal("testing.set", two, /*override=*/true);
+  EXPECT_EQ((*Function::GetGlobal("testing.set"))().cast<int>(), 2);
+
+  std::vector<String> names = ListGlobalNames();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_NE(std::find(names.begin(), names.end(), String("testing.set")), names.end());
+  EXPECT_TRUE(RemoveGlobal("testing.set"));
+  EXPECT_FALSE(RemoveGlobal("testing.set"));
+  EXPECT_FALSE(Function::GetGlobal("testing.set").has_value());
+  EXPECT_THROW(Function::SetGlobal("", one), Error);
+  EXPECT_THROW(Function::SetGlobal("testing.null", Function()), Error);
+}
+
+TEST(Registry, StaticRegistrationFromAnotherTranslationUnitOrder) {
+  // Registered by static initializers of this file before main; the registry is created on
+  // first use, so the order of initialization across files does not matter.
+  EXPECT_EQ((*Function::GetGlobal("testing.packed_count"))(1, 2, 3, 4).cast<int>(), 4);
+}
+
+TEST(Registry, ConcurrentRegistrationAndLookup) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 200;
+  std::atomic<int> found{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &found] {
+      for (int i = 0; i < kPerThread; ++i) {
+        std::string name = "testing.concurrent." + std::to_string(t) + "." + std::to_string(i);
+        Function::SetGlobal(name, Function::FromTyped([t, i] { return t * 1000 + i; }));
+        if (auto f = Function::GetGlobal(name); f && (*f)().cast<int>() == t * 1000 + i) ++found;
+        if (auto add = Function::GetGlobal("testing.add")) (*add)(1, 2);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(found, kThreads * kPerThread);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      EXPECT_TRUE(RemoveGlobal("testing.concurrent." + std::to_string(t) + "." + std::to_string(i)));
+    }
+  }
+}
+
+// Calls a global through the C ABI with the given arguments and returns the rc and the error.
+int CallThroughC(const char* name, const std::vector<Any>& args, Any* result) {
+  FerryObjectHandle f = nullptr;
+  EXPECT_EQ(FerryFunctionGetGlobal(name, &f), 0);
+  EXPECT_NE(f, nullptr) << name;
+  FerryAny out;
+  int rc = FerryFunctionCall(f, reinterpret_cast<const FerryAny*>(args.data()),
+                             static_cast<int32_t>(args.size()), &out);
+  if (rc == 0) *result = Any::FromOwned(out);
+  FerryObjectDecRef(f);
+  return rc;
+}
+
+TEST(CAbi, CallReturnsOwnedResult) {
+  Any result;
+  ASSERT_EQ(CallThroughC("testing.add", {Any(20), Any(22)}, &result), 0);
+  EXPECT_EQ(result.cast<int64_t>(), 42);
+  FerryObjectHandle absent = reinterpret_cast<FerryObjectHandle>(1);
+  ASSERT_EQ(FerryFunctionGetGlobal("testing.absent", &absent), 0);
+  EXPECT_EQ(absent, nullptr);
+}
+
+TEST(CAbi, ErrorKindsSurviveTheRoundTrip) {
+  Any result;
+  ASSERT_EQ(CallThroughC("testing.throw_value_error", {Any("x")}, &result), -1);
+  Error e = CaptureError([] { details::ThrowRaised(); });
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(), "bad: x");
+  EXPECT_TRUE(Contains(e.backtrace(), "test_function.cc")) << e.backtrace();
+  ASSERT_EQ(CallThroughC("testing.add", {Any("x"), Any(1)}, &result), -1);
+  e = CaptureError([] { details::ThrowRaised(); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_TRUE(Contains(e.message(), "testing.add")) << e.what();
+}
+
+TEST(CAbi, NonStandardExceptionsBecomeErrors) {
+  Any result;
+  ASSERT_EQ(CallThroughC("testing.throw_int", {}, &result), -1);
+  Error e = CaptureError([] { details::ThrowRaised(); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "unknown C++ exception")) << e.what();
+  ASSERT_EQ(CallThroughC("testing.throw_bad_alloc", {}, &result), -1);
+  e = CaptureError([] { details::ThrowRaised(); });
+  EXPECT_EQ(e.kind(), "MemoryError");
+  // Called from C++ directly, the original exception propagates.
+  EXPECT_THROW((*Function::GetGlobal("testing.throw_int"))(), int);
+}
+
+TEST(CAbi, RejectsBadCalls) {
+  Any result;
+  FerryAny out;
+  EXPECT_EQ(FerryFunctionCall(nullptr, nullptr, 0, &out), -1);
+  EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "ValueError");
+  String not_a_function = "nope";
+  FerryObjectHandle handle =
+      const_cast<Object*>(static_cast<const Object*>(not_a_function.get()));
+  EXPECT_EQ(FerryFunctionCall(handle, nullptr, 0, &out), -1);
+  Error e = CaptureError([] { details::ThrowRaised(); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_TRUE(Contains(e.message(), "ferry.String"));
+  EXPECT_EQ(FerryFunctionSetGlobal("testing.bad", handle, 0), -1);
+  EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "TypeError");
+}
+
+// A C callback with a resource: adds the resource's int to its argument.
+struct Resource {
+  int64_t offset;
+  int* deleted;
+};
+int AddOffset(void* resource, const FerryAny* args, int32_t n, FerryAny* result) {
+  if (n != 1 || args[0].type_index != kFerryInt) {
+    FerryErrorSetRaisedFromCStr("TypeError", "add_offset wants one int");
+    return -1;
+  }
+  result->type_index = kFerryInt;
+  result->v_int64 = args[0].v_int64 + static_cast<Resource*>(resource)->offset;
+  return 0;
+}
+void DeleteResource(void* resource) {
+  Resource* r = static_cast<Resource*>(resource);
+  ++*r->deleted;
+  delete r;
+}
+int FailSilently(void*, const FerryAny*, int32_t, FerryAny*) { return -1; }
+
+TEST(CAbi, FunctionsFromCCallbacks) {
+  int deleted = 0;
+  FerryObjectHandle handle = nullptr;
+  ASSERT_EQ(FerryFunctionCreate(new Resource{100, &deleted}, AddOffset, DeleteResource, &handle),
+            0);
+  ASSERT_EQ(FerryFunctionSetGlobal("testing.c_callback", handle, 0), 0);
+  FerryObjectDecRef(handle);
+  Function f = Function::GetGlobalRequired("testing.c_callback");
+  EXPECT_EQ(f(1).cast<int64_t>(), 101);
+  Error e = CaptureError([&] { f("x"); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(), "add_offset wants one int");
+  Any result;
+  EXPECT_EQ(CallThroughC("testing.c_callback", {Any(2)}, &result), 0);
+  EXPECT_EQ(result.cast<int64_t>(), 102);
+  RemoveGlobal("testing.c_callback");
+  EXPECT_EQ(deleted, 0) << "f still holds it";
+  f = Function();
+  EXPECT_EQ(deleted, 1) << "the resource is deleted with the last reference";
+
+  ASSERT_EQ(FerryFunctionCreate(nullptr, FailSilently, nullptr, &handle), 0);
+  Function silent(details::ObjectUnsafe::PtrFromOwned<Object>(
+      details::ObjectUnsafe::FromHeader(static_cast<FerryObject*>(handle))));
+  e = CaptureError([&] { silent(); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "without raising")) << e.what();
+}
+
+TEST(CAbi, ListGlobalNames) {
+  int32_t count = 0;
+  const char* const* names = nullptr;
+  ASSERT_EQ(FerryFunctionListGlobalNames(&count, &names), 0);
+  bool found = false;
+  for (int32_t i = 0; i < count; ++i) found |= std::string(names[i]) == "testing.add";
+  EXPECT_TRUE(found);
+  int32_t removed = -1;
+  ASSERT_EQ(FerryFunctionRemoveGlobal("testing.never", &removed), 0);
+  EXPECT_EQ(removed, 0);
+}
+
+const std::string kModuleDir = FERRY_TEST_MODULE_DIR;
+
+TEST(LoadLibrary, RegistersGlobalsAndKeepsObjectsAlive) {
+  LoadLibrary(kModuleDir + "/good_module.so");
+  Function make = Function::GetGlobalRequired("testing.module.make_counter");
+  ObjectRef counter = make(41).cast<ObjectRef>();
+  EXPECT_STREQ(counter->GetTypeKey(), "testing.module.Counter");
+  EXPECT_EQ(Function::GetGlobalRequired("testing.module.counter_value")(counter).cast<int64_t>(),
+            41);
+  EXPECT_EQ(Function::GetGlobalRequired("testing.module.add")(1, 2).cast<int64_t>(), 3);
+  LoadLibrary(kModuleDir + "/good_module.so");  // loading twice is harmless
+  Error e = CaptureError([] {
+    Function::GetGlobalRequired("testing.module.counter_value")(String("x"));
+  });
+  EXPECT_TRUE(Contains(e.message(), "expected a counter, got ferry.String")) << e.what();
+}
+
+TEST(LoadLibrary, MissingFileIsAClearError) {
+  Error e = CaptureError([] { LoadLibrary(kModuleDir + "/no_such_module.so"); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "no_such_module.so")) << e.what();
+  EXPECT_TRUE(Contains(e.message(), "no such file")) << e.what();
+  EXPECT_EQ(FerryLibraryLoad("/nonexistent/lib.so"), -1);
+  EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "RuntimeError");
+}
+
+TEST(LoadLibrary, BrokenLibraryIsAClearError) {
+  Error e = CaptureError([] { LoadLibrary(kModuleDir + "/broken_module.so"); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "broken_module.so")) << e.what();
+  EXPECT_TRUE(Contains(e.message(), "ferry_test_symbol_that_does_not_exist")) << e.what();
+}
+
+TEST(LoadLibrary, DuplicateRegistrationIsReportedNotFatal) {
+  Error e = CaptureError([] { LoadLibrary(kModuleDir + "/duplicate_module.so"); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "'testing.taken' is already registered")) << e.what();
+  EXPECT_TRUE(Contains(e.message(), "duplicate_module.cc")) << e.what();
+  EXPECT_EQ(Function::GetGlobalRequired("testing.taken")().cast<int>(), 1) << "ours is kept";
+  EXPECT_EQ(Function::GetGlobalRequired("testing.duplicate_module.fresh")().cast<int>(), 3);
+}
+
+}  // namespace
