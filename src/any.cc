@@ -1,9 +1,11 @@
 /// \file any.cc
 /// The cold paths of Any: type keys of cells, cast errors, string storage, and FerryAnyRelease.
+#include "ferry/any.h"
+
+#include <sstream>
 #include <string>
 
 #include "c_api_internal.h"
-#include "ferry/any.h"
 #include "ferry/error.h"
 
 namespace ferry {
@@ -11,14 +13,21 @@ namespace details {
 
 const char* AnyTypeKey(const FerryAny* value) noexcept {
   switch (value->type_index) {
-    case kFerryNone: return "None";
-    case kFerryInt: return "int";
-    case kFerryBool: return "bool";
-    case kFerryFloat: return "float";
-    case kFerryOpaquePtr: return "void*";
-    case kFerryDataType: return "DataType";
+    case kFerryNone:
+      return "None";
+    case kFerryInt:
+      return "int";
+    case kFerryBool:
+      return "bool";
+    case kFerryFloat:
+      return "float";
+    case kFerryOpaquePtr:
+      return "void*";
+    case kFerryDataType:
+      return "DataType";
     case kFerryRawStr:
-    case kFerrySmallStr: return StringObj::_type_key;
+    case kFerrySmallStr:
+      return StringObj::_type_key;
     default:
       if (IsObjectIndex(value->type_index)) return TypeIndexToKey(value->type_index);
       return "<unknown value>";
@@ -31,12 +40,21 @@ bool IsIntegerOutOfRange(const FerryAny* value, const std::string& expected) {
          (expected.rfind("int", 0) == 0 || expected.rfind("uint", 0) == 0);
 }
 
-void ThrowCastError(const FerryAny* value, const std::string& expected) {
+std::string DescribeCastFailure(const FerryAny* value, const std::string& expected,
+                                const std::string& detail) {
+  std::ostringstream os;
   if (IsIntegerOutOfRange(value, expected)) {
-    FERRY_THROW(OverflowError) << "integer " << value->v_int64 << " is out of range for "
-                               << expected;
+    os << "integer " << value->v_int64 << " is out of range for " << expected;
+  } else {
+    os << "expected " << expected << " but got " << AnyTypeKey(value);
+    if (!detail.empty()) os << " (" << detail << ")";
   }
-  FERRY_THROW(TypeError) << "expected " << expected << " but got " << AnyTypeKey(value);
+  return os.str();
+}
+
+void ThrowCastError(const FerryAny* value, const std::string& expected, const std::string& detail) {
+  const char* kind = IsIntegerOutOfRange(value, expected) ? "OverflowError" : "TypeError";
+  ThrowError(kind, DescribeCastFailure(value, expected, detail).c_str());
 }
 
 void StringToAny(const char* data, size_t size, FerryAny* out) {

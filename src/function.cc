@@ -1,16 +1,17 @@
 /// \file function.cc
 /// The global function registry, typed-call errors, functions made from C callbacks, and the C
 /// ABI of functions.
-#include <algorithm>      // sort
-#include <mutex>          // unique_lock
-#include <shared_mutex>   // readers share the registry
+#include "ferry/function.h"
+
+#include <algorithm>     // sort
+#include <mutex>         // unique_lock
+#include <shared_mutex>  // readers share the registry
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "c_api_internal.h"
-#include "ferry/function.h"
 #include "library_internal.h"
 
 namespace ferry {
@@ -99,8 +100,9 @@ class CallbackFunctionObj : public FunctionObj {
       FerryObjectHandle raised = nullptr;
       FerryErrorMoveFromRaised(&raised);
       if (raised == nullptr) {
-        FerryErrorSetRaisedFromCStr("RuntimeError", "a function callback failed without raising "
-                                                    "an error");
+        FerryErrorSetRaisedFromCStr("RuntimeError",
+                                    "a function callback failed without raising "
+                                    "an error");
       } else {
         FerryErrorSetRaised(raised);
         FerryObjectDecRef(raised);
@@ -109,8 +111,7 @@ class CallbackFunctionObj : public FunctionObj {
     }
     return 0;
   }
-  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args,
-                      Any* result) {
+  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
@@ -128,14 +129,13 @@ class CallbackFunctionObj : public FunctionObj {
 }  // namespace
 
 void ThrowArgTypeError(const std::string& name, const std::string& signature, int32_t index,
-                       const AnyView& arg, const std::string& expected) {
+                       const AnyView& arg, const std::string& expected, const std::string& detail) {
   if (IsIntegerOutOfRange(arg.raw(), expected)) {
     FERRY_THROW(OverflowError) << "argument " << index << " of `" << signature << "`: integer "
                                << arg.raw()->v_int64 << " is out of range for " << expected;
   }
   FERRY_THROW(TypeError) << "Mismatched type on argument " << index << " when calling `"
-                         << signature << "`: expected " << expected << " but got "
-                         << arg.GetTypeKey();
+                         << signature << "`: " << DescribeCastFailure(arg.raw(), expected, detail);
   (void)name;
 }
 
@@ -150,8 +150,8 @@ void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, i
   try {
     GlobalTable::Global()->Set(name, Downcast<Function>(std::move(f)), false);
   } catch (const Error& e) {
-    std::string where = std::string(" (FERRY_REGISTER_GLOBAL at ") + file + ":" +
-                        std::to_string(line) + ")";
+    std::string where =
+        std::string(" (FERRY_REGISTER_GLOBAL at ") + file + ":" + std::to_string(line) + ")";
     Error located(e.kind(), e.message() + where, e.backtrace());
     // While LoadLibrary runs the library's initializers, keep the error for it to report.
     if (RecordLoadError(located)) return;
@@ -230,8 +230,7 @@ int FerryFunctionSetGlobal(const char* name, FerryObjectHandle func, int32_t ove
   FERRY_C_API_CHECK_NOT_NULL(name);
   FERRY_C_API_CHECK_NOT_NULL(func);
   ferry::ObjectRef ref(ferry::details::ObjectUnsafe::PtrFromRaw<ferry::Object>(FromHandle(func)));
-  ferry::Function::SetGlobal(name, ferry::Downcast<ferry::Function>(std::move(ref)),
-                             override != 0);
+  ferry::Function::SetGlobal(name, ferry::Downcast<ferry::Function>(std::move(ref)), override != 0);
   FERRY_C_API_END();
 }
 

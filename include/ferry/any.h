@@ -30,8 +30,25 @@ namespace details {
 /// The key of the value in a cell: "None", "int", "bool", "float", "void*", "DataType",
 /// "ferry.String" (for every form of string), or an object's registered key.
 FERRY_DLL const char* AnyTypeKey(const FerryAny* value) noexcept;
-/// Throws the TypeError (or OverflowError for an integer out of range) of a failed cast.
-[[noreturn]] FERRY_DLL void ThrowCastError(const FerryAny* value, const std::string& expected);
+/// Throws the TypeError (or OverflowError for an integer out of range) of a failed cast;
+/// `detail`, if not empty, says which part of a container failed.
+[[noreturn]] FERRY_DLL void ThrowCastError(const FerryAny* value, const std::string& expected,
+                                           const std::string& detail = std::string());
+/// "expected X but got Y (detail)", or "integer N is out of range for X": the text of a failed
+/// cast, used to explain which element of a container did not convert.
+FERRY_DLL std::string DescribeCastFailure(const FerryAny* value, const std::string& expected,
+                                          const std::string& detail);
+/// Types with their own TypeTraits although they are ObjectRefs (Array, Map, Shape): the
+/// generic object-reference traits below leave them alone.
+template <typename T>
+struct HasCustomRefTraits : std::false_type {};
+/// Hash and equality of values as map keys: strings (in any form) and plain values by value,
+/// other objects by identity. An int and a bool or float of the same value are different keys.
+FERRY_DLL uint64_t AnyHash(const FerryAny* value) noexcept;
+FERRY_DLL bool AnyEqual(const FerryAny* a, const FerryAny* b) noexcept;
+/// A short text form of a value for error messages: 3, 2.5, True, None, "text", int32,
+/// or <type_key at 0x...> for objects.
+FERRY_DLL std::string AnyRepr(const FerryAny* value);
 /// Stores the string in `out`: inline when it fits in 7 bytes, else as a new String object.
 FERRY_DLL void StringToAny(const char* data, size_t size, FerryAny* out);
 /// Reads a string from any of its forms; false when the cell holds no string.
@@ -67,6 +84,10 @@ inline FerryAny NoneCell() {
 ///   MoveToAny(T, FerryAny*)              store and own (for Any)
 ///   TryCast(const FerryAny*)             read back, converting where sensible; nullopt if not
 ///   TypeStr()                            the name used in error messages
+/// and may provide
+///   Check(const FerryAny*)               whether TryCast would succeed, without building the
+///                                        value (used to check every element of a container)
+///   MismatchDetail(const FerryAny*)      why TryCast failed, e.g. which element of a container
 template <typename T, typename = void>
 struct TypeTraits {
   static constexpr bool kEnabled = false;
@@ -151,10 +172,13 @@ struct TypeTraits<Float, std::enable_if_t<std::is_floating_point_v<Float>>> {
   static void MoveToAny(Float src, FerryAny* out) { CopyToAnyView(src, out); }
   static std::optional<Float> TryCast(const FerryAny* v) {
     switch (v->type_index) {
-      case kFerryFloat: return static_cast<Float>(v->v_float64);
+      case kFerryFloat:
+        return static_cast<Float>(v->v_float64);
       case kFerryInt:
-      case kFerryBool: return static_cast<Float>(v->v_int64);
-      default: return std::nullopt;
+      case kFerryBool:
+        return static_cast<Float>(v->v_int64);
+      default:
+        return std::nullopt;
     }
   }
   static std::string TypeStr() { return std::is_same_v<Float, double> ? "float" : "float32"; }
@@ -218,11 +242,14 @@ struct TypeTraits<const char*> {
   /// Points into the cell or its String: valid while the cell lives.
   static std::optional<const char*> TryCast(const FerryAny* v) {
     switch (v->type_index) {
-      case kFerryRawStr: return v->v_c_str;
-      case kFerrySmallStr: return v->v_bytes;
+      case kFerryRawStr:
+        return v->v_c_str;
+      case kFerrySmallStr:
+        return v->v_bytes;
       case kFerryString:
         return static_cast<const StringObj*>(details::ObjectUnsafe::FromHeader(v->v_obj))->data;
-      default: return std::nullopt;
+      default:
+        return std::nullopt;
     }
   }
   static std::string TypeStr() { return "ferry.String"; }
@@ -239,6 +266,10 @@ struct TypeTraits<std::string> {
   static void MoveToAny(const std::string& src, FerryAny* out) {
     details::StringToAny(src.data(), src.size(), out);
   }
+  static bool Check(const FerryAny* v) {
+    std::string_view view;
+    return details::AnyToStringView(v, &view);
+  }
   static std::optional<std::string> TryCast(const FerryAny* v) {
     std::string_view view;
     if (!details::AnyToStringView(v, &view)) return std::nullopt;
@@ -249,7 +280,8 @@ struct TypeTraits<std::string> {
 
 /// Object references: null travels as None; reading back checks the dynamic type.
 template <typename Ref>
-struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref>>> {
+struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
+                                        !details::HasCustomRefTraits<Ref>::value>> {
   using Node = typename Ref::ContainerType;
   static constexpr bool kEnabled = true;
   static void CopyToAnyView(const Ref& src, FerryAny* out) {
@@ -270,6 +302,16 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref>>> {
     out->small_len = 0;
     ObjectPtr<Object> ptr = details::ObjectUnsafe::MovePtr(std::move(src));
     out->v_obj = details::ObjectUnsafe::GetHeader(details::ObjectUnsafe::MoveToOwned(&ptr));
+  }
+  static bool Check(const FerryAny* v) {
+    if (v->type_index == kFerryNone) return Ref::_type_is_nullable;
+    if (details::IsObjectIndex(v->type_index)) {
+      return details::ObjectUnsafe::FromHeader(v->v_obj)->IsInstance<Node>();
+    }
+    if constexpr (std::is_base_of_v<Node, StringObj>) {
+      return v->type_index == kFerryRawStr || v->type_index == kFerrySmallStr;
+    }
+    return false;
   }
   static std::optional<Ref> TryCast(const FerryAny* v) {
     if (v->type_index == kFerryNone) {
@@ -295,15 +337,48 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref>>> {
 template <>
 struct TypeTraits<Any> {
   static constexpr bool kEnabled = true;
+  static bool Check(const FerryAny*) { return true; }
   static std::optional<Any> TryCast(const FerryAny* v);
   static std::string TypeStr() { return "Any"; }
 };
 template <>
 struct TypeTraits<AnyView> {
   static constexpr bool kEnabled = true;
+  static bool Check(const FerryAny*) { return true; }
   static std::optional<AnyView> TryCast(const FerryAny* v);
   static std::string TypeStr() { return "Any"; }
 };
+
+namespace details {
+template <typename Traits, typename = void>
+struct HasMismatchDetail : std::false_type {};
+template <typename Traits>
+struct HasMismatchDetail<Traits, std::void_t<decltype(Traits::MismatchDetail(nullptr))>>
+    : std::true_type {};
+/// The traits' explanation of a failed cast, or "" when they give none.
+template <typename Traits>
+std::string MismatchDetail(const FerryAny* value) {
+  if constexpr (HasMismatchDetail<Traits>::value) {
+    return Traits::MismatchDetail(value);
+  } else {
+    (void)value;
+    return std::string();
+  }
+}
+template <typename Traits, typename = void>
+struct HasCheck : std::false_type {};
+template <typename Traits>
+struct HasCheck<Traits, std::void_t<decltype(Traits::Check(nullptr))>> : std::true_type {};
+/// True when `TryCast` would succeed, found without building the value where the traits can.
+template <typename Traits>
+bool CanCast(const FerryAny* value) {
+  if constexpr (HasCheck<Traits>::value) {
+    return Traits::Check(value);
+  } else {
+    return Traits::TryCast(value).has_value();
+  }
+}
+}  // namespace details
 
 /// A borrowed view of a value: cheap to copy, owns nothing. Arguments arrive as AnyView.
 class AnyView {
@@ -325,7 +400,8 @@ class AnyView {
   template <typename T>
   T cast() const {
     if (auto v = TypeTraitsOf<T>::TryCast(&data_)) return *std::move(v);
-    details::ThrowCastError(&data_, TypeTraitsOf<T>::TypeStr());
+    details::ThrowCastError(&data_, TypeTraitsOf<T>::TypeStr(),
+                            details::MismatchDetail<TypeTraitsOf<T>>(&data_));
   }
   /// The value as `T` if it is one: std::optional<T>, or `const T*` for object types.
   template <typename T>

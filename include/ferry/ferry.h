@@ -7,6 +7,11 @@
 
 #include "ferry/any.h"
 #include "ferry/c_api.h"
+#include "ferry/container/array.h"
+#include "ferry/container/map.h"
+#include "ferry/container/optional.h"
+#include "ferry/container/shape.h"
+#include "ferry/container/variant.h"
 #include "ferry/dtype.h"
 #include "ferry/error.h"
 #include "ferry/function.h"

@@ -9,13 +9,13 @@
 #ifndef FERRY_FUNCTION_H_
 #define FERRY_FUNCTION_H_
 
-#include <optional>     // GetGlobal
+#include <optional>  // GetGlobal
 #include <string>
 #include <string_view>
-#include <tuple>        // argument lists of typed callables
+#include <tuple>  // argument lists of typed callables
 #include <type_traits>
 #include <utility>
-#include <vector>       // ListGlobalNames
+#include <vector>  // ListGlobalNames
 
 #include "ferry/any.h"
 #include "ferry/error.h"
@@ -45,7 +45,8 @@ namespace details {
 /// The TypeError of a typed call whose argument `index` does not convert.
 [[noreturn]] FERRY_DLL void ThrowArgTypeError(const std::string& name, const std::string& signature,
                                               int32_t index, const AnyView& arg,
-                                              const std::string& expected);
+                                              const std::string& expected,
+                                              const std::string& detail);
 /// The TypeError of a typed call with the wrong number of arguments.
 [[noreturn]] FERRY_DLL void ThrowArgCountError(const std::string& name,
                                                const std::string& signature, int32_t expected,
@@ -61,14 +62,13 @@ class PackedFunctionObj : public FunctionObj {
   }
 
  private:
-  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args,
-                      Any* result) {
+  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     static_cast<const PackedFunctionObj*>(self)->callable_(args, num_args, result);
   }
   static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
     try {
-      CppCall(static_cast<const FunctionObj*>(ObjectUnsafe::FromHeader(
-                  static_cast<FerryObject*>(self))),
+      CppCall(static_cast<const FunctionObj*>(
+                  ObjectUnsafe::FromHeader(static_cast<FerryObject*>(self))),
               reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
       return 0;
     } catch (...) {
@@ -118,7 +118,8 @@ decltype(auto) UnpackArg(const std::string& name, const AnyView* args) {
   static_assert(TypeTraitsOf<Plain>::kEnabled, "FromTyped: an argument type has no TypeTraits");
   if (auto value = TypeTraitsOf<Plain>::TryCast(args[I].raw())) return Plain(*std::move(value));
   ThrowArgTypeError(name, Signature<R, Args...>(name), static_cast<int32_t>(I), args[I],
-                    TypeTraitsOf<Plain>::TypeStr());
+                    TypeTraitsOf<Plain>::TypeStr(),
+                    MismatchDetail<TypeTraitsOf<Plain>>(args[I].raw()));
 }
 
 template <typename F, typename R, typename... Args, size_t... I>
@@ -141,8 +142,7 @@ template <typename F, typename R, typename... Args>
 struct TypedCaller<F, R, std::tuple<Args...>> {
   static void Call(const F& f, const std::string& name, const AnyView* args, int32_t num_args,
                    Any* result) {
-    CallTyped<F, R, Args...>(f, name, args, num_args, result,
-                             std::index_sequence_for<Args...>());
+    CallTyped<F, R, Args...>(f, name, args, num_args, result, std::index_sequence_for<Args...>());
   }
 };
 
@@ -164,8 +164,8 @@ class Function : public ObjectRef {
     using Traits = details::CallableTraits<std::decay_t<F>>;
     using Caller =
         details::TypedCaller<std::decay_t<F>, typename Traits::Return, typename Traits::ArgsTuple>;
-    return FromPacked([f = std::move(f), name = std::move(name)](
-                          const AnyView* args, int32_t num_args, Any* result) {
+    return FromPacked([f = std::move(f), name = std::move(name)](const AnyView* args,
+                                                                 int32_t num_args, Any* result) {
       Caller::Call(f, name, args, num_args, result);
     });
   }
@@ -278,10 +278,11 @@ class GlobalRegistrar {
 
 /// Registers a global function when the enclosing library loads.
 ///
-///     FERRY_REGISTER_GLOBAL("math.add").set_body_typed([](int64_t a, int64_t b) { return a + b; });
-#define FERRY_REGISTER_GLOBAL(Name)                                                        \
-  [[maybe_unused]] static ::ferry::details::GlobalRegistrar FERRY_STR_CONCAT(              \
-      ferry_global_registrar_, __COUNTER__) =                                              \
+///     FERRY_REGISTER_GLOBAL("math.add").set_body_typed([](int64_t a, int64_t b) { return a + b;
+///     });
+#define FERRY_REGISTER_GLOBAL(Name)                                           \
+  [[maybe_unused]] static ::ferry::details::GlobalRegistrar FERRY_STR_CONCAT( \
+      ferry_global_registrar_, __COUNTER__) =                                 \
       ::ferry::details::GlobalRegistrar(Name, __FILE__, __LINE__)
 
 /// Loads a shared library, running its registrations; it stays loaded for the process, so the

@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "test_util.h"
+
 namespace {
 
 using namespace ferry;  // NOLINT
@@ -22,20 +24,7 @@ class Point : public ObjectRef {
   FERRY_DEFINE_OBJECT_REF_METHODS(Point, ObjectRef, PointNode);
 };
 
-// Expects `expr` to throw a ferry::Error of `kind` whose message contains every `parts`.
-template <typename F>
-void ExpectError(F&& f, const char* kind, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected " << kind;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const char* part : parts) {
-      EXPECT_NE(e.message().view().find(part), std::string_view::npos)
-          << "'" << part << "' not in: " << e.what();
-    }
-  }
-}
+using ferry_test::ExpectError;
 
 TEST(Any, IsSixteenBytes) {
   EXPECT_EQ(sizeof(Any), 16u);
