@@ -48,22 +48,22 @@ extern "C" {
 /// Dynamic indices are allocated so that a type with reserved child slots owns the contiguous
 /// range [index, index + child_slots] for its descendants.
 typedef enum {
-  kFerryNone = 0,        ///< None / nullptr.
-  kFerryInt = 1,         ///< int64_t in v_int64.
-  kFerryBool = 2,        ///< bool in v_int64 (0 or 1).
-  kFerryFloat = 3,       ///< double in v_float64.
-  kFerryOpaquePtr = 4,   ///< void* in v_ptr, not owned.
-  kFerryDataType = 5,    ///< FerryDataType in v_dtype.
-  kFerryRawStr = 6,      ///< const char* in v_c_str, borrowed, NUL-terminated.
-  kFerrySmallStr = 7,    ///< up to 7 bytes inline in v_bytes, length in small_len.
+  kFerryNone = 0,       ///< None / nullptr.
+  kFerryInt = 1,        ///< int64_t in v_int64.
+  kFerryBool = 2,       ///< bool in v_int64 (0 or 1).
+  kFerryFloat = 3,      ///< double in v_float64.
+  kFerryOpaquePtr = 4,  ///< void* in v_ptr, not owned.
+  kFerryDataType = 5,   ///< FerryDataType in v_dtype.
+  kFerryRawStr = 6,     ///< const char* in v_c_str, borrowed, NUL-terminated.
+  kFerrySmallStr = 7,   ///< up to 7 bytes inline in v_bytes, length in small_len.
   kFerryStaticObjectBegin = 64,
-  kFerryObject = 64,     ///< the root of all objects.
-  kFerryString = 65,     ///< ferry.String
-  kFerryError = 66,      ///< ferry.Error
-  kFerryFunction = 67,   ///< ferry.Function
-  kFerryArray = 68,      ///< ferry.Array
-  kFerryMap = 69,        ///< ferry.Map
-  kFerryShape = 70,      ///< ferry.Shape
+  kFerryObject = 64,    ///< the root of all objects.
+  kFerryString = 65,    ///< ferry.String
+  kFerryError = 66,     ///< ferry.Error
+  kFerryFunction = 67,  ///< ferry.Function
+  kFerryArray = 68,     ///< ferry.Array
+  kFerryMap = 69,       ///< ferry.Map
+  kFerryShape = 70,     ///< ferry.Shape
   kFerryStaticObjectEnd = 128,
   kFerryDynamicObjectBegin = 128,
 } FerryTypeIndex;
@@ -148,8 +148,7 @@ FERRY_DLL int FerryTypeIndexToKey(int32_t type_index, const char** out_type_key)
 /// with another parent is a RuntimeError.
 FERRY_DLL int FerryTypeGetOrAllocIndex(const char* type_key, int32_t static_type_index,
                                        int32_t parent_type_index, int32_t num_child_slots,
-                                       int32_t child_slots_can_overflow,
-                                       int32_t* out_type_index);
+                                       int32_t child_slots_can_overflow, int32_t* out_type_index);
 /// Gets the registry's record of a type; valid for the life of the process.
 FERRY_DLL int FerryTypeGetInfo(int32_t type_index, const FerryTypeInfo** out_info);
 
@@ -167,6 +166,10 @@ FERRY_DLL int FerryStringGetData(FerryObjectHandle str, const char** out_data, s
 
 /// Releases what a cell owns (an object reference) and sets it to None.
 FERRY_DLL int FerryAnyRelease(FerryAny* value);
+
+/// Reads the field `name` of a reflected object (FERRY_REGISTER_NODE_TYPE) into `*out`, which
+/// the caller releases with FerryAnyRelease; an AttributeError when there is no such field.
+FERRY_DLL int FerryObjectGetAttr(FerryObjectHandle obj, const char* name, FerryAny* out);
 
 // ---------------------------------------------------------------------------------------------
 // Functions.

@@ -12,6 +12,8 @@
 #include "ferry/container/optional.h"
 #include "ferry/container/shape.h"
 #include "ferry/container/variant.h"
+#include "ferry/reflection/reflection.h"
+#include "ferry/reflection/structural.h"
 #include "ferry/dtype.h"
 #include "ferry/error.h"
 #include "ferry/function.h"

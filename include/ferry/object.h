@@ -70,6 +70,11 @@ class Object {
   /// True when this object is a `T` or derives from it.
   template <typename T>
   bool IsInstance() const;
+  /// This object as a `const T*`, or nullptr when it is not a `T`.
+  template <typename T>
+  const T* as() const {
+    return IsInstance<T>() ? static_cast<const T*>(this) : nullptr;
+  }
   /// Current strong count; racy by nature when other threads hold references.
   int32_t use_count() const {
     return static_cast<int32_t>(__atomic_load_n(&header_.ref_counter, __ATOMIC_RELAXED));
@@ -281,23 +286,24 @@ inline bool Object::IsInstance() const {
 
 /// Common part of the declaration macros; `RuntimeTypeIndex()` registers the type at first use
 /// (thread-safe through the function-local static) and checks misuse at compile time.
-#define FERRY_OBJECT_INFO_COMMON_(TypeName, ParentType)                                          \
-  static_assert(!ParentType::_type_final,                                                        \
-                #TypeName ": parent type " #ParentType " is declared final and cannot be derived " \
-                          "from");                                                               \
-  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;                            \
-  using _type_parent = ParentType;                                                               \
-  static int32_t RuntimeTypeIndex() {                                                            \
-    static_assert(std::is_base_of_v<ParentType, TypeName>,                                       \
-                  #TypeName " must derive from " #ParentType);                                   \
-    static_assert(TypeName::_type_child_slots == 0 || ParentType::_type_child_slots == 0 ||      \
-                      TypeName::_type_child_slots < ParentType::_type_child_slots,               \
-                  #TypeName ": _type_child_slots must be smaller than the parent's "             \
-                            "(set it explicitly when the parent reserves slots)");               \
-    static const int32_t tindex = ::ferry::details::TypeRegister(                                \
+#define FERRY_OBJECT_INFO_COMMON_(TypeName, ParentType)                                         \
+  static_assert(!ParentType::_type_final, #TypeName ": parent type " #ParentType                \
+                                                    " is declared final and cannot be derived " \
+                                                    "from");                                    \
+  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;                           \
+  using _type_parent = ParentType;                                                              \
+  static int32_t RuntimeTypeIndex() {                                                           \
+    static_assert(std::is_base_of_v<ParentType, TypeName>,                                      \
+                  #TypeName " must derive from " #ParentType);                                  \
+    static_assert(TypeName::_type_child_slots == 0 || ParentType::_type_child_slots == 0 ||     \
+                      TypeName::_type_child_slots < ParentType::_type_child_slots,              \
+                  #TypeName                                                                     \
+                  ": _type_child_slots must be smaller than the parent's "                      \
+                  "(set it explicitly when the parent reserves slots)");                        \
+    static const int32_t tindex = ::ferry::details::TypeRegister(                               \
         TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(), TypeName::_type_child_slots,   \
-        TypeName::_type_child_slots_can_overflow);                                               \
-    return tindex;                                                                               \
+        TypeName::_type_child_slots_can_overflow);                                              \
+    return tindex;                                                                              \
   }
 
 /// Declares a type that others may derive from.
@@ -317,39 +323,39 @@ inline bool Object::IsInstance() const {
   static_assert(true, "")
 
 /// Declares a built-in type with a fixed index from c_api.h; used by the runtime itself.
-#define FERRY_DECLARE_BUILTIN_OBJECT_INFO_(TypeName, ParentType, TypeIndex)         \
-  static_assert(!ParentType::_type_final, #TypeName ": parent type is final");      \
-  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;               \
-  using _type_parent = ParentType;                                                  \
-  static constexpr int32_t RuntimeTypeIndex() { return TypeIndex; }                 \
+#define FERRY_DECLARE_BUILTIN_OBJECT_INFO_(TypeName, ParentType, TypeIndex)    \
+  static_assert(!ParentType::_type_final, #TypeName ": parent type is final"); \
+  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;          \
+  using _type_parent = ParentType;                                             \
+  static constexpr int32_t RuntimeTypeIndex() { return TypeIndex; }            \
   static_assert(true, "")
 
 /// Defines the constructors, accessors and `ContainerType` of a nullable reference class.
 ///
 ///     FERRY_DEFINE_OBJECT_REF_METHODS(Add, Expr, AddNode);
-#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)                  \
-  TypeName() = default;                                                                    \
-  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}   \
-  TypeName(const TypeName&) = default;                                                     \
-  TypeName(TypeName&&) = default;                                                          \
-  TypeName& operator=(const TypeName&) = default;                                          \
-  TypeName& operator=(TypeName&&) = default;                                               \
-  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }  \
+#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)                     \
+  TypeName() = default;                                                                       \
+  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}      \
+  TypeName(const TypeName&) = default;                                                        \
+  TypeName(TypeName&&) = default;                                                             \
+  TypeName& operator=(const TypeName&) = default;                                             \
+  TypeName& operator=(TypeName&&) = default;                                                  \
+  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }      \
   const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
-  using ContainerType = ObjectName;                                                        \
+  using ContainerType = ObjectName;                                                           \
   static constexpr bool _type_is_nullable = true
 
 /// Same as FERRY_DEFINE_OBJECT_REF_METHODS for a reference that is never null: there is no
 /// default constructor, and a Downcast of a null reference to it fails.
-#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)      \
-  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}   \
-  TypeName(const TypeName&) = default;                                                     \
-  TypeName(TypeName&&) = default;                                                          \
-  TypeName& operator=(const TypeName&) = default;                                          \
-  TypeName& operator=(TypeName&&) = default;                                               \
-  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }  \
+#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)         \
+  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}      \
+  TypeName(const TypeName&) = default;                                                        \
+  TypeName(TypeName&&) = default;                                                             \
+  TypeName& operator=(const TypeName&) = default;                                             \
+  TypeName& operator=(TypeName&&) = default;                                                  \
+  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }      \
   const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
-  using ContainerType = ObjectName;                                                        \
+  using ContainerType = ObjectName;                                                           \
   static constexpr bool _type_is_nullable = false
 
 /// Defines `ObjectName* CopyOnWrite()`: a mutable pointer to the data, copied first when any
@@ -357,16 +363,16 @@ inline bool Object::IsInstance() const {
 ///
 ///     FERRY_DEFINE_OBJECT_REF_COW_METHOD(AddNode);
 ///     add.CopyOnWrite()->a = x;
-#define FERRY_DEFINE_OBJECT_REF_COW_METHOD(ObjectName)                                         \
-  ObjectName* CopyOnWrite() {                                                                  \
+#define FERRY_DEFINE_OBJECT_REF_COW_METHOD(ObjectName)                                           \
+  ObjectName* CopyOnWrite() {                                                                    \
     if (!data_) ::ferry::details::ThrowError("ValueError", "CopyOnWrite() on a null reference"); \
-    if (!data_.unique()) {                                                                     \
-      ::ferry::ObjectPtr<::ferry::Object> copy =                                               \
-          ::ferry::make_object<ObjectName>(*static_cast<const ObjectName*>(data_.get()));      \
-      data_.swap(copy);                                                                        \
-    }                                                                                          \
-    return static_cast<ObjectName*>(data_.get());                                              \
-  }                                                                                            \
+    if (!data_.unique()) {                                                                       \
+      ::ferry::ObjectPtr<::ferry::Object> copy =                                                 \
+          ::ferry::make_object<ObjectName>(*static_cast<const ObjectName*>(data_.get()));        \
+      data_.swap(copy);                                                                          \
+    }                                                                                            \
+    return static_cast<ObjectName*>(data_.get());                                                \
+  }                                                                                              \
   static_assert(true, "")
 
 /// Casts `ref` to the reference type `SubRef`, throwing a TypeError that names both type keys

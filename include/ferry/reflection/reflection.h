@@ -1,0 +1,184 @@
+/// \file ferry/reflection/reflection.h
+/// Reflection: a node lists its fields in `VisitAttrs`, and `FERRY_REGISTER_NODE_TYPE` records
+/// them once (name, type, byte offset), so reading a field by name is a table lookup.
+///
+///     class AddNode : public ExprNode {
+///      public:
+///       Expr a, b;
+///       void VisitAttrs(AttrVisitor* v) {
+///         v->Visit("a", &a);
+///         v->Visit("b", &b);
+///       }
+///       ...
+///     };
+///     FERRY_REGISTER_NODE_TYPE(AddNode);
+///
+///     Any a = GetAttr(add, "a");                                  // AttributeError if absent
+///     ObjectRef n = MakeNode("test.Add", {{"a", x}, {"b", y}});   // checks names and types
+///
+/// A node may also define `bool SEqualReduce(const AddNode* other, SEqualReducer equal) const`
+/// and `void SHashReduce(SHashReducer hash) const` (see structural.h); the registration finds
+/// them. A node without them compares by identity unless it sets
+/// `static constexpr bool _type_sequal_by_fields = true`, which compares all visited fields.
+#ifndef FERRY_REFLECTION_REFLECTION_H_
+#define FERRY_REFLECTION_REFLECTION_H_
+
+#include <string>       // field names
+#include <type_traits>  // detection of optional members
+#include <vector>       // field tables
+
+#include "ferry/any.h"
+#include "ferry/container/array.h"
+#include "ferry/container/map.h"
+#include "ferry/reflection/structural.h"
+
+namespace ferry {
+
+class SEqualReducer;
+class SHashReducer;
+
+/// How a field of C++ type T is read and written as a value; one static instance per type.
+struct FieldType {
+  /// The type as error messages name it ("int", "Array[test.Expr]").
+  std::string (*type_str)();
+  /// Reads the field at `addr` as an owned value.
+  Any (*get)(const void* addr);
+  /// Writes `value` to the field at `addr`, converting it; a TypeError (with the reason) when
+  /// it does not convert. The field is unchanged then.
+  void (*set)(void* addr, const AnyView& value);
+};
+
+namespace details {
+template <typename T>
+const FieldType* FieldTypeOf() {
+  static_assert(TypeTraitsOf<T>::kEnabled,
+                "VisitAttrs: a field type has no TypeTraits, so it cannot be reflected");
+  static const FieldType type{
+      &TypeTraitsOf<T>::TypeStr, [](const void* addr) { return Any(*static_cast<const T*>(addr)); },
+      [](void* addr, const AnyView& value) { *static_cast<T*>(addr) = value.cast<T>(); }};
+  return &type;
+}
+}  // namespace details
+
+/// Visits the fields of a node. `Visit` works for every field type with TypeTraits (bool,
+/// integers, double, String, std::string, DataType, object references, Array, Map, Optional,
+/// Variant, Shape, Any); visitors implement `VisitField`.
+class AttrVisitor {
+ public:
+  virtual ~AttrVisitor() = default;
+  template <typename T>
+  void Visit(const char* name, T* value) {
+    VisitField(name, value, details::FieldTypeOf<T>());
+  }
+  virtual void VisitField(const char* name, void* addr, const FieldType* type) = 0;
+};
+
+/// One field of a registered node.
+struct FieldInfo {
+  std::string name;
+  /// Byte offset from the start of the object.
+  size_t offset;
+  const FieldType* type;
+};
+
+/// What the runtime knows about a registered node type.
+struct NodeInfo {
+  int32_t type_index = -1;
+  std::string type_key;
+  /// Runs the node's VisitAttrs on `obj`.
+  void (*visit_attrs)(Object* obj, AttrVisitor* visitor) = nullptr;
+  /// Makes a default-constructed node; null when the node has no default constructor.
+  ObjectPtr<Object> (*create)() = nullptr;
+  /// The node's SEqualReduce / SHashReduce, or null (compare all fields if `sequal_by_fields`,
+  /// else by identity).
+  bool (*sequal_reduce)(const Object* lhs, const Object* rhs, SEqualReducer equal) = nullptr;
+  void (*shash_reduce)(const Object* obj, SHashReducer hash) = nullptr;
+  bool sequal_by_fields = false;
+  /// The fields in VisitAttrs order. Recorded at registration for default-constructible
+  /// nodes, else from the first object that reflection sees.
+  std::vector<FieldInfo> fields;
+  bool fields_recorded = false;
+
+  /// The field called `name`, or nullptr.
+  FERRY_DLL const FieldInfo* FindField(std::string_view name) const;
+};
+
+namespace details {
+FERRY_DLL void RegisterNode(NodeInfo info);
+
+template <typename T, typename = void>
+struct HasSEqualReduce : std::false_type {};
+template <typename T>
+struct HasSEqualReduce<T, std::void_t<decltype(std::declval<const T&>().SEqualReduce(
+                              std::declval<const T*>(), std::declval<SEqualReducer>()))>>
+    : std::true_type {};
+template <typename T, typename = void>
+struct HasSHashReduce : std::false_type {};
+template <typename T>
+struct HasSHashReduce<
+    T, std::void_t<decltype(std::declval<const T&>().SHashReduce(std::declval<SHashReducer>()))>>
+    : std::true_type {};
+template <typename T, typename = void>
+struct SEqualByFields : std::false_type {};
+template <typename T>
+struct SEqualByFields<T, std::void_t<decltype(T::_type_sequal_by_fields)>>
+    : std::bool_constant<T::_type_sequal_by_fields> {};
+
+/// Registers `T` for reflection (FERRY_REGISTER_NODE_TYPE).
+template <typename T>
+bool RegisterNodeType() {
+  static_assert(std::is_base_of_v<Object, T>, "FERRY_REGISTER_NODE_TYPE: T must be an Object");
+  static_assert(HasSEqualReduce<T>::value == HasSHashReduce<T>::value,
+                "FERRY_REGISTER_NODE_TYPE: define both SEqualReduce and SHashReduce, or neither");
+  NodeInfo info;
+  info.type_index = T::RuntimeTypeIndex();
+  info.type_key = T::_type_key;
+  info.visit_attrs = [](Object* obj, AttrVisitor* v) { static_cast<T*>(obj)->VisitAttrs(v); };
+  if constexpr (std::is_default_constructible_v<T>) {
+    info.create = []() -> ObjectPtr<Object> { return make_object<T>(); };
+  }
+  if constexpr (HasSEqualReduce<T>::value) {
+    info.sequal_reduce = [](const Object* lhs, const Object* rhs, SEqualReducer equal) {
+      return static_cast<const T*>(lhs)->SEqualReduce(static_cast<const T*>(rhs), equal);
+    };
+    info.shash_reduce = [](const Object* obj, SHashReducer hash) {
+      static_cast<const T*>(obj)->SHashReduce(hash);
+    };
+  }
+  info.sequal_by_fields = SEqualByFields<T>::value;
+  RegisterNode(std::move(info));
+  return true;
+}
+}  // namespace details
+
+/// Registers a node type for reflection (field access by name, MakeNode, structural equality
+/// and hashing, JSON). Use once per node, at namespace scope in a .cc file.
+#define FERRY_REGISTER_NODE_TYPE(NodeType)                                             \
+  [[maybe_unused]] static const bool FERRY_REFLECTION_UNIQUE_(__reg_node_, __LINE__) = \
+      ::ferry::details::RegisterNodeType<NodeType>()
+#define FERRY_REFLECTION_UNIQUE_(prefix, line) FERRY_REFLECTION_CONCAT_(prefix, line)
+#define FERRY_REFLECTION_CONCAT_(a, b) a##b
+
+/// The NodeInfo of the object's type (or its nearest registered ancestor), with its fields
+/// recorded; nullptr when no such type is registered.
+FERRY_DLL const NodeInfo* GetNodeInfo(const Object* obj);
+/// The NodeInfo registered under `type_key`, or nullptr. Its fields may not be recorded yet
+/// (`fields_recorded`) when the node has no default constructor and no object was seen.
+FERRY_DLL const NodeInfo* GetNodeInfo(std::string_view type_key);
+
+/// The field `name` of `obj`; an AttributeError naming the type and the field when absent.
+FERRY_DLL Any GetAttr(const ObjectRef& obj, std::string_view name);
+/// The field names of `obj`, in VisitAttrs order (empty for an unregistered type).
+FERRY_DLL Array<String> ListAttrNames(const ObjectRef& obj);
+/// Creates the node registered as `type_key` from named field values. Every field must be
+/// given: a ValueError lists the missing and the unknown names; a TypeError names the field,
+/// the expected and the given type.
+FERRY_DLL ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields);
+/// A readable text form: `test.Add(a=test.Var(name="x"), b=1)`. Objects met twice print as
+/// `#1` after their first appearance, marked `#1=`; very deep or large values are cut with
+/// "...".
+FERRY_DLL std::string Repr(const AnyView& value);
+
+}  // namespace ferry
+
+#endif  // FERRY_REFLECTION_REFLECTION_H_

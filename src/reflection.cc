@@ -1,0 +1,378 @@
+/// \file reflection.cc
+/// The node registry (field tables recorded once from VisitAttrs), field access by name,
+/// MakeNode, the text form of values, and their globals and C ABI.
+#include "ferry/reflection/reflection.h"
+
+#include <memory>         // unique_ptr in the registry
+#include <mutex>          // registry writes
+#include <shared_mutex>   // registry reads
+#include <sstream>        // Repr
+#include <unordered_map>  // registry, repr labels
+
+#include "c_api_internal.h"
+#include "ferry/container/shape.h"
+#include "ferry/error.h"
+#include "ferry/function.h"
+
+namespace ferry {
+
+const FieldInfo* NodeInfo::FindField(std::string_view name) const {
+  for (const FieldInfo& field : fields) {
+    if (field.name == name) return &field;
+  }
+  return nullptr;
+}
+
+namespace {
+
+/// Records name, offset and type of each field VisitAttrs visits.
+class FieldRecorder : public AttrVisitor {
+ public:
+  FieldRecorder(const NodeInfo& info, const Object* obj, std::vector<FieldInfo>* out)
+      : info_(info), obj_(reinterpret_cast<const char*>(obj)), out_(out) {}
+  void VisitField(const char* name, void* addr, const FieldType* type) override {
+    const char* at = static_cast<const char*>(addr);
+    FERRY_ICHECK(at >= obj_) << info_.type_key << "::VisitAttrs: field '" << name
+                             << "' is not a member of the node";
+    for (const FieldInfo& field : *out_) {
+      if (field.name == name) {
+        FERRY_THROW(ValueError) << info_.type_key << "::VisitAttrs visits the field '" << name
+                                << "' twice";
+      }
+    }
+    out_->push_back(FieldInfo{name, static_cast<size_t>(at - obj_), type});
+  }
+
+ private:
+  const NodeInfo& info_;
+  const char* obj_;
+  std::vector<FieldInfo>* out_;
+};
+
+class NodeRegistry {
+ public:
+  static NodeRegistry* Global() {
+    static NodeRegistry* registry = new NodeRegistry();  // never destroyed
+    return registry;
+  }
+
+  void Register(NodeInfo info) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto it = by_index_.find(info.type_index);
+    if (it != by_index_.end() && it->second != nullptr &&
+        it->second->type_index == info.type_index) {
+      FERRY_THROW(RuntimeError) << "FERRY_REGISTER_NODE_TYPE: node type '" << info.type_key
+                                << "' is registered twice";
+    }
+    auto node = std::make_unique<NodeInfo>(std::move(info));
+    NodeInfo* raw = node.get();
+    nodes_.push_back(std::move(node));
+    // Forget the lookups made before this registration: a subtype may now resolve here.
+    by_index_.clear();
+    for (const auto& n : nodes_) by_index_[n->type_index] = n.get();
+    by_key_[raw->type_key] = raw;
+    if (raw->create != nullptr) {
+      ObjectPtr<Object> sample = raw->create();
+      RecordFields(raw, sample.get());
+    }
+  }
+
+  NodeInfo* Find(const Object* obj) {
+    const int32_t index = obj->type_index();
+    NodeInfo* info = nullptr;
+    bool known = false;
+    {
+      std::shared_lock<std::shared_mutex> lock(mutex_);
+      auto it = by_index_.find(index);
+      if (it != by_index_.end()) {
+        info = it->second;
+        known = true;
+        if (info == nullptr || info->fields_recorded) return info;
+      }
+    }
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    if (!known) {
+      info = Resolve(index);
+      by_index_[index] = info;
+    }
+    if (info != nullptr && !info->fields_recorded) RecordFields(info, obj);
+    return info;
+  }
+
+  NodeInfo* Find(std::string_view key) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = by_key_.find(std::string(key));
+    return it == by_key_.end() ? nullptr : it->second;
+  }
+
+ private:
+  /// The registered node of `index` or of its nearest registered ancestor (lock held).
+  NodeInfo* Resolve(int32_t index) {
+    const FerryTypeInfo* type = nullptr;
+    if (FerryTypeGetInfo(index, &type) != 0) return nullptr;
+    for (int32_t d = type->type_depth - 1; d >= 0; --d) {
+      for (const auto& n : nodes_) {
+        if (n->type_index == type->type_ancestors[d]) return n.get();
+      }
+    }
+    return nullptr;
+  }
+
+  /// Runs VisitAttrs once on `obj` to fill the field table (lock held).
+  static void RecordFields(NodeInfo* info, const Object* obj) {
+    std::vector<FieldInfo> fields;
+    FieldRecorder recorder(*info, obj, &fields);
+    info->visit_attrs(const_cast<Object*>(obj), &recorder);
+    info->fields = std::move(fields);
+    info->fields_recorded = true;
+  }
+
+  std::shared_mutex mutex_;
+  std::vector<std::unique_ptr<NodeInfo>> nodes_;
+  std::unordered_map<int32_t, NodeInfo*> by_index_;  // includes resolved subtypes and misses
+  std::unordered_map<std::string, NodeInfo*> by_key_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Repr
+
+/// Prints values; objects met twice get a label (`#1=` at the first, `#1` after), so shared
+/// sub-graphs print once and cycles end.
+class Printer {
+ public:
+  std::string Print(const AnyView& value) {
+    CountObjects(value);
+    Print(value.raw(), 0);
+    return os_.str();
+  }
+
+ private:
+  static constexpr int kMaxDepth = 32;
+  static constexpr size_t kMaxObjects = 4096;
+
+  static const Object* AsObject(const FerryAny* v) {
+    if (!details::IsObjectIndex(v->type_index) || v->type_index == kFerryString) return nullptr;
+    return details::ObjectUnsafe::FromHeader(v->v_obj);
+  }
+
+  /// Calls `f(child)` for each value directly inside `obj`.
+  template <typename F>
+  static void ForEachChild(const Object* obj, F&& f) {
+    if (const auto* array = obj->as<ArrayObj>()) {
+      for (const Any& cell : *array) f(cell);
+    } else if (const auto* map = obj->as<MapObj>()) {
+      for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
+        if (MapObj::IsErased(*e)) continue;
+        f(e->key);
+        f(e->value);
+      }
+    } else if (const NodeInfo* info = GetNodeInfo(obj)) {
+      for (const FieldInfo& field : info->fields) {
+        f(field.type->get(reinterpret_cast<const char*>(obj) + field.offset));
+      }
+    }
+  }
+
+  void CountObjects(const AnyView& root) {
+    std::vector<Any> stack{Any(root)};
+    size_t visited = 0;
+    while (!stack.empty() && visited < kMaxObjects) {
+      Any value = std::move(stack.back());
+      stack.pop_back();
+      const Object* obj = AsObject(value.raw());
+      if (obj == nullptr) continue;
+      if (count_[obj]++ != 0) continue;
+      ++visited;
+      ForEachChild(obj, [&](const Any& child) { stack.push_back(child); });
+    }
+  }
+
+  void Print(const FerryAny* v, int depth) {
+    const Object* obj = AsObject(v);
+    if (obj == nullptr || v->type_index == kFerryShape) {
+      os_ << details::AnyRepr(v);
+      return;
+    }
+    auto label = labels_.find(obj);
+    if (label != labels_.end()) {
+      os_ << "#" << label->second;
+      return;
+    }
+    if (depth >= kMaxDepth || printed_ >= kMaxObjects) {
+      os_ << "...";
+      return;
+    }
+    ++printed_;
+    if (count_[obj] > 1) {
+      const int id = static_cast<int>(labels_.size()) + 1;
+      labels_[obj] = id;
+      os_ << "#" << id << "=";
+    }
+    if (const auto* array = obj->as<ArrayObj>()) {
+      os_ << "[";
+      for (int64_t i = 0; i < array->size(); ++i) {
+        if (i != 0) os_ << ", ";
+        Print(array->at(i).raw(), depth + 1);
+      }
+      os_ << "]";
+    } else if (const auto* map = obj->as<MapObj>()) {
+      os_ << "{";
+      bool first = true;
+      for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
+        if (MapObj::IsErased(*e)) continue;
+        if (!first) os_ << ", ";
+        first = false;
+        Print(e->key.raw(), depth + 1);
+        os_ << ": ";
+        Print(e->value.raw(), depth + 1);
+      }
+      os_ << "}";
+    } else if (const NodeInfo* info = GetNodeInfo(obj)) {
+      os_ << obj->GetTypeKey() << "(";
+      for (size_t i = 0; i < info->fields.size(); ++i) {
+        const FieldInfo& field = info->fields[i];
+        os_ << (i ? ", " : "") << field.name << "=";
+        Any value = field.type->get(reinterpret_cast<const char*>(obj) + field.offset);
+        Print(value.raw(), depth + 1);
+      }
+      os_ << ")";
+    } else {
+      os_ << details::AnyRepr(v);
+    }
+  }
+
+  std::ostringstream os_;
+  std::unordered_map<const Object*, int> count_;
+  std::unordered_map<const Object*, int> labels_;
+  size_t printed_ = 0;
+};
+
+}  // namespace
+
+namespace details {
+void RegisterNode(NodeInfo info) { NodeRegistry::Global()->Register(std::move(info)); }
+}  // namespace details
+
+const NodeInfo* GetNodeInfo(const Object* obj) { return NodeRegistry::Global()->Find(obj); }
+const NodeInfo* GetNodeInfo(std::string_view type_key) {
+  return NodeRegistry::Global()->Find(type_key);
+}
+
+Any GetAttr(const ObjectRef& obj, std::string_view name) {
+  if (!obj.defined()) FERRY_THROW(AttributeError) << "None has no attribute '" << name << "'";
+  const NodeInfo* info = GetNodeInfo(obj.get());
+  const FieldInfo* field = info != nullptr ? info->FindField(name) : nullptr;
+  if (field == nullptr) {
+    FERRY_THROW(AttributeError) << "'" << obj->GetTypeKey() << "' object has no attribute '" << name
+                                << "'";
+  }
+  return field->type->get(reinterpret_cast<const char*>(obj.get()) + field->offset);
+}
+
+Array<String> ListAttrNames(const ObjectRef& obj) {
+  Array<String> names;
+  if (!obj.defined()) return names;
+  if (const NodeInfo* info = GetNodeInfo(obj.get())) {
+    for (const FieldInfo& field : info->fields) names.push_back(String(field.name));
+  }
+  return names;
+}
+
+ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
+  const NodeInfo* info = GetNodeInfo(type_key);
+  if (info == nullptr) {
+    FERRY_THROW(ValueError) << "MakeNode: no node type is registered as '" << type_key << "'";
+  }
+  if (info->create == nullptr) {
+    FERRY_THROW(TypeError) << "MakeNode: " << type_key
+                           << " has no default constructor, so it cannot be made from fields";
+  }
+  std::string missing, unknown;
+  for (const FieldInfo& field : info->fields) {
+    if (!fields.count(field.name.c_str())) missing += (missing.empty() ? "" : ", ") + field.name;
+  }
+  for (auto [name, value] : fields) {
+    if (info->FindField(name.view()) == nullptr) {
+      unknown += (unknown.empty() ? "" : ", ") + std::string(name);
+    }
+  }
+  if (!missing.empty() || !unknown.empty()) {
+    std::ostringstream os;
+    os << "MakeNode(" << type_key << "): ";
+    if (!missing.empty()) os << "missing fields: " << missing;
+    if (!missing.empty() && !unknown.empty()) os << "; ";
+    if (!unknown.empty()) os << "unknown fields: " << unknown;
+    details::ThrowError("ValueError", os.str().c_str());
+  }
+  ObjectPtr<Object> node = info->create();
+  for (const FieldInfo& field : info->fields) {
+    try {
+      field.type->set(reinterpret_cast<char*>(node.get()) + field.offset,
+                      fields.at(field.name.c_str()));
+    } catch (const Error& e) {
+      std::string message = "MakeNode(" + std::string(type_key) + "): field '" + field.name +
+                            "': " + std::string(e.message());
+      details::ThrowError(std::string(e.kind()).c_str(), message.c_str());
+    }
+  }
+  return ObjectRef(std::move(node));
+}
+
+std::string Repr(const AnyView& value) { return Printer().Print(value); }
+
+// ---------------------------------------------------------------------------------------------
+// Globals for other languages
+
+/// ferry.NodeGetAttr(obj, name) -> field value; AttributeError when absent.
+FERRY_REGISTER_GLOBAL("ferry.NodeGetAttr").set_body_typed([](ObjectRef obj, String name) {
+  return GetAttr(obj, name.view());
+});
+
+/// ferry.NodeListAttrNames(obj) -> Array of field names.
+FERRY_REGISTER_GLOBAL("ferry.NodeListAttrNames").set_body_typed([](ObjectRef obj) {
+  return ListAttrNames(obj);
+});
+
+/// ferry.NodeFields(type_key) -> Array [name0, type0, name1, type1, ...]
+FERRY_REGISTER_GLOBAL("ferry.NodeFields").set_body_typed([](String type_key) {
+  const NodeInfo* info = GetNodeInfo(type_key.view());
+  if (info == nullptr) {
+    FERRY_THROW(ValueError) << "no node type is registered as '" << type_key << "'";
+  }
+  Array<String> out;
+  for (const FieldInfo& field : info->fields) {
+    out.push_back(String(field.name));
+    out.push_back(String(field.type->type_str()));
+  }
+  return out;
+});
+
+/// ferry.MakeNode(type_key, name0, value0, name1, value1, ...) -> the node.
+FERRY_REGISTER_GLOBAL("ferry.MakeNode").set_body([](const AnyView* args, int32_t n, Any* out) {
+  if (n < 1 || n % 2 != 1) {
+    FERRY_THROW(TypeError) << "ferry.MakeNode takes a type key and then names and values in "
+                              "pairs, but got "
+                           << n << " arguments";
+  }
+  Map<String, Any> fields;
+  for (int32_t i = 1; i < n; i += 2) fields.Set(args[i].cast<String>(), Any(args[i + 1]));
+  *out = MakeNode(args[0].cast<String>().view(), fields);
+});
+
+/// ferry.Repr(value) -> the text form.
+FERRY_REGISTER_GLOBAL("ferry.Repr").set_body([](const AnyView* args, int32_t n, Any* out) {
+  if (n != 1) FERRY_THROW(TypeError) << "ferry.Repr takes 1 argument but " << n << " were given";
+  *out = Repr(args[0]);
+});
+
+}  // namespace ferry
+
+int FerryObjectGetAttr(FerryObjectHandle obj, const char* name, FerryAny* out) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(obj);
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(out);
+  ferry::ObjectRef ref = ferry::GetRef<ferry::ObjectRef>(ferry::details::FromHandle(obj));
+  *out = ferry::GetAttr(ref, name).MoveToOwned();
+  FERRY_C_API_END();
+}

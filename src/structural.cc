@@ -1,0 +1,510 @@
+/// \file structural.cc
+/// Structural equality and hashing. Both walk the graph with explicit stacks (never the C++
+/// stack), visit each object once (equality maps every lhs object to one rhs object; hashing
+/// memoizes per object), and give SEqualReduce / SHashReduce a reducer that compares or hashes
+/// plain fields at once and queues object fields for the walk.
+#include <cstring>        // memcmp
+#include <functional>     // std::hash
+#include <sstream>        // mismatch paths
+#include <unordered_map>  // memo tables
+
+#include "ferry/container/shape.h"
+#include "ferry/error.h"
+#include "ferry/function.h"
+#include "ferry/reflection/reflection.h"
+
+namespace ferry {
+namespace details {
+namespace {
+
+inline uint64_t HashCombine(uint64_t seed, uint64_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
+}
+
+/// What comparing two cells without walking gives.
+enum class CellOrder { kUnequal, kEqual, kWalk };
+
+inline CellOrder CompareCells(const FerryAny* a, const FerryAny* b) {
+  std::string_view ta, tb;
+  const bool sa = AnyToStringView(a, &ta), sb = AnyToStringView(b, &tb);
+  if (sa || sb) return sa && sb && ta == tb ? CellOrder::kEqual : CellOrder::kUnequal;
+  const bool oa = IsObjectIndex(a->type_index), ob = IsObjectIndex(b->type_index);
+  if (!oa || !ob) return !oa && !ob && AnyEqual(a, b) ? CellOrder::kEqual : CellOrder::kUnequal;
+  // Even one object on both sides is walked: a variable inside it may be mapped to another.
+  return CellOrder::kWalk;
+}
+
+inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
+
+const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {
+  if (info == nullptr) return nullptr;
+  for (const FieldInfo& field : info->fields) {
+    if (field.offset == offset) return &field;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Equality
+
+class SEqualHandler {
+ public:
+  SEqualHandler(bool map_free_vars, bool trace) : map_free_vars_(map_free_vars), trace_(trace) {}
+
+  bool Run(const AnyView& lhs, const AnyView& rhs) {
+    if (trace_) paths_.push_back(PathStep{-1, PathStep::kRoot, 0, nullptr, nullptr});
+    Task root{*lhs.raw(), *rhs.raw(), false, trace_ ? 0 : -1};
+    switch (CompareCells(&root.lhs, &root.rhs)) {
+      case CellOrder::kEqual:
+        return true;
+      case CellOrder::kUnequal:
+        return Fail(root.path);
+      case CellOrder::kWalk:
+        stack_.push_back(root);
+    }
+    while (!stack_.empty()) {
+      Task task = stack_.back();
+      stack_.pop_back();
+      if (!VisitObjects(task)) return false;
+    }
+    return true;
+  }
+
+  /// The path of the first difference, after Run returned false.
+  std::string MismatchPath() const {
+    std::vector<std::string> parts;
+    for (int32_t i = failed_path_; i >= 0; i = paths_[i].parent) parts.push_back(Describe(i));
+    std::string out;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += *it;
+    return out;
+  }
+
+  bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr, bool define) {
+    const NodeInfo* info = current_info_;
+    const size_t offset = static_cast<size_t>(static_cast<const char*>(lhs_addr) -
+                                              reinterpret_cast<const char*>(current_lhs_));
+    const FieldInfo* field = FieldAt(info, offset);
+    switch (CompareCells(lhs.raw(), rhs.raw())) {
+      case CellOrder::kEqual:
+        return true;
+      case CellOrder::kUnequal:
+        Fail(AddPath(current_path_, field != nullptr ? PathStep::kField : PathStep::kUnknown,
+                     offset, current_lhs_));
+        return false;
+      case CellOrder::kWalk:
+        break;
+    }
+    if (field == nullptr) {
+      // Not a field of the node: maybe a temporary, so keep its objects alive.
+      keep_alive_.emplace_back(lhs);
+      keep_alive_.emplace_back(rhs);
+    }
+    pending_.push_back(
+        Task{*lhs.raw(), *rhs.raw(), define,
+             AddPath(current_path_, field != nullptr ? PathStep::kField : PathStep::kUnknown,
+                     offset, current_lhs_)});
+    return true;
+  }
+
+  bool FreeVarEqual(const Object* lhs, const Object* rhs) const {
+    return lhs == rhs || current_define_ || map_free_vars_;
+  }
+  bool map_free_vars() const { return map_free_vars_; }
+
+ private:
+  struct Task {
+    FerryAny lhs, rhs;
+    bool define;
+    int32_t path;
+  };
+  struct PathStep {
+    enum Kind { kRoot, kField, kIndex, kMapKey, kUnknown };
+    int32_t parent;
+    Kind kind;
+    size_t offset_or_index;
+    const Object* owner;  // for kField: the lhs object whose field this is
+    const FerryAny* key;  // for kMapKey
+  };
+
+  int32_t AddPath(int32_t parent, PathStep::Kind kind, size_t value, const Object* owner,
+                  const FerryAny* key = nullptr) {
+    if (!trace_) return -1;
+    paths_.push_back(PathStep{parent, kind, value, owner, key});
+    return static_cast<int32_t>(paths_.size()) - 1;
+  }
+
+  bool Fail(int32_t path) {
+    failed_path_ = path;
+    return false;
+  }
+
+  std::string Describe(int32_t i) const {
+    const PathStep& step = paths_[i];
+    switch (step.kind) {
+      case PathStep::kRoot:
+        return "root";
+      case PathStep::kIndex:
+        return "[" + std::to_string(step.offset_or_index) + "]";
+      case PathStep::kMapKey:
+        return "[" + AnyRepr(step.key) + "]";
+      case PathStep::kField:
+        if (const FieldInfo* f = FieldAt(GetNodeInfo(step.owner), step.offset_or_index)) {
+          return "." + f->name;
+        }
+        [[fallthrough]];
+      default:
+        return ".<?>";
+    }
+  }
+
+  /// Queues `pending_` so that the first pending task runs next.
+  void FlushPending() {
+    stack_.insert(stack_.end(), pending_.rbegin(), pending_.rend());
+    pending_.clear();
+  }
+
+  bool VisitObjects(const Task& task) {
+    const Object* lo = ObjectOf(&task.lhs);
+    const Object* ro = ObjectOf(&task.rhs);
+    // Each object maps to one object of the other side for the whole comparison.
+    auto [lit, lnew] = lhs_to_rhs_.try_emplace(lo, ro);
+    if (!lnew) return lit->second == ro ? true : Fail(task.path);
+    auto [rit, rnew] = rhs_to_lhs_.try_emplace(ro, lo);
+    if (!rnew) return rit->second == lo ? true : Fail(task.path);
+    if (lo->type_index() != ro->type_index()) return Fail(task.path);
+
+    switch (lo->type_index()) {
+      case kFerryArray: {
+        const auto* la = static_cast<const ArrayObj*>(lo);
+        const auto* ra = static_cast<const ArrayObj*>(ro);
+        if (la->size() != ra->size()) return Fail(task.path);
+        for (int64_t i = 0; i < la->size(); ++i) {
+          if (!QueueCells(la->at(i).raw(), ra->at(i).raw(), task.define,
+                          AddPath(task.path, PathStep::kIndex, static_cast<size_t>(i), lo))) {
+            return false;
+          }
+        }
+        FlushPending();
+        return true;
+      }
+      case kFerryMap:
+        return VisitMaps(task, static_cast<const MapObj*>(lo), static_cast<const MapObj*>(ro));
+      case kFerryShape: {
+        Shape ls = GetRef<Shape>(static_cast<const ShapeObj*>(lo));
+        Shape rs = GetRef<Shape>(static_cast<const ShapeObj*>(ro));
+        return ls == rs ? true : Fail(task.path);
+      }
+      default:
+        break;
+    }
+    const NodeInfo* info = GetNodeInfo(lo);
+    if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
+    if (info->sequal_reduce != nullptr) {
+      current_info_ = info;
+      current_lhs_ = lo;
+      current_path_ = task.path;
+      current_define_ = task.define;
+      const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
+      if (!equal) {
+        pending_.clear();
+        if (failed_path_ < 0) failed_path_ = task.path;
+        return false;
+      }
+      FlushPending();
+      return true;
+    }
+    if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
+    for (const FieldInfo& field : info->fields) {
+      Any lv = field.type->get(reinterpret_cast<const char*>(lo) + field.offset);
+      Any rv = field.type->get(reinterpret_cast<const char*>(ro) + field.offset);
+      // Object fields come back as new references to objects the nodes hold: borrowing is safe.
+      if (!QueueCells(lv.raw(), rv.raw(), false,
+                      AddPath(task.path, PathStep::kField, field.offset, lo))) {
+        return false;
+      }
+    }
+    FlushPending();
+    return true;
+  }
+
+  bool VisitMaps(const Task& task, const MapObj* lm, const MapObj* rm) {
+    if (lm->size() != rm->size()) return Fail(task.path);
+    for (const MapObj::Entry* e = lm->entries_begin(); e != lm->entries_end(); ++e) {
+      if (MapObj::IsErased(*e)) continue;
+      // Keys that are objects match their counterpart from earlier in the walk (or themselves).
+      AnyView key = e->key;
+      if (IsObjectIndex(e->key.type_index()) && e->key.type_index() != kFerryString) {
+        auto it = lhs_to_rhs_.find(ObjectOf(e->key.raw()));
+        if (it != lhs_to_rhs_.end()) {
+          FerryAny cell = *e->key.raw();
+          cell.type_index = it->second->type_index();
+          cell.v_obj = ObjectUnsafe::GetHeader(it->second);
+          key = *reinterpret_cast<const AnyView*>(&cell);
+        }
+      }
+      const int32_t path = AddPath(task.path, PathStep::kMapKey, 0, lm, e->key.raw());
+      const Any* rv = rm->Find(key);
+      if (rv == nullptr) return Fail(path);
+      if (!QueueCells(e->value.raw(), rv->raw(), task.define, path)) return false;
+    }
+    FlushPending();
+    return true;
+  }
+
+  /// Compares two cells now, or queues them in `pending_` when both are objects.
+  bool QueueCells(const FerryAny* a, const FerryAny* b, bool define, int32_t path) {
+    switch (CompareCells(a, b)) {
+      case CellOrder::kEqual:
+        return true;
+      case CellOrder::kUnequal:
+        pending_.clear();
+        return Fail(path);
+      case CellOrder::kWalk:
+        pending_.push_back(Task{*a, *b, define, path});
+    }
+    return true;
+  }
+
+  const bool map_free_vars_;
+  const bool trace_;
+  std::vector<Task> stack_;
+  std::vector<Task> pending_;
+  std::vector<Any> keep_alive_;
+  std::vector<PathStep> paths_;
+  int32_t failed_path_ = -1;
+  std::unordered_map<const Object*, const Object*> lhs_to_rhs_;
+  std::unordered_map<const Object*, const Object*> rhs_to_lhs_;
+  // The node whose SEqualReduce is running.
+  const NodeInfo* current_info_ = nullptr;
+  const Object* current_lhs_ = nullptr;
+  int32_t current_path_ = -1;
+  bool current_define_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Hashing
+
+class SHashHandler {
+ public:
+  explicit SHashHandler(bool map_free_vars) : map_free_vars_(map_free_vars) {}
+
+  uint64_t Run(const AnyView& value) {
+    if (Immediate(value.raw(), &result_)) return result_;
+    Enter(value.raw(), false, kRootSlot);
+    while (!frames_.empty()) {
+      Frame& frame = frames_.back();
+      if (frame.next < frame.end) {
+        const size_t i = frame.next++;
+        const Child child = children_[i];
+        if (!Immediate(&child.cell, &hashes_[i])) Enter(&child.cell, child.define, i);
+        continue;
+      }
+      const uint64_t hash = Finish(frame);
+      const Object* obj = frame.obj;
+      const size_t slot = frame.slot;
+      children_.resize(frame.begin);
+      hashes_.resize(frame.begin);
+      frames_.pop_back();
+      memo_[obj] = hash;
+      Slot(slot) = hash;
+    }
+    return result_;
+  }
+
+  void Reduce(const AnyView& value, bool define) {
+    uint64_t hash;
+    if (Immediate(value.raw(), &hash)) {
+      current_->acc = HashCombine(current_->acc, hash);
+      return;
+    }
+    if (!current_fields_) keep_alive_.emplace_back(value);
+    children_.push_back(Child{*value.raw(), define});
+    hashes_.push_back(0);
+  }
+  void FreeVarHash(const Object* var) {
+    const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
+                                                            : Mix(reinterpret_cast<uint64_t>(var));
+    current_->acc = HashCombine(current_->acc, hash);
+  }
+  void HashedValue(uint64_t hash) { current_->acc = HashCombine(current_->acc, hash); }
+  bool map_free_vars() const { return map_free_vars_; }
+
+ private:
+  struct Child {
+    FerryAny cell;
+    bool define;
+  };
+  struct Frame {
+    const Object* obj;
+    uint64_t acc;
+    size_t begin, end, next;
+    bool commutative;  // a map: entries in any order hash alike
+    size_t slot;       // where the hash goes: an index into hashes_, or kRootSlot
+  };
+  static constexpr size_t kRootSlot = static_cast<size_t>(-1);
+  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : hashes_[slot]; }
+
+  static uint64_t Mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+  }
+  static uint64_t KeyHash(const char* key) { return std::hash<std::string_view>()(key); }
+
+  /// Hashes values that need no walk: plain values, strings, shapes, visited objects.
+  bool Immediate(const FerryAny* v, uint64_t* out) {
+    std::string_view text;
+    if (AnyToStringView(v, &text) || !IsObjectIndex(v->type_index)) {
+      *out = AnyHash(v);
+      return true;
+    }
+    const Object* obj = ObjectOf(v);
+    auto it = memo_.find(obj);
+    if (it != memo_.end()) {
+      *out = it->second;
+      return true;
+    }
+    if (obj->type_index() == kFerryShape) {
+      const auto* shape = static_cast<const ShapeObj*>(obj);
+      uint64_t h = KeyHash(ShapeObj::_type_key);
+      for (uint64_t i = 0; i < shape->size; ++i) {
+        h = HashCombine(h, Mix(static_cast<uint64_t>(shape->data[i])));
+      }
+      *out = h;
+      return true;
+    }
+    return false;
+  }
+
+  /// Starts the frame of `v`'s object; its hash lands in Slot(slot) when the frame finishes.
+  void Enter(const FerryAny* v, bool define, size_t slot) {
+    const Object* obj = ObjectOf(v);
+    // A cycle meets an object whose frame is still open: hash it by its type alone.
+    if (!in_progress_.emplace(obj, true).second) {
+      Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
+      return;
+    }
+    frames_.push_back(Frame{obj, 0, children_.size(), 0, 0, false, slot});
+    Frame& frame = frames_.back();
+    current_ = &frame;
+    if (const auto* array = obj->as<ArrayObj>()) {
+      frame.acc = HashCombine(KeyHash(ArrayObj::_type_key), array->size());
+      for (const Any& cell : *array) AddChild(cell.raw(), define);
+    } else if (const auto* map = obj->as<MapObj>()) {
+      frame.acc = HashCombine(KeyHash(MapObj::_type_key), map->size());
+      frame.commutative = true;
+      for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
+        if (MapObj::IsErased(*e)) continue;
+        AddChild(e->key.raw(), define);
+        AddChild(e->value.raw(), define);
+      }
+    } else if (const NodeInfo* info = GetNodeInfo(obj)) {
+      frame.acc = KeyHash(info->type_key.c_str());
+      current_define_ = define;
+      if (info->shash_reduce != nullptr) {
+        current_fields_ = false;
+        info->shash_reduce(obj, SHashReducer(this));
+      } else if (info->sequal_by_fields) {
+        current_fields_ = true;
+        for (const FieldInfo& field : info->fields) {
+          Any value = field.type->get(reinterpret_cast<const char*>(obj) + field.offset);
+          Reduce(value, false);
+        }
+      } else {
+        frame.acc = HashCombine(frame.acc, Mix(reinterpret_cast<uint64_t>(obj)));
+      }
+    } else {
+      frame.acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
+    }
+    frame.end = children_.size();
+    frame.next = frame.begin;
+    hashes_.resize(children_.size());
+  }
+
+  void AddChild(const FerryAny* cell, bool define) {
+    children_.push_back(Child{*cell, define});
+    hashes_.push_back(0);
+  }
+
+  uint64_t Finish(const Frame& frame) {
+    in_progress_.erase(frame.obj);
+    uint64_t hash = frame.acc;
+    if (frame.commutative) {
+      uint64_t sum = 0;
+      for (size_t i = frame.begin; i + 1 < frame.end; i += 2) {
+        sum += Mix(HashCombine(hashes_[i], hashes_[i + 1]));
+      }
+      return HashCombine(hash, sum);
+    }
+    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, hashes_[i]);
+    return hash;
+  }
+
+  const bool map_free_vars_;
+  std::vector<Frame> frames_;
+  std::vector<Child> children_;
+  std::vector<uint64_t> hashes_;
+  std::vector<Any> keep_alive_;
+  std::unordered_map<const Object*, uint64_t> memo_;
+  std::unordered_map<const Object*, bool> in_progress_;
+  Frame* current_ = nullptr;
+  uint64_t result_ = 0;
+  bool current_define_ = false;
+  bool current_fields_ = false;
+  uint64_t free_var_counter_ = 0;
+};
+
+}  // namespace details
+
+bool SEqualReducer::Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr,
+                           bool define) const {
+  return handler_->Reduce(lhs, rhs, lhs_addr, define);
+}
+bool SEqualReducer::FreeVarEqualImpl(const Object* lhs, const Object* rhs) const {
+  return handler_->FreeVarEqual(lhs, rhs);
+}
+bool SEqualReducer::map_free_vars() const { return handler_->map_free_vars(); }
+
+void SHashReducer::Reduce(const AnyView& value, bool define) const {
+  handler_->Reduce(value, define);
+}
+void SHashReducer::FreeVarHashImpl(const Object* var) const { handler_->FreeVarHash(var); }
+void SHashReducer::SHashReduceHashedValue(uint64_t hash) const { handler_->HashedValue(hash); }
+bool SHashReducer::map_free_vars() const { return handler_->map_free_vars(); }
+
+bool StructuralEqual::operator()(const AnyView& lhs, const AnyView& rhs, bool map_free_vars) const {
+  return details::SEqualHandler(map_free_vars, false).Run(lhs, rhs);
+}
+
+uint64_t StructuralHash::operator()(const AnyView& value, bool map_free_vars) const {
+  return details::SHashHandler(map_free_vars).Run(value);
+}
+
+std::optional<std::string> StructuralMismatch(const AnyView& lhs, const AnyView& rhs,
+                                              bool map_free_vars) {
+  details::SEqualHandler handler(map_free_vars, true);
+  if (handler.Run(lhs, rhs)) return std::nullopt;
+  return handler.MismatchPath();
+}
+
+/// ferry.StructuralEqual(lhs, rhs, map_free_vars=False) -> bool
+FERRY_REGISTER_GLOBAL("ferry.StructuralEqual")
+    .set_body_typed([](AnyView lhs, AnyView rhs, bool map_free_vars) {
+      return StructuralEqual()(lhs, rhs, map_free_vars);
+    });
+/// ferry.StructuralHash(value, map_free_vars=False) -> int (the 64-bit hash as int64)
+FERRY_REGISTER_GLOBAL("ferry.StructuralHash").set_body_typed([](AnyView value, bool map_free_vars) {
+  return static_cast<int64_t>(StructuralHash()(value, map_free_vars));
+});
+/// ferry.StructuralMismatch(lhs, rhs, map_free_vars) -> the path of the first difference or None
+FERRY_REGISTER_GLOBAL("ferry.StructuralMismatch")
+    .set_body_typed([](AnyView lhs, AnyView rhs, bool map_free_vars) -> Optional<String> {
+      auto path = StructuralMismatch(lhs, rhs, map_free_vars);
+      if (!path) return Optional<String>();
+      return String(*path);
+    });
+
+}  // namespace ferry

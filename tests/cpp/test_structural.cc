@@ -1,0 +1,195 @@
+// Tests of ferry/reflection/structural.h: structural equality and hashing, definition sites,
+// free variables, sharing, mismatch paths, deep chains and random trees.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_ir.h"
+
+namespace {
+
+using namespace test_ir;  // NOLINT
+
+bool Equal(const AnyView& a, const AnyView& b, bool map_free_vars = false) {
+  return StructuralEqual()(a, b, map_free_vars);
+}
+uint64_t Hash(const AnyView& a, bool map_free_vars = false) {
+  return StructuralHash()(a, map_free_vars);
+}
+
+TEST(Structural, PlainValuesStringsAndContainers) {
+  EXPECT_TRUE(Equal(1, 1));
+  EXPECT_FALSE(Equal(1, 2));
+  EXPECT_FALSE(Equal(1, 1.0)) << "an int and a float are different values";
+  EXPECT_TRUE(Equal("abc", String("abc")));
+  EXPECT_EQ(Hash("abc"), Hash(String("abc")));
+  EXPECT_TRUE(Equal(Array<int64_t>{1, 2}, Array<int64_t>{1, 2}));
+  EXPECT_FALSE(Equal(Array<int64_t>{1, 2}, Array<int64_t>{2, 1}));
+  EXPECT_FALSE(Equal(Array<int64_t>{1}, Array<int64_t>{1, 1}));
+  Map<String, int64_t> m1 = {{"a", 1}, {"b", 2}};
+  Map<String, int64_t> m2 = {{"b", 2}, {"a", 1}};
+  EXPECT_TRUE(Equal(m1, m2)) << "map order does not matter";
+  EXPECT_EQ(Hash(m1), Hash(m2));
+  EXPECT_FALSE(Equal(m1, Map<String, int64_t>{{"a", 1}, {"b", 3}}));
+  EXPECT_TRUE(Equal(Shape({2, 3}), Shape({2, 3})));
+  EXPECT_EQ(Hash(Shape({2, 3})), Hash(Shape({2, 3})));
+  EXPECT_FALSE(Equal(Shape({2, 3}), Shape({3, 2})));
+}
+
+TEST(Structural, NodesCompareByTheirReducers) {
+  Var x("x");
+  EXPECT_TRUE(Equal(Add(x, IntImm(1)), Add(x, IntImm(1))));
+  EXPECT_EQ(Hash(Add(x, IntImm(1))), Hash(Add(x, IntImm(1))));
+  EXPECT_FALSE(Equal(Add(x, IntImm(1)), Add(x, IntImm(2))));
+  EXPECT_FALSE(Equal(Add(x, IntImm(1)), Add(IntImm(1), x)));
+  EXPECT_NE(Hash(Add(x, IntImm(1))), Hash(Add(IntImm(1), x)));
+}
+
+TEST(Structural, DefinitionSitesMapVariables) {
+  Var x("x"), y("y");
+  Expr lhs = Let(x, IntImm(1), Add(x, IntImm(1)));
+  Expr rhs = Let(y, IntImm(1), Add(y, IntImm(1)));
+  EXPECT_TRUE(Equal(lhs, rhs));
+  EXPECT_EQ(Hash(lhs), Hash(rhs));
+  EXPECT_FALSE(Equal(lhs, Let(y, IntImm(1), Add(x, IntImm(1))))) << "x is free on the right";
+  // fn(a, b) => a + b equals fn(c, d) => c + d, not fn(c, d) => d + c.
+  Var a("a"), b("b"), c("c"), d("d");
+  EXPECT_TRUE(Equal(Func({a, b}, Add(a, b)), Func({c, d}, Add(c, d))));
+  EXPECT_EQ(Hash(Func({a, b}, Add(a, b))), Hash(Func({c, d}, Add(c, d))));
+  EXPECT_FALSE(Equal(Func({a, b}, Add(a, b)), Func({c, d}, Add(d, c))));
+}
+
+TEST(Structural, FreeVariablesMapOnlyOnRequest) {
+  Var x("x"), y("y");
+  EXPECT_FALSE(Equal(Add(x, IntImm(1)), Add(y, IntImm(1))));
+  EXPECT_TRUE(Equal(Add(x, IntImm(1)), Add(y, IntImm(1)), true));
+  EXPECT_EQ(Hash(Add(x, IntImm(1)), true), Hash(Add(y, IntImm(1)), true));
+  // A mapping is one to one: x+x cannot map to x+y.
+  EXPECT_FALSE(Equal(Add(x, x), Add(x, y), true));
+  EXPECT_FALSE(Equal(Add(x, y), Add(y, y), true));
+}
+
+TEST(Structural, SharingMustAgree) {
+  Expr s = Add(IntImm(1), IntImm(2));
+  Expr t = Add(IntImm(1), IntImm(2));
+  Expr u = Add(IntImm(1), IntImm(2));
+  EXPECT_TRUE(Equal(Add(s, s), Add(t, t)));
+  // As in TVM, each object maps to one object of the other side.
+  EXPECT_FALSE(Equal(Add(s, s), Add(t, u)));
+  EXPECT_EQ(Hash(Add(s, s)), Hash(Add(t, u))) << "unequal values may share a hash";
+}
+
+TEST(Structural, FieldDefaultsAndIdentity) {
+  auto make = [](int64_t count, const char* key) {
+    auto n = make_object<AttrsNode>();
+    n->text = "t";
+    n->count = count;
+    n->items = {IntImm(1)};
+    n->table = {{key, IntImm(2)}};
+    n->shape = {2};
+    return ObjectRef(n);
+  };
+  EXPECT_TRUE(Equal(make(1, "k"), make(1, "k")));
+  EXPECT_EQ(Hash(make(1, "k")), Hash(make(1, "k")));
+  EXPECT_FALSE(Equal(make(1, "k"), make(2, "k")));
+  EXPECT_FALSE(Equal(make(1, "k"), make(1, "j")));
+  ObjectRef o1(make_object<OpaqueNode>()), o2(make_object<OpaqueNode>());
+  EXPECT_TRUE(Equal(o1, o1));
+  EXPECT_FALSE(Equal(o1, o2)) << "unregistered objects compare by identity";
+}
+
+TEST(Structural, ReportsTheFirstMismatchingPath) {
+  Var x("x");
+  Expr lhs = Let(x, IntImm(1), Add(x, Add(x, IntImm(2))));
+  Expr rhs = Let(x, IntImm(1), Add(x, Add(x, IntImm(3))));
+  EXPECT_EQ(StructuralMismatch(lhs, rhs).value_or("equal"), "root.body.b.b.value");
+  EXPECT_FALSE(StructuralMismatch(lhs, lhs).has_value());
+  Array<Expr> la = {IntImm(1), IntImm(2)};
+  Array<Expr> ra = {IntImm(1), IntImm(5)};
+  EXPECT_EQ(StructuralMismatch(la, ra).value_or("equal"), "root[1].value");
+  Map<String, Expr> lm = {{"k", IntImm(1)}};
+  Map<String, Expr> rm = {{"k", x}};
+  EXPECT_EQ(StructuralMismatch(lm, rm).value_or("equal"), "root[\"k\"]");
+}
+
+TEST(Structural, SharedDagIsLinear) {
+  // 2^40 paths, 41 nodes: only memoization finishes this.
+  Expr lhs = IntImm(1), rhs = IntImm(1);
+  for (int i = 0; i < 40; ++i) {
+    lhs = Add(lhs, lhs);
+    rhs = Add(rhs, rhs);
+  }
+  EXPECT_TRUE(Equal(lhs, rhs));
+  EXPECT_EQ(Hash(lhs), Hash(rhs));
+}
+
+TEST(Structural, MillionDeepChainNeedsNoRecursion) {
+  Expr lhs = IntImm(0), rhs = IntImm(0);
+  for (int i = 0; i < 1000000; ++i) {
+    lhs = Add(lhs, IntImm(i));
+    rhs = Add(rhs, IntImm(i));
+  }
+  EXPECT_TRUE(Equal(lhs, rhs));
+  EXPECT_EQ(Hash(lhs), Hash(rhs));
+  rhs = Add(rhs, IntImm(-1));
+  EXPECT_FALSE(Equal(lhs, rhs));
+}
+
+/// A random expression over `vars`, with lets that bind fresh variables.
+Expr RandomExpr(std::mt19937* rng, std::vector<Var>* vars, int depth, int* counter) {
+  std::uniform_int_distribution<int> pick(0, 3);
+  int kind = depth == 0 ? pick(*rng) % 2 : pick(*rng);
+  if (kind == 0 || (kind == 1 && vars->empty())) return IntImm((*rng)() % 3);
+  if (kind == 1) return (*vars)[(*rng)() % vars->size()];
+  if (kind == 2) {
+    Expr a = RandomExpr(rng, vars, depth - 1, counter);
+    return Add(a, RandomExpr(rng, vars, depth - 1, counter));
+  }
+  Var v("v" + std::to_string((*counter)++));
+  Expr value = RandomExpr(rng, vars, depth - 1, counter);
+  vars->push_back(v);
+  Expr body = RandomExpr(rng, vars, depth - 1, counter);
+  vars->pop_back();
+  return Let(v, value, body);
+}
+
+TEST(Structural, EqualImpliesEqualHashOverRandomTrees) {
+  int equal_pairs = 0;
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    // Same seed, fresh variables: alpha-equivalent trees.
+    int c1 = 0, c2 = 0;
+    std::vector<Var> v1, v2;
+    std::mt19937 r1(seed), r2(seed);
+    Expr a = RandomExpr(&r1, &v1, 6, &c1);
+    Expr b = RandomExpr(&r2, &v2, 6, &c2);
+    ASSERT_TRUE(Equal(a, b)) << Repr(a);
+    ASSERT_EQ(Hash(a), Hash(b)) << Repr(a);
+    // A different seed: whenever equal, the hashes must agree too.
+    std::mt19937 r3(seed + 7919);
+    int c3 = 0;
+    std::vector<Var> v3;
+    Expr c = RandomExpr(&r3, &v3, 3, &c3);
+    Expr d = RandomExpr(&r1, &v1, 3, &c1);
+    if (Equal(c, d)) {
+      ++equal_pairs;
+      ASSERT_EQ(Hash(c), Hash(d)) << Repr(c) << " vs " << Repr(d);
+    }
+  }
+  EXPECT_GT(equal_pairs, 0) << "the random pairs should sometimes be equal";
+}
+
+TEST(Structural, Globals) {
+  Var x("x"), y("y");
+  Function equal = Function::GetGlobalRequired("ferry.StructuralEqual");
+  EXPECT_FALSE(equal(x, y, false).cast<bool>());
+  EXPECT_TRUE(equal(x, y, true).cast<bool>());
+  Function hash = Function::GetGlobalRequired("ferry.StructuralHash");
+  EXPECT_EQ(hash(IntImm(3), false).cast<int64_t>(), static_cast<int64_t>(Hash(IntImm(3))));
+  Function mismatch = Function::GetGlobalRequired("ferry.StructuralMismatch");
+  EXPECT_EQ(mismatch(IntImm(1), IntImm(2), false).cast<std::string>(), "root.value");
+  EXPECT_TRUE(mismatch(IntImm(1), IntImm(1), false).is_none());
+}
+
+}  // namespace
