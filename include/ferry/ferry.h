@@ -12,13 +12,14 @@
 #include "ferry/container/optional.h"
 #include "ferry/container/shape.h"
 #include "ferry/container/variant.h"
-#include "ferry/reflection/reflection.h"
-#include "ferry/reflection/structural.h"
 #include "ferry/dtype.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
 #include "ferry/memory.h"
 #include "ferry/object.h"
+#include "ferry/reflection/json.h"
+#include "ferry/reflection/reflection.h"
+#include "ferry/reflection/structural.h"
 #include "ferry/string.h"
 
 #endif  // FERRY_FERRY_H_

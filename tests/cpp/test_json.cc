@@ -1,0 +1,235 @@
+// Tests of ferry/reflection/json.h: round trips, sharing, determinism, and the rejection of
+// malformed and hostile documents.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_ir.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace test_ir;  // NOLINT
+using ferry_test::ExpectError;
+
+void ExpectRoundTrip(const AnyView& value) {
+  std::string text = SaveJSON(value);
+  Any back = LoadJSON(text);
+  EXPECT_TRUE(StructuralEqual()(back, value, true)) << text;
+  EXPECT_EQ(SaveJSON(back), text) << "re-saving must give the same bytes";
+}
+
+TEST(JSON, PlainValuesRoundTrip) {
+  ExpectRoundTrip(Any());
+  ExpectRoundTrip(true);
+  ExpectRoundTrip(int64_t{-9223372036854775807LL - 1});
+  ExpectRoundTrip(0.1);
+  ExpectRoundTrip(1e300);
+  ExpectRoundTrip(3.0);
+  ExpectRoundTrip("text with \"quotes\", \\, \n, \x01 and ünïcödé ✓ 𝄞");
+  ExpectRoundTrip(DataType("float32x4"));
+  EXPECT_EQ(LoadJSON(SaveJSON(3.0)).type_index(), kFerryFloat) << "3.0 stays a float";
+  EXPECT_TRUE(std::isnan(LoadJSON(SaveJSON(std::nan(""))).cast<double>()));
+  EXPECT_EQ(LoadJSON(SaveJSON(-HUGE_VAL)).cast<double>(), -HUGE_VAL);
+}
+
+TEST(JSON, NodesAndContainersRoundTrip) {
+  Var x("x");
+  ExpectRoundTrip(Let(x, IntImm(1), Add(x, IntImm(2))));
+  ExpectRoundTrip(Array<Any>{Any(1), Any("s"), Any(Array<Any>{}), Any(Shape({2, 3}))});
+  ExpectRoundTrip(Map<Any, Any>{{Any("a"), Any(1)}, {Any(2), Any(x)}});
+  auto n = make_object<AttrsNode>();
+  n->flag = true;
+  n->small = 3;
+  n->ratio = 2.5;
+  n->text = "t";
+  n->maybe = x;
+  n->count = 4;
+  n->items = {x, IntImm(1)};
+  n->table = {{"k", x}};
+  n->shape = {1, 2};
+  n->anything = Array<Any>{Any(x)};
+  ExpectRoundTrip(ObjectRef(n));
+}
+
+TEST(JSON, SharingIsKept) {
+  Expr shared = Add(IntImm(1), IntImm(2));
+  Array<Expr> pair = {shared, shared};
+  Array<Expr> back = LoadJSON(SaveJSON(pair)).cast<Array<Expr>>();
+  EXPECT_TRUE(back[0].same_as(back[1])) << "a DAG must stay a DAG";
+  // A binary DAG of depth 30 has 2^30 paths but only 31 nodes in the file.
+  Expr dag = IntImm(0);
+  for (int i = 0; i < 30; ++i) dag = Add(dag, dag);
+  std::string text = SaveJSON(dag);
+  EXPECT_LT(text.size(), 5000u);
+  EXPECT_TRUE(StructuralEqual()(LoadJSON(text), dag));
+}
+
+TEST(JSON, OutputIsDeterministicAndDocumented) {
+  Var x("x");
+  EXPECT_EQ(SaveJSON(Add(x, x)),
+            "{\"ferry_json\": 1, \"root\": {\"ref\": 1}, \"nodes\": [\n"
+            "  {\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}},\n"
+            "  {\"type\": \"test.Add\", \"fields\": {\"a\": {\"ref\": 0}, \"b\": {\"ref\": 0}}}\n"
+            "]}");
+  EXPECT_EQ(SaveJSON(5), "{\"ferry_json\": 1, \"root\": 5, \"nodes\": []}");
+}
+
+TEST(JSON, MissingFieldsKeepTheirDefaults) {
+  // A file written before IntImm had `dtype` still loads.
+  Any v = LoadJSON(
+      R"({"ferry_json": 1, "root": {"ref": 0}, "nodes": [{"type": "test.IntImm", "fields": {"value": 7}}]})");
+  EXPECT_EQ(v.cast<IntImm>()->value, 7);
+  EXPECT_EQ(v.cast<IntImm>()->dtype, DataType("int64"));
+}
+
+TEST(JSON, SaveRejectsWhatJSONCannotHold) {
+  ExpectError([] { SaveJSON(ObjectRef(make_object<OpaqueNode>())); }, "ValueError",
+              {"test.Opaque", "not registered"});
+  ExpectError([] { SaveJSON(Function::FromTyped([] { return 1; }, "f")); }, "ValueError",
+              {"ferry.Function"});
+  int local = 0;
+  ExpectError([&] { SaveJSON(static_cast<void*>(&local)); }, "ValueError", {"void*"});
+  ExpectError([] { SaveJSON(std::string("\xff\xfe")); }, "ValueError", {"not UTF-8"});
+  auto n = make_object<AttrsNode>();
+  n->anything = ObjectRef(n);
+  ExpectError([&] { SaveJSON(ObjectRef(n)); }, "ValueError", {"cycle", "test.Attrs"});
+  n->anything = Any();
+}
+
+struct BadCase {
+  std::string text;
+  const char* message;
+};
+
+TEST(JSON, MalformedAndHostileInputIsAValueErrorSayingWhere) {
+  const std::string head = R"({"ferry_json": 1, "root": {"ref": 0}, "nodes": [)";
+  const std::vector<BadCase> cases = {
+      {"", "line 1, column 1: expected a value"},
+      {"[1, 2", "expected ']'"},
+      {"{\"a\" 1}", "expected ':'"},
+      {"nul", "invalid literal"},
+      {"01", "leading zero"},
+      {"1.", "expected digits after '.'"},
+      {"{} x", "unexpected text after the document"},
+      {"\"\\x\"", "invalid escape"},
+      {"\"\\ud800\"", "unpaired surrogate"},
+      {"\"\xc3\x28\"", "invalid UTF-8"},
+      {"\"\xed\xa0\x80\"", "invalid UTF-8"},  // an encoded surrogate
+      {"\"\xc0\xaf\"", "invalid UTF-8"},      // an overlong encoding
+      {"\"a\nb\"", "control character"},
+      {"{\"a\": 1, \"a\": 2}", "duplicate key \"a\""},
+      {"99999999999999999999", "out of range"},
+      {"1e999", "out of range"},
+      {"[]", "the document must be an object"},
+      {"{\"root\": 1, \"nodes\": []}", "missing \"ferry_json\""},
+      {"{\"ferry_json\": 2, \"root\": 1, \"nodes\": []}", "unsupported format version"},
+      {"{\"ferry_json\": 1, \"nodes\": []}", "missing \"root\""},
+      {"{\"ferry_json\": 1, \"root\": 1, \"nodes\": {}}", "\"nodes\" must be an array"},
+      {"{\"ferry_json\": 1, \"root\": 1, \"nodes\": [], \"x\": 0}", "unknown key \"x\""},
+      {"{\"ferry_json\": 1, \"root\": {\"ref\": 0}, \"nodes\": []}", "root: reference to node 0"},
+      {"{\"ferry_json\": 1, \"root\": [1], \"nodes\": []}", "unexpected array"},
+      {"{\"ferry_json\": 1, \"root\": {\"x\": 1}, \"nodes\": []}", "unexpected object"},
+      {"{\"ferry_json\": 1, \"root\": {\"dtype\": \"int7x\"}, \"nodes\": []}", "line 1"},
+      {head + R"({"type": "test.Add", "fields": {"a": {"ref": 0}, "b": {"ref": 0}}}]})",
+       "node 0 (test.Add): reference to node 0"},  // self-reference
+      {head + R"({"type": "test.Var", "fields": {"name": "x"}}, {"type": "test.Add",
+          "fields": {"a": {"ref": 5}, "b": {"ref": 0}}}]})",
+       "reference to node 5"},
+      {head + R"({"type": "test.Nope", "fields": {}}]})", "node 0 (test.Nope): unknown type key"},
+      {head + R"({"type": "test.IntImm", "fields": {"value": 1, "bogus": 2}}]})",
+       "unknown field \"bogus\""},
+      {head + R"({"type": "test.IntImm", "fields": {"value": "one"}}]})",
+       "node 0 (test.IntImm), field \"value\": expected int but got ferry.String"},
+      {head + R"({"type": "test.Add", "fields": {"a": 1}}]})",
+       "field \"a\": expected test.Expr but got int"},
+      {head + R"({"type": "test.IntImm", "fields": {"value": 1}, "extra": 1}]})",
+       "unknown key \"extra\""},
+      {head + R"({"fields": {}}]})", "node 0: missing \"type\""},
+      {head + R"({"type": "test.Fixed", "fields": {}}]})", "no default constructor"},
+      {head + R"({"type": "ferry.Map", "items": [[1]]}]})", "[key, value]"},
+      {head + R"({"type": "ferry.Shape", "dims": [1.5]}]})", "a dimension must be an integer"},
+      {head + R"(3]})", "node 0 must be an object"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    ExpectError([&] { LoadJSON(c.text); }, "ValueError", {"LoadJSON", c.message});
+  }
+}
+
+TEST(JSON, NestingIsLimited) {
+  std::string deep = "{\"ferry_json\": 1, \"root\": " + std::string(100000, '[') + "]}";
+  ExpectError([&] { LoadJSON(deep); }, "ValueError", {"nesting deeper than 64"});
+}
+
+TEST(JSON, EveryTruncationIsAValueError) {
+  Var x("x");
+  auto n = make_object<AttrsNode>();
+  n->text = "é";
+  n->items = {x, Let(x, IntImm(1), Add(x, IntImm(-2)))};
+  n->table = {{"k", x}};
+  n->ratio = 1.25;
+  std::string text = SaveJSON(ObjectRef(n));
+  for (size_t cut = 0; cut < text.size(); ++cut) {
+    try {
+      LoadJSON(std::string_view(text).substr(0, cut));
+      ADD_FAILURE() << "a document cut at byte " << cut << " loaded";
+    } catch (const Error& e) {
+      ASSERT_EQ(e.kind(), "ValueError") << cut << ": " << e.what();
+    }
+  }
+  EXPECT_TRUE(StructuralEqual()(LoadJSON(text), ObjectRef(n), true));
+}
+
+TEST(JSON, MillionLongChain) {
+  Expr chain = IntImm(0);
+  for (int i = 0; i < 1000000; ++i) chain = Add(chain, IntImm(i));
+  std::string text = SaveJSON(chain);
+  Any back = LoadJSON(text);
+  EXPECT_TRUE(StructuralEqual()(back, chain));
+}
+
+Expr RandomGraph(std::mt19937* rng, std::vector<Expr>* pool, std::vector<Var>* vars, int size) {
+  for (int k = 0; k < size; ++k) {
+    switch ((*rng)() % 4) {
+      case 0:
+        pool->push_back(IntImm(static_cast<int64_t>((*rng)() % 100) - 50));
+        break;
+      case 1: {
+        Var v("v" + std::to_string(k));
+        vars->push_back(v);
+        pool->push_back(v);
+        break;
+      }
+      default:
+        if (pool->empty()) break;
+        pool->push_back(Add((*pool)[(*rng)() % pool->size()], (*pool)[(*rng)() % pool->size()]));
+    }
+  }
+  return pool->empty() ? Expr(IntImm(0)) : pool->back();
+}
+
+TEST(JSON, RandomGraphsRoundTripByteIdentically) {
+  for (uint32_t seed = 0; seed < 100; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<Expr> pool;
+    std::vector<Var> vars;
+    Expr root = RandomGraph(&rng, &pool, &vars, 40);
+    Array<Expr> all(pool.begin(), pool.end());
+    ExpectRoundTrip(all);
+    ExpectRoundTrip(root);
+  }
+}
+
+TEST(JSON, Globals) {
+  Function save = Function::GetGlobalRequired("ferry.SaveJSON");
+  Function load = Function::GetGlobalRequired("ferry.LoadJSON");
+  Any back = load(save(IntImm(9)));
+  EXPECT_EQ(back.cast<IntImm>()->value, 9);
+  ExpectError([&] { load("{"); }, "ValueError", {"LoadJSON"});
+}
+
+}  // namespace
