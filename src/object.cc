@@ -1,16 +1,17 @@
 /// \file object.cc
 /// The type registry, object freeing, and the C ABI for both.
-#include <atomic>         // lock-free reads of the type table
-#include <cstdlib>        // realloc for the deferred-free queue
-#include <memory>         // std::unique_ptr of table entries
-#include <mutex>          // registration lock
+#include "ferry/object.h"
+
+#include <atomic>   // lock-free reads of the type table
+#include <cstdlib>  // realloc for the deferred-free queue
+#include <memory>   // std::unique_ptr of table entries
+#include <mutex>    // registration lock
 #include <string>
 #include <unordered_map>  // key -> index
 #include <vector>
 
 #include "c_api_internal.h"
 #include "ferry/error.h"
-#include "ferry/object.h"
 
 namespace ferry {
 namespace details {
@@ -76,8 +77,8 @@ class TypeTable {
     const int32_t num_slots = num_child_slots + 1;
     int32_t index;
     if (static_index >= 0) {
-      FERRY_ICHECK(static_index >= kFerryStaticObjectBegin && static_index < kFerryStaticObjectEnd &&
-                   Get(static_index) == nullptr)
+      FERRY_ICHECK(static_index >= kFerryStaticObjectBegin &&
+                   static_index < kFerryStaticObjectEnd && Get(static_index) == nullptr)
           << "bad static index " << static_index << " for '" << key << "'";
       index = static_index;
     } else if (TypeEntry* owner = RangeOwner(parent, num_slots, key)) {
@@ -128,9 +129,9 @@ class TypeTable {
     Publish(std::move(root));
     key_to_index_.emplace(Object::_type_key, kFerryObject);
     const std::pair<int32_t, const char*> builtins[] = {
-        {kFerryString, "ferry.String"}, {kFerryError, "ferry.Error"},
+        {kFerryString, "ferry.String"},     {kFerryError, "ferry.Error"},
         {kFerryFunction, "ferry.Function"}, {kFerryArray, "ferry.Array"},
-        {kFerryMap, "ferry.Map"}, {kFerryShape, "ferry.Shape"},
+        {kFerryMap, "ferry.Map"},           {kFerryShape, "ferry.Shape"},
     };
     for (const auto& [index, key] : builtins) {
       // The registration lock is not needed yet: nobody else can see the table.
@@ -212,7 +213,8 @@ struct FreeState {
   uint32_t capacity;
   FerryObject** queue;
 };
-thread_local FreeState free_state;
+// initial-exec: a direct %fs-relative access instead of a __tls_get_addr call on every free.
+__attribute__((tls_model("initial-exec"))) thread_local FreeState free_state;
 
 bool QueueFree(FreeState& state, FerryObject* obj) noexcept {
   if (state.size == state.capacity) {
@@ -242,9 +244,11 @@ void ObjectFree(FerryObject* obj) noexcept {
     next->deleter(next);
     --state.depth;
   }
-  std::free(state.queue);
-  state.queue = nullptr;
-  state.capacity = 0;
+  if (state.queue != nullptr) {
+    std::free(state.queue);
+    state.queue = nullptr;
+    state.capacity = 0;
+  }
 }
 
 int32_t TypeRegister(const char* type_key, int32_t static_type_index, int32_t parent_type_index,
@@ -298,7 +302,8 @@ int FerryTypeIndexToKey(int32_t type_index, const char** out_type_key) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(out_type_key);
   const ferry::details::TypeEntry* entry = TypeTable::Global()->Get(type_index);
-  if (entry == nullptr) FERRY_THROW(IndexError) << "type index " << type_index << " is not registered";
+  if (entry == nullptr)
+    FERRY_THROW(IndexError) << "type index " << type_index << " is not registered";
   *out_type_key = entry->info.type_key;
   FERRY_C_API_END();
 }
@@ -309,9 +314,8 @@ int FerryTypeGetOrAllocIndex(const char* type_key, int32_t static_type_index,
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(type_key);
   FERRY_C_API_CHECK_NOT_NULL(out_type_index);
-  *out_type_index =
-      TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
-                                      num_child_slots, child_slots_can_overflow != 0);
+  *out_type_index = TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
+                                                    num_child_slots, child_slots_can_overflow != 0);
   FERRY_C_API_END();
 }
 
@@ -319,7 +323,8 @@ int FerryTypeGetInfo(int32_t type_index, const FerryTypeInfo** out_info) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(out_info);
   const ferry::details::TypeEntry* entry = TypeTable::Global()->Get(type_index);
-  if (entry == nullptr) FERRY_THROW(IndexError) << "type index " << type_index << " is not registered";
+  if (entry == nullptr)
+    FERRY_THROW(IndexError) << "type index " << type_index << " is not registered";
   *out_info = &entry->info;
   FERRY_C_API_END();
 }

@@ -92,7 +92,10 @@ class Object {
  private:
   void IncRef() { __atomic_fetch_add(&header_.ref_counter, 1, __ATOMIC_RELAXED); }
   void DecRef() {
-    if (__atomic_fetch_sub(&header_.ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
+    // The last reference needs no atomic write: nobody else can reach the object to race with
+    // us. The acquire load still orders the frees after every other owner's release.
+    if (__atomic_load_n(&header_.ref_counter, __ATOMIC_ACQUIRE) == 1 ||
+        __atomic_fetch_sub(&header_.ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
       details::ObjectFree(&header_);
     }
   }

@@ -1,0 +1,116 @@
+// Containers beside the standard library.
+#include <benchmark/benchmark.h>
+#include <ferry/ferry.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using namespace ferry;  // NOLINT
+
+constexpr int64_t kCount = 1000000;
+constexpr int64_t kKeys = 100000;
+
+// Pushes range(0) elements into a fresh container.
+void BM_Ferry_ArrayPushBack(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  for (auto _ : state) {
+    Array<int64_t> a;
+    for (int64_t i = 0; i < n; ++i) a.push_back(i);
+    benchmark::DoNotOptimize(a.get());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+void BM_Floor_ArrayPushBack(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  for (auto _ : state) {
+    std::vector<int64_t> a;
+    for (int64_t i = 0; i < n; ++i) a.push_back(i);
+    benchmark::DoNotOptimize(a.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void BM_Ferry_ArraySum(benchmark::State& state) {
+  Array<int64_t> a;
+  for (int64_t i = 0; i < kCount; ++i) a.push_back(i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t x : a) sum += x;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kCount);
+}
+void BM_Floor_ArraySum(benchmark::State& state) {
+  std::vector<int64_t> a;
+  for (int64_t i = 0; i < kCount; ++i) a.push_back(i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t x : a) sum += x;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kCount);
+}
+
+std::vector<std::string> Keys() {
+  std::vector<std::string> keys;
+  for (int64_t i = 0; i < kKeys; ++i) keys.push_back("key_number_" + std::to_string(i * 7919));
+  return keys;
+}
+
+void BM_Ferry_MapInsert(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::vector<String> strings(keys.begin(), keys.end());
+  for (auto _ : state) {
+    Map<String, int64_t> m;
+    for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+    benchmark::DoNotOptimize(m.get());
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+void BM_Floor_MapInsert(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  for (auto _ : state) {
+    std::unordered_map<std::string, int64_t> m;
+    for (int64_t i = 0; i < kKeys; ++i) m[keys[i]] = i;
+    benchmark::DoNotOptimize(&m);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+
+void BM_Ferry_MapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::vector<String> strings(keys.begin(), keys.end());
+  Map<String, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+void BM_Floor_MapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::unordered_map<std::string, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m[keys[i]] = i;
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(keys[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+
+BENCHMARK(BM_Ferry_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Floor_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Ferry_ArraySum)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_ArraySum)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_MapInsert)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_MapInsert)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_MapLookup)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_MapLookup)->Unit(benchmark::kMillisecond);
+
+}  // namespace
