@@ -1,65 +1,70 @@
-// Runs one operation N times, for `valgrind --tool=callgrind`: instruction counts per operation
-// are stable where wall-clock times on a shared machine are not. Usage: callgrind_ops OP N.
-#include <ferry/ferry.h>
-
-#include <atomic>
+// Runs every operation of ops.h N times, each in its own Loop<Op> function, for
+// `valgrind --tool=callgrind`: the inclusive instruction count of Loop<Op> divided by N is the
+// cost of one operation. Instruction counts are repeatable where wall-clock times on a shared
+// machine are not (they do not see cache misses or the cost of an atomic instruction, though).
+//
+//     valgrind --tool=callgrind --callgrind-out-file=cg.out callgrind_ops 100000 >order.txt
+//     callgrind_annotate --inclusive=yes --threshold=100 cg.out >cg.txt
+//     python3 bench/report.py --callgrind 100000 cg.txt order.txt
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
-namespace {
+#include "ops.h"
 
-using namespace ferry;  // NOLINT
+namespace ferry_bench {
 
-class SmallNode : public Object {
- public:
-  int64_t value = 1;
-  static constexpr const char* _type_key = "callgrind.Small";
-  FERRY_DECLARE_FINAL_OBJECT_INFO(SmallNode, Object);
-};
-struct PlainSmall {
-  int32_t count = 1;
-  int32_t type = 0;
-  void* deleter = nullptr;
-  int64_t value = 1;
-};
+/// Never inlined, so callgrind reports its cost under its own name.
+template <typename Op>
+__attribute__((noinline)) void Loop(Op& op, long n) {
+  for (long i = 0; i < n; ++i) op();
+}
 
-volatile int64_t sink;
+/// One warm-up call (first-use registration, allocator set-up), then the counted loop. Prints
+/// the name, so the report can list the operations in this order.
+template <typename Op>
+void Measure(const char* name, long n) {
+  Op op;
+  op();
+  Loop(op, n);
+  std::printf("%s\n", name);
+}
 
-}  // namespace
+}  // namespace ferry_bench
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s make|new|copy|atomic N\n", argv[0]);
+  if (argc != 2 || std::atol(argv[1]) <= 0) {
+    std::fprintf(stderr, "usage: %s N\n", argv[0]);
     return 2;
   }
-  const char* op = argv[1];
-  const long n = std::atol(argv[2]);
-  (void)SmallNode::RuntimeTypeIndex();
-  if (std::strcmp(op, "make") == 0) {
-    for (long i = 0; i < n; ++i) sink = make_object<SmallNode>()->value;
-  } else if (std::strcmp(op, "new") == 0) {
-    for (long i = 0; i < n; ++i) {
-      auto* p = new PlainSmall();
-      sink = p->value;
-      delete p;
-    }
-  } else if (std::strcmp(op, "copy") == 0) {
-    ObjectRef ref(make_object<SmallNode>());
-    for (long i = 0; i < n; ++i) {
-      ObjectRef copy = ref;
-      sink = reinterpret_cast<intptr_t>(copy.get());
-    }
-  } else if (std::strcmp(op, "atomic") == 0) {
-    std::atomic<int32_t> count{1};
-    for (long i = 0; i < n; ++i) {
-      count.fetch_add(1, std::memory_order_relaxed);
-      sink = reinterpret_cast<intptr_t>(&count);
-      count.fetch_sub(1, std::memory_order_acq_rel);
-    }
-  } else {
-    std::fprintf(stderr, "unknown op %s\n", op);
-    return 2;
-  }
+  const long n = std::atol(argv[1]);
+  using namespace ferry_bench;  // NOLINT
+#define MEASURE(Op) Measure<Op>(#Op, n)
+  MEASURE(Ferry_MakeDrop);
+  MEASURE(Floor_MakeDrop);
+  MEASURE(Ferry_CopyDrop);
+  MEASURE(Floor_CopyDrop);
+  MEASURE(Ferry_IsInstanceHit);
+  MEASURE(Floor_IsInstanceHit);
+  MEASURE(Ferry_IsInstanceMiss);
+  MEASURE(Floor_IsInstanceMiss);
+  MEASURE(Ferry_Downcast);
+  MEASURE(Floor_Downcast);
+  MEASURE(Ferry_StringShort);
+  MEASURE(Floor_StringShort);
+  MEASURE(Ferry_String40);
+  MEASURE(Floor_String40);
+  MEASURE(Ferry_TypedCall);
+  MEASURE(Floor_TypedCall);
+  MEASURE(Ferry_CApiCall);
+  MEASURE(Floor_CApiCall);
+  MEASURE(Ferry_GetGlobal);
+  MEASURE(Floor_GetGlobal);
+  MEASURE(Ferry_AnyInt);
+  MEASURE(Floor_AnyInt);
+  MEASURE(Ferry_AnyShortString);
+  MEASURE(Floor_AnyShortString);
+  MEASURE(Ferry_AnyObject);
+  MEASURE(Floor_AnyObject);
+#undef MEASURE
   return 0;
 }
