@@ -502,3 +502,24 @@ FERRY_REGISTER_GLOBAL("ferry.ShapeToArray").set_body([](const AnyView* args, int
 });
 
 }  // namespace ferry
+
+int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size, const FerryAny** out_data) {
+  try {
+    if (array == nullptr || out_size == nullptr || out_data == nullptr) {
+      FERRY_THROW(ValueError) << "FerryArrayGetData: NULL argument";
+    }
+    const ferry::Object* obj = ferry::details::ObjectUnsafe::FromHeader(
+        static_cast<FerryObject*>(array));
+    if (obj->type_index() != kFerryArray) {
+      FERRY_THROW(TypeError) << "FerryArrayGetData: expected ferry.Array, got "
+                             << obj->GetTypeKey();
+    }
+    const auto* arr = static_cast<const ferry::ArrayObj*>(obj);
+    *out_size = arr->size();
+    *out_data = reinterpret_cast<const FerryAny*>(arr->begin());
+    return 0;
+  } catch (...) {
+    ferry::details::SetRaisedFromCurrentException();
+    return -1;
+  }
+}

@@ -156,6 +156,37 @@ int FerryErrorGetInfo(FerryObjectHandle error, const char** out_kind, const char
   FERRY_C_API_END();
 }
 
+namespace {
+ferry::ErrorObj* ErrorFromHandle(FerryObjectHandle error, const char* func) {
+  ferry::Object* obj = FromHandle(error);
+  if (!obj->IsInstance<ferry::ErrorObj>()) {
+    FERRY_THROW(TypeError) << func << ": expected ferry.Error, got " << obj->GetTypeKey();
+  }
+  return static_cast<ferry::ErrorObj*>(obj);
+}
+}  // namespace
+
+int FerryErrorSetPayload(FerryObjectHandle error, void* payload, void (*deleter)(void*)) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(error);
+  ferry::ErrorObj* err = ErrorFromHandle(error, "FerryErrorSetPayload");
+  void* old_payload = err->payload;
+  void (*old_deleter)(void*) = err->payload_deleter;
+  err->payload = payload;
+  err->payload_deleter = deleter;
+  if (old_deleter != nullptr) old_deleter(old_payload);
+  FERRY_C_API_END();
+}
+
+int FerryErrorGetPayload(FerryObjectHandle error, void** out_payload, void (**out_deleter)(void*)) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(error);
+  const ferry::ErrorObj* err = ErrorFromHandle(error, "FerryErrorGetPayload");
+  if (out_payload != nullptr) *out_payload = err->payload;
+  if (out_deleter != nullptr) *out_deleter = err->payload_deleter;
+  FERRY_C_API_END();
+}
+
 void FerryErrorSetRaised(FerryObjectHandle error) {
   if (error == nullptr) {
     ferry::details::raised_error = ferry::ObjectRef();

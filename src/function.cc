@@ -91,6 +91,15 @@ class CallbackFunctionObj : public FunctionObj {
     if (deleter_ != nullptr) deleter_(resource_);
   }
 
+ /// The callback and resource of `obj` if it is a CallbackFunctionObj.
+  static bool Unwrap(const FunctionObj* obj, FerryFunctionCallback* callback, void** resource) {
+    if (obj->safe_call != &SafeCall) return false;
+    auto* self = static_cast<const CallbackFunctionObj*>(obj);
+    *callback = self->callback_;
+    *resource = self->resource_;
+    return true;
+  }
+
  private:
   static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
     auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
@@ -137,6 +146,11 @@ void ThrowArgTypeError(const std::string& name, const std::string& signature, in
   FERRY_THROW(TypeError) << "Mismatched type on argument " << index << " when calling `"
                          << signature << "`: " << DescribeCastFailure(arg.raw(), expected, detail);
   (void)name;
+}
+
+void ThrowParamNamesError(const std::string& name, size_t arity, size_t given) {
+  FERRY_THROW(ValueError) << name << ": " << given << " parameter names given for " << arity
+                          << " parameter" << (arity == 1 ? "" : "s");
 }
 
 void ThrowArgCountError(const std::string& name, const std::string& signature, int32_t expected,
@@ -213,6 +227,44 @@ int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_
   if (static_cast<const ferry::FunctionObj*>(obj)->safe_call(func, args, num_args, result) != 0) {
     return -1;
   }
+  FERRY_C_API_END();
+}
+
+namespace {
+const ferry::FunctionObj* FunctionFromHandle(FerryObjectHandle func, const char* api) {
+  const ferry::Object* obj = FromHandle(func);
+  if (obj->type_index() != kFerryFunction) {
+    FERRY_THROW(TypeError) << api << ": expected ferry.Function, got " << obj->GetTypeKey();
+  }
+  return static_cast<const ferry::FunctionObj*>(obj);
+}
+}  // namespace
+
+int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_callback,
+                             void** out_resource) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  FERRY_C_API_CHECK_NOT_NULL(out_callback);
+  FERRY_C_API_CHECK_NOT_NULL(out_resource);
+  *out_callback = nullptr;
+  *out_resource = nullptr;
+  ferry::details::CallbackFunctionObj::Unwrap(FunctionFromHandle(func, "FerryFunctionGetCallback"),
+                                              out_callback, out_resource);
+  FERRY_C_API_END();
+}
+
+int FerryFunctionGetParamNames(FerryObjectHandle func, int32_t* out_count,
+                               const char* const** out_names) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  FERRY_C_API_CHECK_NOT_NULL(out_count);
+  FERRY_C_API_CHECK_NOT_NULL(out_names);
+  const auto& names = FunctionFromHandle(func, "FerryFunctionGetParamNames")->param_names;
+  thread_local std::vector<const char*> pointers;
+  pointers.clear();
+  for (const std::string& name : names) pointers.push_back(name.c_str());
+  *out_count = static_cast<int32_t>(names.size());
+  *out_names = pointers.data();
   FERRY_C_API_END();
 }
 

@@ -367,6 +367,26 @@ FERRY_REGISTER_GLOBAL("ferry.Repr").set_body([](const AnyView* args, int32_t n, 
 
 }  // namespace ferry
 
+int FerryObjectGetFieldGetter(FerryObjectHandle obj, const char* name, int64_t* out_offset,
+                              FerryFieldGetter* out_getter) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(obj);
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(out_offset);
+  FERRY_C_API_CHECK_NOT_NULL(out_getter);
+  const ferry::Object* node = ferry::details::FromHandle(obj);
+  const ferry::NodeInfo* info = ferry::GetNodeInfo(node);
+  const ferry::FieldInfo* field = info != nullptr ? info->FindField(name) : nullptr;
+  if (field == nullptr) {
+    FERRY_THROW(AttributeError) << "'" << node->GetTypeKey() << "' object has no attribute '"
+                                << name << "'";
+  }
+  const char* base = reinterpret_cast<const char*>(node);
+  *out_offset = static_cast<int64_t>(field->offset) + (base - static_cast<const char*>(obj));
+  *out_getter = field->type->get_c;
+  FERRY_C_API_END();
+}
+
 int FerryObjectGetAttr(FerryObjectHandle obj, const char* name, FerryAny* out) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(obj);

@@ -36,6 +36,17 @@ ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b) {
   return obj;
 }
 
+ObjectPtr<Object> MakeBytes(const char* data, size_t size) {
+  if (data == nullptr && size != 0) ThrowError("ValueError", "Bytes: nullptr with non-zero size");
+  ObjectPtr<BytesObj> obj = make_inplace_array_object<BytesObj, char>(size + 1);
+  char* bytes = reinterpret_cast<char*>(obj.get() + 1);
+  if (size != 0) std::memcpy(bytes, data, size);
+  bytes[size] = '\0';
+  obj->data = bytes;
+  obj->size = size;
+  return obj;
+}
+
 const ObjectPtr<Object>& EmptyString() {
   // Never destroyed, so String() stays valid during static destruction.
   static const ObjectPtr<Object>* empty = new ObjectPtr<Object>(AllocateString(0));
@@ -52,14 +63,22 @@ int FerryStringCreate(const char* data, size_t size, FerryObjectHandle* out_stri
   FERRY_C_API_END();
 }
 
+int FerryBytesCreate(const char* data, size_t size, FerryObjectHandle* out_bytes) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(out_bytes);
+  *out_bytes = ferry::details::MoveToHandle(ferry::ObjectRef(ferry::details::MakeBytes(data, size)));
+  FERRY_C_API_END();
+}
+
 int FerryStringGetData(FerryObjectHandle str, const char** out_data, size_t* out_size) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(str);
   const ferry::Object* obj = ferry::details::FromHandle(str);
-  if (obj->type_index() != kFerryString) {
-    FERRY_THROW(TypeError) << "FerryStringGetData: expected ferry.String, got "
+  if (obj->type_index() != kFerryString && obj->type_index() != kFerryBytes) {
+    FERRY_THROW(TypeError) << "FerryStringGetData: expected ferry.String or ferry.Bytes, got "
                            << obj->GetTypeKey();
   }
+  static_assert(sizeof(ferry::StringObj) == sizeof(ferry::BytesObj), "same layout");
   const auto* s = static_cast<const ferry::StringObj*>(obj);
   if (out_data != nullptr) *out_data = s->data;
   if (out_size != nullptr) *out_size = static_cast<size_t>(s->size);

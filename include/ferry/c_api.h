@@ -64,6 +64,7 @@ typedef enum {
   kFerryArray = 68,     ///< ferry.Array
   kFerryMap = 69,       ///< ferry.Map
   kFerryShape = 70,     ///< ferry.Shape
+  kFerryBytes = 71,     ///< ferry.Bytes (a byte string, Python's `bytes`)
   kFerryStaticObjectEnd = 128,
   kFerryDynamicObjectBegin = 128,
 } FerryTypeIndex;
@@ -161,15 +162,32 @@ FERRY_DLL int FerryDataTypeFromString(const char* text, FerryDataType* out_dtype
 FERRY_DLL int FerryDataTypeToString(FerryDataType dtype, FerryObjectHandle* out_string);
 /// Creates a String object holding a copy of `size` bytes at `data`.
 FERRY_DLL int FerryStringCreate(const char* data, size_t size, FerryObjectHandle* out_string);
-/// Reads the bytes of a String object; they live as long as the object and end with a NUL.
+/// Creates a Bytes object holding a copy of `size` bytes at `data`.
+FERRY_DLL int FerryBytesCreate(const char* data, size_t size, FerryObjectHandle* out_bytes);
+/// Reads the bytes of a String or Bytes object; they live as long as the object and end with a
+/// NUL.
 FERRY_DLL int FerryStringGetData(FerryObjectHandle str, const char** out_data, size_t* out_size);
 
 /// Releases what a cell owns (an object reference) and sets it to None.
 FERRY_DLL int FerryAnyRelease(FerryAny* value);
 
+/// Reads one field of an object: `field` is the object handle plus the field's offset.
+typedef int (*FerryFieldGetter)(const void* field, FerryAny* out);
+
+/// Finds how to read the field `name` of objects of `obj`'s type: the field lives at
+/// `(char*)handle + *out_offset` and `*out_getter` reads it. Lets a frontend cache the pair per
+/// type, so a field read is one indirect call. AttributeError when there is no such field.
+FERRY_DLL int FerryObjectGetFieldGetter(FerryObjectHandle obj, const char* name,
+                                        int64_t* out_offset, FerryFieldGetter* out_getter);
+
 /// Reads the field `name` of a reflected object (FERRY_REGISTER_NODE_TYPE) into `*out`, which
 /// the caller releases with FerryAnyRelease; an AttributeError when there is no such field.
 FERRY_DLL int FerryObjectGetAttr(FerryObjectHandle obj, const char* name, FerryAny* out);
+
+/// The cells of an Array: `*out_size` values at `*out_data`, borrowed from the array (valid
+/// while it lives and is not mutated). TypeError for any other object.
+FERRY_DLL int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size,
+                                const FerryAny** out_data);
 
 // ---------------------------------------------------------------------------------------------
 // Functions.
@@ -193,6 +211,15 @@ FERRY_DLL int FerryFunctionCreate(void* resource, FerryFunctionCallback callback
 /// Calls a Function. `*result` is overwritten (not released) with the owned result.
 FERRY_DLL int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_args,
                                 FerryAny* result);
+/// The callback and resource of a Function made by FerryFunctionCreate; both NULL for any other
+/// Function. A frontend uses it to recognize its own functions.
+FERRY_DLL int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_callback,
+                                       void** out_resource);
+/// The parameter names of a typed function registered with names (`set_body_typed(f, {"a",
+/// "b"})`); `*out_count` is 0 when it has none. The array stays valid until the next call of
+/// this function on the same thread; the strings as long as the function.
+FERRY_DLL int FerryFunctionGetParamNames(FerryObjectHandle func, int32_t* out_count,
+                                         const char* const** out_names);
 /// Looks up a global function (new reference); `*out_func` is NULL when the name is not taken.
 FERRY_DLL int FerryFunctionGetGlobal(const char* name, FerryObjectHandle* out_func);
 /// Registers a global function; a taken name is an error unless `override` is non-zero.
@@ -221,6 +248,15 @@ FERRY_DLL void FerryErrorSetRaised(FerryObjectHandle error);
 FERRY_DLL void FerryErrorSetRaisedFromCStr(const char* kind, const char* message);
 /// Moves this thread's raised error into `*out_error` (NULL if none) and clears it.
 FERRY_DLL void FerryErrorMoveFromRaised(FerryObjectHandle* out_error);
+/// Attaches an opaque payload to an Error (replacing and releasing any earlier one); `deleter`,
+/// if not NULL, is called with `payload` when the error is destroyed. A language frontend keeps
+/// its own exception object here, so that it gets the very same object back.
+FERRY_DLL int FerryErrorSetPayload(FerryObjectHandle error, void* payload,
+                                   void (*deleter)(void* payload));
+/// Reads an Error's payload and its deleter (both NULL when none); the frontend recognizes its
+/// own payloads by the deleter.
+FERRY_DLL int FerryErrorGetPayload(FerryObjectHandle error, void** out_payload,
+                                   void (**out_deleter)(void* payload));
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -18,12 +18,25 @@
 namespace ferry {
 
 /// The data of an Error. `what` caches "kind: message" for std::exception::what().
+///
+/// `payload` is an opaque pointer another language attaches (FerryErrorSetPayload), e.g. the
+/// Python exception object a callback raised, so that the same object is raised again when the
+/// error returns to that language; `payload_deleter` releases it with the error.
 class ErrorObj : public Object {
  public:
   String kind;
   String message;
   String backtrace;
   String what;
+  void* payload = nullptr;
+  void (*payload_deleter)(void* payload) = nullptr;
+
+  ErrorObj() = default;
+  ErrorObj(const ErrorObj&) = delete;
+  ErrorObj& operator=(const ErrorObj&) = delete;
+  ~ErrorObj() {
+    if (payload_deleter != nullptr) payload_deleter(payload);
+  }
 
   static constexpr const char* _type_key = "ferry.Error";
   FERRY_DECLARE_BUILTIN_OBJECT_INFO_(ErrorObj, Object, kFerryError);

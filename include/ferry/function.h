@@ -32,6 +32,9 @@ class FunctionObj : public Object {
                             Any* result);
   FerryFunctionSafeCall safe_call = nullptr;
   FCppCall cpp_call = nullptr;
+  /// The parameter names of a typed function registered with them (empty otherwise); they let
+  /// other languages pass arguments by keyword.
+  std::vector<std::string> param_names;
 
   void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
     cpp_call(this, args, num_args, result);
@@ -47,6 +50,9 @@ namespace details {
                                               int32_t index, const AnyView& arg,
                                               const std::string& expected,
                                               const std::string& detail);
+/// The ValueError of FromTyped given `given` parameter names for `arity` parameters.
+[[noreturn]] FERRY_DLL void ThrowParamNamesError(const std::string& name, size_t arity,
+                                                 size_t given);
 /// The TypeError of a typed call with the wrong number of arguments.
 [[noreturn]] FERRY_DLL void ThrowArgCountError(const std::string& name,
                                                const std::string& signature, int32_t expected,
@@ -159,15 +165,26 @@ class Function : public ObjectRef {
     return Function(make_object<details::PackedFunctionObj<F>>(std::move(packed)));
   }
   /// Wraps a callable with typed parameters; `name` appears in conversion errors.
+  /// `param_names`, when given, names every parameter (a ValueError if the count is off), so
+  /// that Python can pass arguments by keyword:
+  ///
+  ///     Function::FromTyped([](int64_t a, int64_t b) { return a - b; }, "sub", {"a", "b"});
   template <typename F>
-  static Function FromTyped(F f, std::string name = "<anonymous>") {
+  static Function FromTyped(F f, std::string name = "<anonymous>",
+                            std::vector<std::string> param_names = {}) {
     using Traits = details::CallableTraits<std::decay_t<F>>;
     using Caller =
         details::TypedCaller<std::decay_t<F>, typename Traits::Return, typename Traits::ArgsTuple>;
-    return FromPacked([f = std::move(f), name = std::move(name)](const AnyView* args,
-                                                                 int32_t num_args, Any* result) {
+    constexpr size_t kArity = std::tuple_size_v<typename Traits::ArgsTuple>;
+    if (!param_names.empty() && param_names.size() != kArity) {
+      details::ThrowParamNamesError(name, kArity, param_names.size());
+    }
+    Function func = FromPacked([f = std::move(f), name = std::move(name)](
+                                   const AnyView* args, int32_t num_args, Any* result) {
       Caller::Call(f, name, args, num_args, result);
     });
+    static_cast<FunctionObj*>(func.get_mutable())->param_names = std::move(param_names);
+    return func;
   }
 
   /// Calls with packed arguments.
@@ -267,6 +284,11 @@ class GlobalRegistrar {
   template <typename F>
   GlobalRegistrar& set_body_typed(F f) {
     return set_body(Function::FromTyped(std::move(f), name_));
+  }
+  /// Also records the parameter names, so Python callers may pass arguments by keyword.
+  template <typename F>
+  GlobalRegistrar& set_body_typed(F f, std::vector<std::string> param_names) {
+    return set_body(Function::FromTyped(std::move(f), name_, std::move(param_names)));
   }
 
  private:

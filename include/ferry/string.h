@@ -75,6 +75,37 @@ class String : public ObjectRef {
   }
 };
 
+/// The data of a Bytes: `size` bytes at `data`, followed by a NUL (StringObj's layout).
+class BytesObj : public Object {
+ public:
+  const char* data;
+  uint64_t size;
+
+  static constexpr const char* _type_key = "ferry.Bytes";
+  static constexpr bool _type_final = true;
+  FERRY_DECLARE_BUILTIN_OBJECT_INFO_(BytesObj, Object, kFerryBytes);
+};
+
+namespace details {
+/// Makes a BytesObj holding a copy of `size` bytes at `data`.
+FERRY_DLL ObjectPtr<Object> MakeBytes(const char* data, size_t size);
+}  // namespace details
+
+/// `Bytes`: an immutable byte string, never null; what Python's `bytes` becomes. Unlike String
+/// it makes no claim about an encoding.
+///
+///     Bytes b(std::string_view("\x00\x01", 2));
+class Bytes : public ObjectRef {
+ public:
+  Bytes() : Bytes(std::string_view()) {}
+  explicit Bytes(std::string_view data) : ObjectRef(details::MakeBytes(data.data(), data.size())) {}
+  const char* data() const { return get()->data; }
+  size_t size() const { return static_cast<size_t>(get()->size); }
+  std::string_view view() const { return std::string_view(data(), size()); }
+
+  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(Bytes, ObjectRef, BytesObj);
+};
+
 namespace details {
 /// Enables the comparisons below when one side is a String and the other is string-like. As
 /// templates they never convert an operand to String, so `view == "abc"` stays unambiguous.

@@ -30,6 +30,7 @@
 #include "ferry/any.h"
 #include "ferry/container/array.h"
 #include "ferry/container/map.h"
+#include "ferry/error.h"
 #include "ferry/reflection/structural.h"
 
 namespace ferry {
@@ -46,6 +47,8 @@ struct FieldType {
   /// Writes `value` to the field at `addr`, converting it; a TypeError (with the reason) when
   /// it does not convert. The field is unchanged then.
   void (*set)(void* addr, const AnyView& value);
+  /// `get` for the C ABI (FerryObjectGetFieldGetter): writes an owned value, returns 0/-1.
+  FerryFieldGetter get_c;
 };
 
 namespace details {
@@ -55,7 +58,16 @@ const FieldType* FieldTypeOf() {
                 "VisitAttrs: a field type has no TypeTraits, so it cannot be reflected");
   static const FieldType type{
       &TypeTraitsOf<T>::TypeStr, [](const void* addr) { return Any(*static_cast<const T*>(addr)); },
-      [](void* addr, const AnyView& value) { *static_cast<T*>(addr) = value.cast<T>(); }};
+      [](void* addr, const AnyView& value) { *static_cast<T*>(addr) = value.cast<T>(); },
+      [](const void* addr, FerryAny* out) -> int {
+        try {
+          *out = Any(*static_cast<const T*>(addr)).MoveToOwned();
+          return 0;
+        } catch (...) {
+          SetRaisedFromCurrentException();
+          return -1;
+        }
+      }};
   return &type;
 }
 }  // namespace details

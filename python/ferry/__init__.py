@@ -1,0 +1,97 @@
+"""Ferry: one set of objects and functions shared by C++ and Python.
+
+    import ferry
+    ferry.load_library("libmyproject.so")
+    add = ferry.get_global_func("myproject.add")
+    assert add(1, 2) == 3
+
+See docs/python.md for the full guide.
+"""
+from . import _core
+from .error import _make_error
+
+_core._set_error_factory(_make_error)
+
+from ._core import Field, Function, Object, convert  # noqa: E402
+from .container import Array, Map, Shape
+from .dtype import DataType
+from .error import FerryError, InternalError, register_error
+from .registry import (
+    get_global_func,
+    init_api,
+    list_global_func_names,
+    load_library,
+    register_func,
+    register_object,
+    remove_global_func,
+)
+
+__version__ = _core.__ferry_version__
+
+String = str  # Ferry strings come back as str; a str passed to C++ becomes a ferry::String
+Bytes = bytes
+
+__all__ = [
+    "Array",
+    "Bytes",
+    "DataType",
+    "FerryError",
+    "Field",
+    "Function",
+    "InternalError",
+    "Map",
+    "Object",
+    "Shape",
+    "String",
+    "convert",
+    "get_global_func",
+    "init_api",
+    "list_global_func_names",
+    "load_json",
+    "load_library",
+    "make_node",
+    "register_error",
+    "register_func",
+    "register_object",
+    "remove_global_func",
+    "save_json",
+    "structural_equal",
+    "structural_hash",
+]
+
+_structural_equal = get_global_func("ferry.StructuralEqual")
+_structural_hash = get_global_func("ferry.StructuralHash")
+_save_json = get_global_func("ferry.SaveJSON")
+_load_json = get_global_func("ferry.LoadJSON")
+_make_node = get_global_func("ferry.MakeNode")
+
+
+def structural_equal(a, b, map_free_vars=False):
+    """Whether ``a`` and ``b`` are equal by structure (fields compared recursively; bound
+    variables matched by position, free ones only when ``map_free_vars``)."""
+    return _structural_equal(a, b, map_free_vars)
+
+
+def structural_hash(value, map_free_vars=False):
+    """A hash consistent with :func:`structural_equal`."""
+    return _structural_hash(value, map_free_vars)
+
+
+def save_json(value):
+    """The JSON text of ``value`` (objects, containers, plain values); sharing is kept."""
+    return _save_json(value)
+
+
+def load_json(text):
+    """Loads what :func:`save_json` wrote; ValueError saying where for malformed input."""
+    return _load_json(text)
+
+
+def make_node(type_key, **fields):
+    """Creates the reflected node ``type_key`` from fields given by name (every field must be
+    given: a ValueError lists missing and unknown names, a TypeError names a field whose value
+    does not convert)."""
+    args = [type_key]
+    for name, value in fields.items():
+        args += [name, value]
+    return _make_node(*args)

@@ -1,0 +1,283 @@
+/// \file convert.cc
+/// Python values <-> FerryAny cells. Arguments convert straight into cells that borrow from the
+/// Python objects (strings point into the str's UTF-8 buffer), so a call builds no temporary
+/// Python objects; only lists, dicts, callables and bytes need a Ferry object made for them.
+#include <cstring>  // memcpy
+
+#include "core.h"
+
+namespace ferry_py {
+namespace {
+
+FerryObjectHandle g_array_ctor = nullptr;
+FerryObjectHandle g_map_ctor = nullptr;
+
+inline void SetNone(FerryAny* out) {
+  out->type_index = kFerryNone;
+  out->small_len = 0;
+  out->v_int64 = 0;
+}
+
+inline void SetObject(FerryAny* out, FerryObjectHandle h) {
+  out->type_index = TypeIndexOf(h);
+  out->small_len = 0;
+  out->v_obj = static_cast<FerryObject*>(h);
+}
+
+/// Builds a container by calling the global `ctor` on converted items; the result is kept by
+/// `scope`.
+int MakeContainer(FerryObjectHandle ctor, PyObject* const* items, Py_ssize_t n, FerryAny* out,
+                  TempScope* scope) {
+  if (n > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "ferry: container too large");
+    return -1;
+  }
+  std::vector<FerryAny> cells(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PyToAny(items[i], &cells[i], scope) != 0) return -1;
+  }
+  FerryAny result;
+  SetNone(&result);
+  if (FerryFunctionCall(ctor, cells.data(), static_cast<int32_t>(n), &result) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  scope->Keep(result.v_obj);
+  *out = result;
+  return 0;
+}
+
+int ListToAny(PyObject* seq, FerryAny* out, TempScope* scope) {
+  // A tuple holds its items for us even if converting one (through __index__) changes a list.
+  PyObject* tuple = PyList_Check(seq) ? PyList_AsTuple(seq) : Py_NewRef(seq);
+  if (tuple == nullptr) return -1;
+  int rc = MakeContainer(CachedGlobal("ferry.Array", &g_array_ctor), &PyTuple_GET_ITEM(tuple, 0),
+                         PyTuple_GET_SIZE(tuple), out, scope);
+  Py_DECREF(tuple);
+  return rc;
+}
+
+int DictToAny(PyObject* dict, FerryAny* out, TempScope* scope) {
+  std::vector<PyObject*> items;
+  items.reserve(static_cast<size_t>(2 * PyDict_GET_SIZE(dict)));
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dict, &pos, &key, &value)) {
+    items.push_back(Py_NewRef(key));
+    items.push_back(Py_NewRef(value));
+  }
+  int rc = MakeContainer(CachedGlobal("ferry.Map", &g_map_ctor), items.data(),
+                         static_cast<Py_ssize_t>(items.size()), out, scope);
+  for (PyObject* item : items) Py_DECREF(item);
+  return rc;
+}
+
+int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value, &size);
+  if (data == nullptr) return -1;
+  if (size < static_cast<Py_ssize_t>(sizeof(out->v_bytes))) {
+    out->type_index = kFerrySmallStr;
+    out->small_len = static_cast<uint32_t>(size);
+    out->v_int64 = 0;
+    std::memcpy(out->v_bytes, data, static_cast<size_t>(size));
+    return 0;
+  }
+  if (std::memchr(data, '\0', static_cast<size_t>(size)) == nullptr) {
+    // Borrowed from the str's cached UTF-8 form, which lives as long as the str.
+    out->type_index = kFerryRawStr;
+    out->small_len = 0;
+    out->v_c_str = data;
+    return 0;
+  }
+  FerryObjectHandle h = nullptr;
+  if (FerryStringCreate(data, static_cast<size_t>(size), &h) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  scope->Keep(h);
+  SetObject(out, h);
+  return 0;
+}
+
+}  // namespace
+
+FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
+  if (*slot == nullptr) FerryFunctionGetGlobal(name, slot);
+  return *slot;
+}
+
+int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+  if (value == Py_None) {
+    SetNone(out);
+    return 0;
+  }
+  PyTypeObject* type = Py_TYPE(value);
+  if (type == &PyBool_Type) {
+    out->type_index = kFerryBool;
+    out->small_len = 0;
+    out->v_int64 = value == Py_True;
+    return 0;
+  }
+  if (PyLong_Check(value)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow != 0) {
+      PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
+      return -1;
+    }
+    if (v == -1 && PyErr_Occurred()) return -1;
+    out->type_index = kFerryInt;
+    out->small_len = 0;
+    out->v_int64 = v;
+    return 0;
+  }
+  if (PyFloat_Check(value)) {
+    out->type_index = kFerryFloat;
+    out->small_len = 0;
+    out->v_float64 = PyFloat_AS_DOUBLE(value);
+    return 0;
+  }
+  if (IsFerryObject(value)) {
+    FerryObjectHandle h = HandleOf(value);
+    if (h == nullptr) {
+      PyErr_Format(PyExc_ValueError, "%s object is not initialized (it has no Ferry object)",
+                   type->tp_name);
+      return -1;
+    }
+    SetObject(out, h);
+    return 0;
+  }
+  if (PyUnicode_Check(value)) {
+    if (g_dtype_class != nullptr &&
+        PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(g_dtype_class))) {
+      FerryDataType dtype;
+      if (FerryDataTypeFromString(PyUnicode_AsUTF8(value), &dtype) != 0) {
+        RaiseFerryError();
+        return -1;
+      }
+      out->type_index = kFerryDataType;
+      out->small_len = 0;
+      out->v_int64 = 0;
+      out->v_dtype = dtype;
+      return 0;
+    }
+    return StrToAny(value, out, scope);
+  }
+  if (PyBytes_Check(value) || PyByteArray_Check(value)) {
+    FerryObjectHandle h = nullptr;
+    int rc = PyBytes_Check(value)
+                 ? FerryBytesCreate(PyBytes_AS_STRING(value),
+                                    static_cast<size_t>(PyBytes_GET_SIZE(value)), &h)
+                 : FerryBytesCreate(PyByteArray_AS_STRING(value),
+                                    static_cast<size_t>(PyByteArray_GET_SIZE(value)), &h);
+    if (rc != 0) {
+      RaiseFerryError();
+      return -1;
+    }
+    scope->Keep(h);
+    SetObject(out, h);
+    return 0;
+  }
+  if (PyList_Check(value) || PyTuple_Check(value)) return ListToAny(value, out, scope);
+  if (PyDict_Check(value)) return DictToAny(value, out, scope);
+  if (PyCallable_Check(value)) {
+    FerryObjectHandle h = nullptr;
+    if (FunctionFromCallable(value, &h) != 0) return -1;
+    scope->Keep(h);
+    SetObject(out, h);
+    return 0;
+  }
+  if (PyIndex_Check(value)) {  // numpy integers and other __index__ types
+    PyObject* index = PyNumber_Index(value);
+    if (index == nullptr) return -1;
+    int rc = PyToAny(index, out, scope);
+    Py_DECREF(index);
+    return rc;
+  }
+  PyErr_Format(PyExc_TypeError, "cannot convert a value of type '%s' to a Ferry value",
+               type->tp_name);
+  return -1;
+}
+
+int PyToAnyOwned(PyObject* value, FerryAny* out) {
+  TempScope scope;
+  if (PyToAny(value, out, &scope) != 0) return -1;
+  if (out->type_index >= kFerryStaticObjectBegin) {
+    FerryObjectIncRef(out->v_obj);  // the scope's reference is dropped when it ends
+  } else if (out->type_index == kFerryRawStr) {
+    FerryObjectHandle h = nullptr;
+    if (FerryStringCreate(out->v_c_str, std::strlen(out->v_c_str), &h) != 0) {
+      RaiseFerryError();
+      return -1;
+    }
+    SetObject(out, h);
+  }
+  return 0;
+}
+
+PyObject* AnyToPy(const FerryAny& cell, bool owned) {
+  switch (cell.type_index) {
+    case kFerryNone:
+      Py_RETURN_NONE;
+    case kFerryInt:
+      return PyLong_FromLongLong(cell.v_int64);
+    case kFerryBool:
+      return PyBool_FromLong(cell.v_int64 != 0);
+    case kFerryFloat:
+      return PyFloat_FromDouble(cell.v_float64);
+    case kFerryOpaquePtr:
+      return PyLong_FromVoidPtr(cell.v_ptr);
+    case kFerryRawStr:
+      return PyUnicode_FromString(cell.v_c_str);
+    case kFerrySmallStr:
+      return PyUnicode_FromStringAndSize(cell.v_bytes, cell.small_len);
+    case kFerryDataType: {
+      FerryObjectHandle text = nullptr;
+      if (FerryDataTypeToString(cell.v_dtype, &text) != 0) return RaiseFerryError();
+      const char* data = nullptr;
+      size_t size = 0;
+      FerryStringGetData(text, &data, &size);
+      PyObject* str = PyUnicode_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
+      FerryObjectDecRef(text);
+      if (str == nullptr || g_dtype_class == nullptr) return str;
+      PyObject* dtype = PyObject_CallOneArg(g_dtype_class, str);
+      Py_DECREF(str);
+      return dtype;
+    }
+    default:
+      break;
+  }
+  if (cell.type_index < kFerryStaticObjectBegin) {
+    return PyErr_Format(PyExc_TypeError, "cannot convert a Ferry value of type index %d to Python",
+                        static_cast<int>(cell.type_index));
+  }
+  FerryObjectHandle h = cell.v_obj;
+  if (cell.type_index == kFerryString || cell.type_index == kFerryBytes) {
+    const char* data = nullptr;
+    size_t size = 0;
+    FerryStringGetData(h, &data, &size);
+    PyObject* result = cell.type_index == kFerryString
+                           ? PyUnicode_DecodeUTF8(data, static_cast<Py_ssize_t>(size), "strict")
+                           : PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
+    if (owned) FerryObjectDecRef(h);
+    return result;
+  }
+  if (!owned) FerryObjectIncRef(h);
+  return WrapObject(h);
+}
+
+PyObject* WrapObject(FerryObjectHandle h) {
+  int32_t index = TypeIndexOf(h);
+  if (index == kFerryFunction) return WrapFunction(h);
+  PyTypeObject* cls = ClassOf(index);
+  PyObject* obj = cls->tp_alloc(cls, 0);
+  if (obj == nullptr) {
+    FerryObjectDecRef(h);
+    return nullptr;
+  }
+  reinterpret_cast<PyFerryObject*>(obj)->handle = h;
+  return obj;
+}
+
+}  // namespace ferry_py

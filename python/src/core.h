@@ -1,0 +1,125 @@
+/// \file core.h
+/// Shared declarations of the `ferry._core` extension: the Python object layouts, value
+/// conversion in both directions, the class registry and the error bridge. The extension talks
+/// to libferry only through the C ABI (ferry/c_api.h).
+#ifndef FERRY_PYTHON_CORE_H_
+#define FERRY_PYTHON_CORE_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <ferry/c_api.h>
+
+#include <vector>  // temporaries of a conversion beyond the inline ones
+
+namespace ferry_py {
+
+/// A Python handle of a Ferry object: owns one strong reference to `handle` (may be NULL for an
+/// object whose construction has not finished, e.g. during unpickling).
+struct PyFerryObject {
+  PyObject_HEAD FerryObjectHandle handle;
+  PyObject* weakrefs;
+};
+
+/// A Ferry Function; called through vectorcall.
+struct PyFerryFunction {
+  PyFerryObject base;
+  vectorcallfunc vectorcall;
+  /// Whether calls release the GIL: on for C++ functions, off for functions made from Python
+  /// callables (they would take it right back).
+  int release_gil;
+  /// Parameter names as a tuple of str, NULL until first needed, Py_None when it has none.
+  PyObject* param_names;
+};
+
+extern PyTypeObject ObjectType;
+extern PyTypeObject FunctionType;
+extern PyTypeObject FieldType;
+
+inline bool IsFerryObject(PyObject* v) { return PyObject_TypeCheck(v, &ObjectType); }
+inline FerryObjectHandle HandleOf(PyObject* v) {
+  return reinterpret_cast<PyFerryObject*>(v)->handle;
+}
+inline int32_t TypeIndexOf(FerryObjectHandle h) {
+  return static_cast<FerryObject*>(h)->type_index;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversion.
+
+/// Objects created while converting arguments (strings with NULs, lists, dicts, callables);
+/// released when the scope ends, after the call that used them.
+class TempScope {
+ public:
+  TempScope() = default;
+  TempScope(const TempScope&) = delete;
+  TempScope& operator=(const TempScope&) = delete;
+  ~TempScope() {
+    for (int i = 0; i < num_inline_; ++i) FerryObjectDecRef(inline_[i]);
+    for (FerryObjectHandle h : more_) FerryObjectDecRef(h);
+  }
+  void Keep(FerryObjectHandle h) {
+    if (num_inline_ < kInline) {
+      inline_[num_inline_++] = h;
+    } else {
+      more_.push_back(h);
+    }
+  }
+
+ private:
+  static constexpr int kInline = 4;
+  FerryObjectHandle inline_[kInline];
+  int num_inline_ = 0;
+  std::vector<FerryObjectHandle> more_;
+};
+
+/// Converts a Python value into a cell that borrows (from `value` or from `scope`). Returns 0,
+/// or -1 with a Python exception set (TypeError/OverflowError naming the Python type).
+int PyToAny(PyObject* value, FerryAny* out, TempScope* scope);
+/// Converts a Python value into a cell that owns its object (for results of callbacks).
+int PyToAnyOwned(PyObject* value, FerryAny* out);
+/// Converts a cell to Python. With `owned`, the cell's reference is taken over (and released
+/// on failure); otherwise the cell is only borrowed. NULL with a Python exception on failure.
+PyObject* AnyToPy(const FerryAny& cell, bool owned);
+/// Wraps an object handle, taking over the reference; NULL (and the reference released) on
+/// failure.
+PyObject* WrapObject(FerryObjectHandle handle);
+
+// ---------------------------------------------------------------------------------------------
+// Classes.
+
+/// The Python class of objects of `type_index`: the class registered for its key or for its
+/// nearest registered ancestor, else ferry.Object. Borrowed.
+PyTypeObject* ClassOf(int32_t type_index);
+/// The DataType class registered by the Python package (a str subclass), or NULL.
+extern PyObject* g_dtype_class;
+/// Drops the cached index -> class table after a registration.
+void InvalidateClassCache();
+/// Registers `cls` for `type_key` (module function _register_class).
+PyObject* RegisterClass(PyObject* module, PyObject* args);
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/// Raises the current Ferry error of this thread as a Python exception; returns NULL for
+/// convenience. A Python exception that a callback raised comes back as the same object.
+PyObject* RaiseFerryError();
+/// Turns the current Python exception into this thread's raised Ferry error (and clears it).
+void SetFerryErrorFromPython();
+/// The factory (kind, message, backtrace) -> exception set by the Python package, or NULL.
+extern PyObject* g_error_factory;
+
+// ---------------------------------------------------------------------------------------------
+// Functions.
+
+/// Wraps a Function handle (taking over the reference).
+PyObject* WrapFunction(FerryObjectHandle handle);
+/// Makes a Function from a Python callable (new reference in *out).
+int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
+/// Calls `func` with cells; the result is converted to Python.
+PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil);
+/// A global function handle, looked up once and kept (ferry.Array, ferry.Map, ...).
+FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot);
+
+}  // namespace ferry_py
+
+#endif  // FERRY_PYTHON_CORE_H_

@@ -1,0 +1,292 @@
+/// \file function.cc
+/// `ferry.Function`: calling Ferry functions from Python (vectorcall, arguments converted into
+/// cells on the stack, keyword arguments for functions registered with parameter names, the GIL
+/// released during C++ calls), and Python callables as Ferry functions (the GIL taken on entry,
+/// from any thread).
+#include <cstring>  // strcmp
+#include <string>
+
+#include "core.h"
+
+namespace ferry_py {
+namespace {
+
+/// How many argument cells live on the stack before a call allocates.
+constexpr Py_ssize_t kStackArgs = 8;
+
+/// The C callback of every Function made from a Python callable; `resource` is the callable.
+int CallPython(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
+  PyGILState_STATE state = PyGILState_Ensure();
+  int rc = -1;
+  PyObject* stack[kStackArgs];
+  std::vector<PyObject*> heap;
+  PyObject** argv = stack;
+  if (num_args > kStackArgs) {
+    heap.resize(static_cast<size_t>(num_args));
+    argv = heap.data();
+  }
+  int32_t converted = 0;
+  for (; converted < num_args; ++converted) {
+    argv[converted] = AnyToPy(args[converted], /*owned=*/false);
+    if (argv[converted] == nullptr) break;
+  }
+  if (converted == num_args) {
+    PyObject* ret = PyObject_Vectorcall(static_cast<PyObject*>(resource), argv,
+                                        static_cast<size_t>(num_args), nullptr);
+    if (ret != nullptr) {
+      rc = PyToAnyOwned(ret, result);
+      Py_DECREF(ret);
+    }
+  }
+  for (int32_t i = 0; i < converted; ++i) Py_DECREF(argv[i]);
+  if (rc != 0) SetFerryErrorFromPython();
+  PyGILState_Release(state);
+  return rc;
+}
+
+void ReleaseCallable(void* resource) {
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(resource));
+  PyGILState_Release(state);
+}
+
+/// The parameter names of `self` as a tuple, or Py_None; cached. Borrowed.
+PyObject* ParamNames(PyFerryFunction* self) {
+  if (self->param_names != nullptr) return self->param_names;
+  int32_t count = 0;
+  const char* const* names = nullptr;
+  if (FerryFunctionGetParamNames(self->base.handle, &count, &names) != 0) {
+    return RaiseFerryError();
+  }
+  if (count == 0) {
+    self->param_names = Py_NewRef(Py_None);
+    return self->param_names;
+  }
+  PyObject* tuple = PyTuple_New(count);
+  if (tuple == nullptr) return nullptr;
+  for (int32_t i = 0; i < count; ++i) {
+    PyObject* name = PyUnicode_InternFromString(names[i]);
+    if (name == nullptr) {
+      Py_DECREF(tuple);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple, i, name);
+  }
+  self->param_names = tuple;
+  return tuple;
+}
+
+/// Re-raises the pending conversion error with the argument position in front.
+void PrefixArgError(Py_ssize_t index, PyObject* name) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject* text = value ? PyObject_Str(value) : nullptr;
+  if (text == nullptr) {
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  if (name != nullptr) {
+    PyErr_Format(type, "argument '%U': %U", name, text);
+  } else {
+    PyErr_Format(type, "argument %zd: %U", index, text);
+  }
+  Py_DECREF(text);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+}
+
+/// Places keyword arguments at their parameters' positions in `order` (size `total`).
+int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs,
+                  PyObject* kwnames, std::vector<PyObject*>* order) {
+  PyObject* names = ParamNames(self);
+  if (names == nullptr) return -1;
+  if (names == Py_None) {
+    PyErr_SetString(PyExc_TypeError,
+                    "this function takes no keyword arguments: it was registered without "
+                    "parameter names (set_body_typed(f, {\"a\", ...}) records them)");
+    return -1;
+  }
+  Py_ssize_t num_params = PyTuple_GET_SIZE(names);
+  Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+  if (nargs + nkw > num_params) {
+    PyErr_Format(PyExc_TypeError, "function takes %zd arguments but %zd were given", num_params,
+                 nargs + nkw);
+    return -1;
+  }
+  order->assign(static_cast<size_t>(num_params), nullptr);
+  for (Py_ssize_t i = 0; i < nargs; ++i) (*order)[static_cast<size_t>(i)] = args[i];
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t pos = -1;
+    for (Py_ssize_t p = 0; p < num_params; ++p) {
+      PyObject* param = PyTuple_GET_ITEM(names, p);
+      if (param == key || PyUnicode_Compare(param, key) == 0) {
+        pos = p;
+        break;
+      }
+    }
+    if (pos < 0) {
+      PyErr_Format(PyExc_TypeError, "got an unexpected keyword argument '%U' (parameters: %R)",
+                   key, names);
+      return -1;
+    }
+    if ((*order)[static_cast<size_t>(pos)] != nullptr) {
+      PyErr_Format(PyExc_TypeError, "got multiple values for argument '%U'", key);
+      return -1;
+    }
+    (*order)[static_cast<size_t>(pos)] = args[nargs + k];
+  }
+  for (Py_ssize_t p = 0; p < num_params; ++p) {
+    if ((*order)[static_cast<size_t>(p)] == nullptr) {
+      PyErr_Format(PyExc_TypeError, "missing argument '%U'", PyTuple_GET_ITEM(names, p));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
+  if (self->base.handle == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ferry.Function is not initialized");
+    return nullptr;
+  }
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  std::vector<PyObject*> reordered;
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
+    if (PlaceKeywords(self, args, nargs, kwnames, &reordered) != 0) return nullptr;
+    args = reordered.data();
+    nargs = static_cast<Py_ssize_t>(reordered.size());
+  }
+  if (nargs > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "too many arguments");
+  FerryAny stack[kStackArgs];
+  std::vector<FerryAny> heap;
+  FerryAny* cells = stack;
+  if (nargs > kStackArgs) {
+    heap.resize(static_cast<size_t>(nargs));
+    cells = heap.data();
+  }
+  TempScope scope;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (PyToAny(args[i], &cells[i], &scope) != 0) {
+      PyObject* names = reordered.empty() ? nullptr : ParamNames(self);
+      PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
+                                                              : nullptr);
+      return nullptr;
+    }
+  }
+  return CallFunction(self->base.handle, cells, static_cast<int32_t>(nargs),
+                      self->release_gil != 0);
+}
+
+PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (obj == nullptr) return nullptr;
+  auto* self = reinterpret_cast<PyFerryFunction*>(obj);
+  self->vectorcall = FunctionVectorcall;
+  self->release_gil = 1;
+  return obj;
+}
+
+void FunctionDealloc(PyObject* obj) {
+  Py_CLEAR(reinterpret_cast<PyFerryFunction*>(obj)->param_names);
+  ObjectType.tp_dealloc(obj);
+}
+
+PyObject* GetReleaseGil(PyObject* self, void*) {
+  return PyBool_FromLong(reinterpret_cast<PyFerryFunction*>(self)->release_gil);
+}
+int SetReleaseGil(PyObject* self, PyObject* value, void*) {
+  if (value == nullptr) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete release_gil");
+    return -1;
+  }
+  int truth = PyObject_IsTrue(value);
+  if (truth < 0) return -1;
+  reinterpret_cast<PyFerryFunction*>(self)->release_gil = truth;
+  return 0;
+}
+PyObject* GetParamNames(PyObject* self, void*) {
+  PyObject* names = ParamNames(reinterpret_cast<PyFerryFunction*>(self));
+  if (names == nullptr) return nullptr;
+  return names == Py_None ? PyTuple_New(0) : Py_NewRef(names);
+}
+
+PyGetSetDef kFunctionGetSet[] = {
+    {"release_gil", GetReleaseGil, SetReleaseGil,
+     "Whether a call releases the GIL while the C++ function runs (default: on, except for "
+     "functions made from Python callables).",
+     nullptr},
+    {"param_names", GetParamNames, nullptr,
+     "The parameter names the function was registered with (empty tuple if none).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+}  // namespace
+
+PyTypeObject FunctionType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+void InitFunctionType() {
+  FunctionType.tp_name = "ferry.Function";
+  FunctionType.tp_doc =
+      "A Ferry function: a C++ function, a registered global, or a Python callable handed to "
+      "C++. Call it like any Python function.";
+  FunctionType.tp_basicsize = sizeof(PyFerryFunction);
+  FunctionType.tp_base = &ObjectType;
+  FunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  FunctionType.tp_vectorcall_offset = offsetof(PyFerryFunction, vectorcall);
+  FunctionType.tp_call = PyVectorcall_Call;
+  FunctionType.tp_dealloc = FunctionDealloc;
+  FunctionType.tp_new = FunctionNew;
+  FunctionType.tp_getset = kFunctionGetSet;
+}
+
+PyObject* WrapFunction(FerryObjectHandle handle) {
+  PyObject* obj = FunctionType.tp_alloc(&FunctionType, 0);
+  if (obj == nullptr) {
+    FerryObjectDecRef(handle);
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<PyFerryFunction*>(obj);
+  self->base.handle = handle;
+  self->vectorcall = FunctionVectorcall;
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  FerryFunctionGetCallback(handle, &callback, &resource);
+  self->release_gil = callback != &CallPython;
+  self->param_names = nullptr;
+  return obj;
+}
+
+int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
+  Py_INCREF(callable);
+  if (FerryFunctionCreate(callable, &CallPython, &ReleaseCallable, out) != 0) {
+    Py_DECREF(callable);
+    RaiseFerryError();
+    return -1;
+  }
+  return 0;
+}
+
+PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil) {
+  FerryAny result;
+  result.type_index = kFerryNone;
+  result.small_len = 0;
+  result.v_int64 = 0;
+  int rc;
+  if (release_gil) {
+    Py_BEGIN_ALLOW_THREADS;
+    rc = FerryFunctionCall(func, args, n, &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    rc = FerryFunctionCall(func, args, n, &result);
+  }
+  if (rc != 0) return RaiseFerryError();
+  return AnyToPy(result, /*owned=*/true);
+}
+
+}  // namespace ferry_py

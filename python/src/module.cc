@@ -1,0 +1,251 @@
+/// \file module.cc
+/// The `ferry._core` module: the registry and library functions, fast Array access, and the
+/// hooks through which the pure-Python package installs its classes.
+#include <dlfcn.h>  // dladdr: where libferry was loaded from
+
+#include <string>
+
+#include "core.h"
+
+namespace ferry_py {
+
+void InitObjectTypes();
+void InitFunctionType();
+int InitClassRegistry();
+
+namespace {
+
+PyObject* GetGlobalFunc(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* kKeywords[] = {"name", "allow_missing", nullptr};
+  const char* name = nullptr;
+  int allow_missing = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|p:get_global_func",
+                                   const_cast<char**>(kKeywords), &name, &allow_missing)) {
+    return nullptr;
+  }
+  FerryObjectHandle f = nullptr;
+  if (FerryFunctionGetGlobal(name, &f) != 0) return RaiseFerryError();
+  if (f == nullptr) {
+    if (allow_missing) Py_RETURN_NONE;
+    return PyErr_Format(PyExc_KeyError, "global function '%s' is not registered", name);
+  }
+  return WrapFunction(f);
+}
+
+PyObject* ListGlobalFuncNames(PyObject*, PyObject*) {
+  int32_t count = 0;
+  const char* const* names = nullptr;
+  if (FerryFunctionListGlobalNames(&count, &names) != 0) return RaiseFerryError();
+  PyObject* list = PyList_New(count);
+  if (list == nullptr) return nullptr;
+  for (int32_t i = 0; i < count; ++i) {
+    PyObject* name = PyUnicode_FromString(names[i]);
+    if (name == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, name);
+  }
+  return list;
+}
+
+/// _register_global(name, function_or_callable, override) -> the registered ferry.Function.
+PyObject* RegisterGlobal(PyObject*, PyObject* args) {
+  const char* name = nullptr;
+  PyObject* f = nullptr;
+  int override = 0;
+  if (!PyArg_ParseTuple(args, "sOp", &name, &f, &override)) return nullptr;
+  FerryObjectHandle handle = nullptr;
+  if (PyObject_TypeCheck(f, &FunctionType)) {
+    handle = HandleOf(f);
+    FerryObjectIncRef(handle);
+  } else if (PyCallable_Check(f)) {
+    if (FunctionFromCallable(f, &handle) != 0) return nullptr;
+  } else {
+    return PyErr_Format(PyExc_TypeError, "register_func: %R is not callable", f);
+  }
+  if (FerryFunctionSetGlobal(name, handle, override) != 0) {
+    FerryObjectDecRef(handle);
+    return RaiseFerryError();
+  }
+  return WrapFunction(handle);
+}
+
+PyObject* RemoveGlobalFunc(PyObject*, PyObject* arg) {
+  const char* name = PyUnicode_AsUTF8(arg);
+  if (name == nullptr) return nullptr;
+  int32_t removed = 0;
+  if (FerryFunctionRemoveGlobal(name, &removed) != 0) return RaiseFerryError();
+  return PyBool_FromLong(removed);
+}
+
+PyObject* Convert(PyObject*, PyObject* value) {
+  if (IsFerryObject(value)) return Py_NewRef(value);
+  FerryAny cell;
+  if (PyToAnyOwned(value, &cell) != 0) return nullptr;
+  return AnyToPy(cell, /*owned=*/true);
+}
+
+PyObject* LoadLibrary(PyObject*, PyObject* arg) {
+  PyObject* path = nullptr;
+  if (!PyUnicode_FSConverter(arg, &path)) return nullptr;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS;
+  rc = FerryLibraryLoad(PyBytes_AS_STRING(path));
+  Py_END_ALLOW_THREADS;
+  Py_DECREF(path);
+  if (rc != 0) return RaiseFerryError();
+  InvalidateClassCache();
+  Py_RETURN_NONE;
+}
+
+PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
+  Py_XSETREF(g_dtype_class, Py_NewRef(cls));
+  Py_RETURN_NONE;
+}
+
+PyObject* SetErrorFactory(PyObject*, PyObject* f) {
+  Py_XSETREF(g_error_factory, Py_NewRef(f));
+  Py_RETURN_NONE;
+}
+
+PyObject* LibPath(PyObject*, PyObject*) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&FerryObjectIncRef), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "cannot find where libferry was loaded from");
+    return nullptr;
+  }
+  return PyUnicode_DecodeFSDefault(info.dli_fname);
+}
+
+/// The cells of an Array object, or NULL with TypeError.
+int ArrayData(PyObject* array, int64_t* size, const FerryAny** data) {
+  if (!IsFerryObject(array) || HandleOf(array) == nullptr) {
+    PyErr_Format(PyExc_TypeError, "expected a ferry.Array, got '%s'", Py_TYPE(array)->tp_name);
+    return -1;
+  }
+  if (FerryArrayGetData(HandleOf(array), size, data) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  return 0;
+}
+
+PyObject* ArraySize(PyObject*, PyObject* array) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ArrayData(array, &size, &data) != 0) return nullptr;
+  return PyLong_FromLongLong(size);
+}
+
+PyObject* ArrayGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_array_getitem(array, index)");
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ArrayData(args[0], &size, &data) != 0) return nullptr;
+  Py_ssize_t index = PyNumber_AsSsize_t(args[1], PyExc_IndexError);
+  if (index == -1 && PyErr_Occurred()) return nullptr;
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) {
+    return PyErr_Format(PyExc_IndexError, "Array index %R out of range for size %lld", args[1],
+                        static_cast<long long>(size));
+  }
+  return AnyToPy(data[index], /*owned=*/false);
+}
+
+PyObject* ArrayToList(PyObject*, PyObject* array) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ArrayData(array, &size, &data) != 0) return nullptr;
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(size));
+  if (list == nullptr) return nullptr;
+  for (int64_t i = 0; i < size; ++i) {
+    PyObject* item = AnyToPy(data[i], /*owned=*/false);
+    if (item == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+}
+
+PyObject* DTypeParse(PyObject*, PyObject* arg) {
+  const char* text = PyUnicode_AsUTF8(arg);
+  if (text == nullptr) return nullptr;
+  FerryDataType dtype;
+  if (FerryDataTypeFromString(text, &dtype) != 0) return RaiseFerryError();
+  return Py_BuildValue("(iii)", dtype.code, dtype.bits, dtype.lanes);
+}
+
+PyObject* TypeKeyToIndex(PyObject*, PyObject* arg) {
+  const char* key = PyUnicode_AsUTF8(arg);
+  if (key == nullptr) return nullptr;
+  int32_t index = -1;
+  if (FerryTypeKeyToIndex(key, &index) != 0) return RaiseFerryError();
+  return PyLong_FromLong(index);
+}
+
+PyMethodDef kMethods[] = {
+    {"get_global_func", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(GetGlobalFunc)),
+     METH_VARARGS | METH_KEYWORDS,
+     "get_global_func(name, allow_missing=False): the registered function `name`; KeyError (or "
+     "None with allow_missing) when there is none."},
+    {"list_global_func_names", ListGlobalFuncNames, METH_NOARGS,
+     "The names of every registered global function, sorted."},
+    {"_register_global", RegisterGlobal, METH_VARARGS, nullptr},
+    {"remove_global_func", RemoveGlobalFunc, METH_O,
+     "Removes a global function; returns whether it existed."},
+    {"convert", Convert, METH_O,
+     "convert(value): the Ferry form of a Python value (callables become Functions, lists "
+     "Arrays, dicts Maps); plain values come back as they are."},
+    {"load_library", LoadLibrary, METH_O,
+     "load_library(path): loads a shared library and runs its registrations."},
+    {"_register_class", RegisterClass, METH_VARARGS, nullptr},
+    {"_set_dtype_class", SetDTypeClass, METH_O, nullptr},
+    {"_set_error_factory", SetErrorFactory, METH_O, nullptr},
+    {"_lib_path", LibPath, METH_NOARGS, "The path of the loaded libferry."},
+    {"_array_size", ArraySize, METH_O, nullptr},
+    {"_array_getitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ArrayGetItem)),
+     METH_FASTCALL, nullptr},
+    {"_array_to_list", ArrayToList, METH_O, nullptr},
+    {"_dtype_parse", DTypeParse, METH_O, nullptr},
+    {"_type_key_to_index", TypeKeyToIndex, METH_O, nullptr},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef kModule = {
+    PyModuleDef_HEAD_INIT,
+    "ferry._core",
+    "The C++ core of the ferry package (see the ferry package for the public API).",
+    -1,
+    kMethods,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+}  // namespace
+}  // namespace ferry_py
+
+PyMODINIT_FUNC PyInit__core() {
+  using namespace ferry_py;  // NOLINT
+  InitObjectTypes();
+  InitFunctionType();
+  if (PyType_Ready(&ObjectType) < 0 || PyType_Ready(&FunctionType) < 0 ||
+      PyType_Ready(&FieldType) < 0 || InitClassRegistry() != 0) {
+    return nullptr;
+  }
+  PyObject* module = PyModule_Create(&kModule);
+  if (module == nullptr) return nullptr;
+  if (PyModule_AddObjectRef(module, "Object", reinterpret_cast<PyObject*>(&ObjectType)) < 0 ||
+      PyModule_AddObjectRef(module, "Function", reinterpret_cast<PyObject*>(&FunctionType)) < 0 ||
+      PyModule_AddObjectRef(module, "Field", reinterpret_cast<PyObject*>(&FieldType)) < 0 ||
+      PyModule_AddStringConstant(module, "__ferry_version__", FERRY_VERSION_STRING) < 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
+}

@@ -1,0 +1,371 @@
+/// \file object.cc
+/// `ferry.Object`, the base of every Python class of a Ferry object; the field descriptor that
+/// reads reflected fields; and the registry from type index to Python class.
+#include <string>
+#include <unordered_map>
+
+#include "core.h"
+
+namespace ferry_py {
+
+PyObject* g_dtype_class = nullptr;
+
+namespace {
+
+/// type_key -> class (strong references).
+PyObject* g_classes_by_key = nullptr;
+/// type_index -> class, filled on demand (borrowed from g_classes_by_key).
+std::vector<PyTypeObject*> g_class_cache;
+
+FerryObjectHandle g_repr = nullptr;
+FerryObjectHandle g_make_node = nullptr;
+FerryObjectHandle g_save_json = nullptr;
+FerryObjectHandle g_load_json = nullptr;
+FerryObjectHandle g_list_attr_names = nullptr;
+
+/// Calls a cached global with Python arguments.
+PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const* args,
+                     Py_ssize_t n) {
+  FerryObjectHandle f = CachedGlobal(name, slot);
+  if (f == nullptr) return PyErr_Format(PyExc_RuntimeError, "global '%s' is missing", name);
+  TempScope scope;
+  std::vector<FerryAny> cells(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PyToAny(args[i], &cells[static_cast<size_t>(i)], &scope) != 0) return nullptr;
+  }
+  return CallFunction(f, cells.data(), static_cast<int32_t>(n), false);
+}
+
+PyTypeObject* Lookup(int32_t type_index) {
+  const char* key = nullptr;
+  if (FerryTypeIndexToKey(type_index, &key) != 0) {
+    FerryObjectHandle err = nullptr;
+    FerryErrorMoveFromRaised(&err);
+    if (err != nullptr) FerryObjectDecRef(err);
+    return &ObjectType;
+  }
+  if (PyObject* cls = PyDict_GetItemString(g_classes_by_key, key)) {
+    return reinterpret_cast<PyTypeObject*>(cls);
+  }
+  const FerryTypeInfo* info = nullptr;
+  if (FerryTypeGetInfo(type_index, &info) == 0) {
+    for (int32_t d = info->type_depth - 1; d >= 0; --d) {
+      if (FerryTypeIndexToKey(info->type_ancestors[d], &key) != 0) break;
+      if (PyObject* cls = PyDict_GetItemString(g_classes_by_key, key)) {
+        return reinterpret_cast<PyTypeObject*>(cls);
+      }
+    }
+  }
+  return &ObjectType;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ferry.Object
+
+PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
+  return type->tp_alloc(type, 0);  // handle NULL until __init__ or __setstate__
+}
+
+void ObjectDealloc(PyObject* obj) {
+  auto* self = reinterpret_cast<PyFerryObject*>(obj);
+  if (self->weakrefs != nullptr) PyObject_ClearWeakRefs(obj);
+  if (self->handle != nullptr) {
+    FerryObjectHandle h = self->handle;
+    self->handle = nullptr;
+    FerryObjectDecRef(h);
+  }
+  Py_TYPE(obj)->tp_free(obj);
+}
+
+/// Replaces the handle of `self` with a new reference to the handle of `other`.
+int AdoptHandle(PyObject* self, PyObject* other) {
+  if (!IsFerryObject(other) || HandleOf(other) == nullptr) {
+    PyErr_Format(PyExc_TypeError, "expected a Ferry object, got '%s'", Py_TYPE(other)->tp_name);
+    return -1;
+  }
+  auto* obj = reinterpret_cast<PyFerryObject*>(self);
+  FerryObjectHandle old = obj->handle;
+  obj->handle = HandleOf(other);
+  FerryObjectIncRef(obj->handle);
+  if (old != nullptr) FerryObjectDecRef(old);
+  return 0;
+}
+
+/// Object(**fields): creates the node registered for the class's `_type_key` by MakeNode.
+int ObjectInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (PyTuple_GET_SIZE(args) != 0) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() takes fields by keyword only (or define __init__ with "
+                 "__init_handle_by_constructor__)",
+                 Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  PyObject* key = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(self)), "_type_key");
+  if (key == nullptr) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "%s cannot be constructed: it is not registered with register_object",
+                 Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  std::vector<PyObject*> call_args{key};
+  if (kwargs != nullptr) {
+    PyObject *name, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &name, &value)) {
+      call_args.push_back(name);
+      call_args.push_back(value);
+    }
+  }
+  PyObject* made = CallGlobal("ferry.MakeNode", &g_make_node, call_args.data(),
+                              static_cast<Py_ssize_t>(call_args.size()));
+  Py_DECREF(key);
+  if (made == nullptr) return -1;
+  int rc = AdoptHandle(self, made);
+  Py_DECREF(made);
+  return rc;
+}
+
+PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
+  PyObject* found = PyObject_GenericGetAttr(self, name);
+  if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
+  FerryObjectHandle h = HandleOf(self);
+  const char* cname = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (h == nullptr || cname == nullptr || (cname[0] == '_' && cname[1] == '_')) return nullptr;
+  PyErr_Clear();
+  FerryAny cell;
+  if (FerryObjectGetAttr(h, cname, &cell) != 0) return RaiseFerryError();
+  return AnyToPy(cell, /*owned=*/true);
+}
+
+PyObject* ObjectRepr(PyObject* self) {
+  if (HandleOf(self) == nullptr) {
+    return PyUnicode_FromFormat("<%s (uninitialized)>", Py_TYPE(self)->tp_name);
+  }
+  return CallGlobal("ferry.Repr", &g_repr, &self, 1);
+}
+
+Py_hash_t ObjectHash(PyObject* self) { return _Py_HashPointer(HandleOf(self)); }
+
+PyObject* ObjectRichCompare(PyObject* a, PyObject* b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !IsFerryObject(b)) Py_RETURN_NOTIMPLEMENTED;
+  bool same = HandleOf(a) == HandleOf(b);
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+PyObject* ObjectSameAs(PyObject* self, PyObject* other) {
+  return PyBool_FromLong(IsFerryObject(other) && HandleOf(self) == HandleOf(other));
+}
+
+PyObject* ObjectInitByConstructor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1) {
+    PyErr_SetString(PyExc_TypeError, "__init_handle_by_constructor__(fconstructor, *args)");
+    return nullptr;
+  }
+  PyObject* made = PyObject_Vectorcall(args[0], args + 1, static_cast<size_t>(nargs - 1), nullptr);
+  if (made == nullptr) return nullptr;
+  int rc = AdoptHandle(self, made);
+  Py_DECREF(made);
+  if (rc != 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* ObjectGetState(PyObject* self, PyObject*) {
+  if (HandleOf(self) == nullptr) {
+    PyErr_Format(PyExc_ValueError, "cannot pickle an uninitialized %s", Py_TYPE(self)->tp_name);
+    return nullptr;
+  }
+  return CallGlobal("ferry.SaveJSON", &g_save_json, &self, 1);
+}
+
+PyObject* ObjectSetState(PyObject* self, PyObject* state) {
+  PyObject* loaded = CallGlobal("ferry.LoadJSON", &g_load_json, &state, 1);
+  if (loaded == nullptr) return nullptr;
+  int rc = AdoptHandle(self, loaded);
+  Py_DECREF(loaded);
+  if (rc != 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* ObjectDir(PyObject* self, PyObject*) {
+  PyObject* names = PyObject_CallMethod(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__dir__",
+                                        "O", self);
+  if (names == nullptr || HandleOf(self) == nullptr) return names;
+  PyObject* fields = CallGlobal("ferry.NodeListAttrNames", &g_list_attr_names, &self, 1);
+  if (fields == nullptr) {
+    Py_DECREF(names);
+    return nullptr;
+  }
+  PyObject* iter = PyObject_GetIter(fields);
+  PyObject* item;
+  while (iter != nullptr && (item = PyIter_Next(iter)) != nullptr) {
+    PyList_Append(names, item);
+    Py_DECREF(item);
+  }
+  Py_XDECREF(iter);
+  Py_DECREF(fields);
+  if (PyErr_Occurred()) {
+    Py_DECREF(names);
+    return nullptr;
+  }
+  return names;
+}
+
+PyObject* ObjectGetHandle(PyObject* self, void*) { return PyLong_FromVoidPtr(HandleOf(self)); }
+PyObject* ObjectGetTypeKey(PyObject* self, void*) {
+  if (HandleOf(self) == nullptr) Py_RETURN_NONE;
+  const char* key = nullptr;
+  if (FerryTypeIndexToKey(TypeIndexOf(HandleOf(self)), &key) != 0) return RaiseFerryError();
+  return PyUnicode_FromString(key);
+}
+
+PyMethodDef kObjectMethods[] = {
+    {"same_as", ObjectSameAs, METH_O, "Whether both refer to the same Ferry object."},
+    {"__init_handle_by_constructor__",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ObjectInitByConstructor)),
+     METH_FASTCALL,
+     "Calls fconstructor(*args) and makes self refer to the object it returns (TVM-style)."},
+    {"__getstate__", ObjectGetState, METH_NOARGS, "The object as JSON (for pickle)."},
+    {"__setstate__", ObjectSetState, METH_O, "Loads the object from JSON (for pickle)."},
+    {"__dir__", ObjectDir, METH_NOARGS, "Attributes, including the reflected fields."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyGetSetDef kObjectGetSet[] = {
+    {"__ferry_handle__", ObjectGetHandle, nullptr, "The address of the Ferry object.", nullptr},
+    {"__ferry_type_key__", ObjectGetTypeKey, nullptr, "The type key of the Ferry object.",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+// ---------------------------------------------------------------------------------------------
+// Field: a data descriptor reading one reflected field through a per-type cached getter.
+
+struct PyField {
+  PyObject_HEAD PyObject* name;
+  int32_t cached_type_index;
+  int64_t offset;
+  FerryFieldGetter getter;
+};
+
+PyObject* FieldNew(PyTypeObject* type, PyObject* args, PyObject*) {
+  PyObject* name = nullptr;
+  if (!PyArg_ParseTuple(args, "U", &name)) return nullptr;
+  auto* self = reinterpret_cast<PyField*>(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  self->name = Py_NewRef(name);
+  self->cached_type_index = -1;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+void FieldDealloc(PyObject* obj) {
+  Py_CLEAR(reinterpret_cast<PyField*>(obj)->name);
+  Py_TYPE(obj)->tp_free(obj);
+}
+
+PyObject* FieldGet(PyObject* descr, PyObject* obj, PyObject*) {
+  auto* self = reinterpret_cast<PyField*>(descr);
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(descr);
+  FerryObjectHandle h = IsFerryObject(obj) ? HandleOf(obj) : nullptr;
+  if (h == nullptr) {
+    return PyErr_Format(PyExc_AttributeError, "'%s' object has no Ferry object to read '%U' from",
+                        Py_TYPE(obj)->tp_name, self->name);
+  }
+  int32_t index = TypeIndexOf(h);
+  if (index != self->cached_type_index) {
+    const char* name = PyUnicode_AsUTF8(self->name);
+    if (name == nullptr) return nullptr;
+    if (FerryObjectGetFieldGetter(h, name, &self->offset, &self->getter) != 0) {
+      self->cached_type_index = -1;
+      return RaiseFerryError();
+    }
+    self->cached_type_index = index;
+  }
+  FerryAny cell;
+  if (self->getter(static_cast<const char*>(h) + self->offset, &cell) != 0) {
+    return RaiseFerryError();
+  }
+  return AnyToPy(cell, /*owned=*/true);
+}
+
+int FieldSet(PyObject* descr, PyObject*, PyObject*) {
+  PyErr_Format(PyExc_AttributeError,
+               "field '%U' is read-only: Ferry objects are immutable from Python (build a new "
+               "one)",
+               reinterpret_cast<PyField*>(descr)->name);
+  return -1;
+}
+
+PyObject* FieldGetName(PyObject* self, void*) {
+  return Py_NewRef(reinterpret_cast<PyField*>(self)->name);
+}
+
+PyGetSetDef kFieldGetSet[] = {
+    {"name", FieldGetName, nullptr, "The field name.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+}  // namespace
+
+PyTypeObject ObjectType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject FieldType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+void InitObjectTypes() {
+  ObjectType.tp_name = "ferry.Object";
+  ObjectType.tp_doc =
+      "The base class of every Ferry object in Python. Fields read as attributes; equality and "
+      "hashing are by identity unless a subclass says otherwise; objects pickle through JSON.";
+  ObjectType.tp_basicsize = sizeof(PyFerryObject);
+  ObjectType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  ObjectType.tp_new = ObjectNew;
+  ObjectType.tp_init = ObjectInit;
+  ObjectType.tp_dealloc = ObjectDealloc;
+  ObjectType.tp_getattro = ObjectGetAttro;
+  ObjectType.tp_repr = ObjectRepr;
+  ObjectType.tp_hash = ObjectHash;
+  ObjectType.tp_richcompare = ObjectRichCompare;
+  ObjectType.tp_weaklistoffset = offsetof(PyFerryObject, weakrefs);
+  ObjectType.tp_methods = kObjectMethods;
+  ObjectType.tp_getset = kObjectGetSet;
+
+  FieldType.tp_name = "ferry.Field";
+  FieldType.tp_doc = "Field(name): reads the reflected field `name` of a Ferry object.";
+  FieldType.tp_basicsize = sizeof(PyField);
+  FieldType.tp_flags = Py_TPFLAGS_DEFAULT;
+  FieldType.tp_new = FieldNew;
+  FieldType.tp_dealloc = FieldDealloc;
+  FieldType.tp_descr_get = FieldGet;
+  FieldType.tp_descr_set = FieldSet;
+  FieldType.tp_getset = kFieldGetSet;
+}
+
+int InitClassRegistry() {
+  g_classes_by_key = PyDict_New();
+  return g_classes_by_key != nullptr ? 0 : -1;
+}
+
+PyTypeObject* ClassOf(int32_t type_index) {
+  if (type_index < 0) return &ObjectType;
+  size_t i = static_cast<size_t>(type_index);
+  if (i < g_class_cache.size() && g_class_cache[i] != nullptr) return g_class_cache[i];
+  if (i >= g_class_cache.size()) g_class_cache.resize(i + 1, nullptr);
+  g_class_cache[i] = Lookup(type_index);
+  return g_class_cache[i];
+}
+
+void InvalidateClassCache() { g_class_cache.clear(); }
+
+PyObject* RegisterClass(PyObject*, PyObject* args) {
+  const char* key = nullptr;
+  PyObject* cls = nullptr;
+  if (!PyArg_ParseTuple(args, "sO!", &key, &PyType_Type, &cls)) return nullptr;
+  if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &ObjectType)) {
+    return PyErr_Format(PyExc_TypeError, "register_object: %R does not derive from ferry.Object",
+                        cls);
+  }
+  if (PyDict_SetItemString(g_classes_by_key, key, cls) != 0) return nullptr;
+  InvalidateClassCache();
+  Py_RETURN_NONE;
+}
+
+}  // namespace ferry_py
