@@ -10,6 +10,7 @@
 #include <unordered_map>  // registry, repr labels
 
 #include "c_api_internal.h"
+#include "library_internal.h"
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
@@ -250,7 +251,16 @@ class Printer {
 }  // namespace
 
 namespace details {
-void RegisterNode(NodeInfo info) { NodeRegistry::Global()->Register(std::move(info)); }
+void RegisterNode(NodeInfo info) {
+  try {
+    NodeRegistry::Global()->Register(std::move(info));
+  } catch (const Error& e) {
+    // While LoadLibrary runs the library's initializers, keep the error for it to report
+    // (throwing out of a static initializer would terminate the process).
+    if (RecordLoadError(e)) return;
+    throw;
+  }
+}
 }  // namespace details
 
 const NodeInfo* GetNodeInfo(const Object* obj) { return NodeRegistry::Global()->Find(obj); }

@@ -1,0 +1,145 @@
+// The test-support library of the Python tests (loaded with ferry.load_library; built with the
+// tests, not part of libferry): functions that echo, fail, call back and sleep, and the small
+// expression IR of tests/cpp/test_ir.h registered under "test.*".
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../cpp/test_ir.h"
+
+namespace {
+
+using namespace test_ir;  // NOLINT
+
+/// A node that counts its live instances, for leak tests.
+std::atomic<int64_t> live_counted{0};
+class CountedNode : public Object {
+ public:
+  int64_t value = 0;
+  CountedNode() { ++live_counted; }
+  ~CountedNode() { --live_counted; }
+  void VisitAttrs(AttrVisitor* v) { v->Visit("value", &value); }
+  static constexpr const char* _type_key = "test.Counted";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(CountedNode, Object);
+};
+
+FERRY_REGISTER_NODE_TYPE(CountedNode);  // test_ir.h registers the others
+
+FERRY_REGISTER_GLOBAL("test.IntImm").set_body_typed([](int64_t v) { return IntImm(v); },
+                                                     {"value"});
+FERRY_REGISTER_GLOBAL("test.Var").set_body_typed([](String name) { return Var(name); }, {"name"});
+FERRY_REGISTER_GLOBAL("test.Add").set_body_typed([](Expr a, Expr b) { return Add(a, b); },
+                                                 {"a", "b"});
+FERRY_REGISTER_GLOBAL("test.Let").set_body_typed(
+    [](Var var, Expr value, Expr body) { return Let(var, value, body); });
+FERRY_REGISTER_GLOBAL("test.Func").set_body_typed(
+    [](Array<Var> params, Expr body) { return Func(params, body); });
+FERRY_REGISTER_GLOBAL("test.Counted").set_body_typed([](int64_t value) {
+  auto n = make_object<CountedNode>();
+  n->value = value;
+  return ObjectRef(n);
+});
+FERRY_REGISTER_GLOBAL("test.live_counted").set_body_typed([]() -> int64_t {
+  return live_counted.load();
+});
+
+/// use_count(obj): the strong count of an object, read without taking a reference.
+FERRY_REGISTER_GLOBAL("test.use_count").set_body([](const AnyView* args, int32_t n, Any* out) {
+  FERRY_CHECK(n == 1 && args[0].raw()->type_index >= kFerryStaticObjectBegin) << "an object";
+  *out = static_cast<int64_t>(args[0].raw()->v_obj->ref_counter);
+});
+/// keep(x) / drop(): holds one value on the C++ side until dropped.
+Any kept;
+FERRY_REGISTER_GLOBAL("test.keep").set_body_typed([](Any v) { kept = std::move(v); });
+FERRY_REGISTER_GLOBAL("test.drop").set_body_typed([]() { kept = Any(); });
+
+FERRY_REGISTER_GLOBAL("test.nop").set_body([](const AnyView*, int32_t, Any*) {});
+FERRY_REGISTER_GLOBAL("test.echo").set_body([](const AnyView* args, int32_t n, Any* out) {
+  FERRY_CHECK(n == 1) << "echo takes one argument";
+  *out = Any(args[0]);
+});
+FERRY_REGISTER_GLOBAL("test.add").set_body_typed([](int64_t a, int64_t b) { return a + b; },
+                                                 {"a", "b"});
+FERRY_REGISTER_GLOBAL("test.sub").set_body_typed([](int64_t a, int64_t b) { return a - b; },
+                                                 {"a", "b"});
+FERRY_REGISTER_GLOBAL("test.concat").set_body_typed(
+    [](std::string a, std::string b) { return a + b; });
+FERRY_REGISTER_GLOBAL("test.type_key").set_body_typed([](AnyView v) {
+  return std::string(v.GetTypeKey());
+});
+FERRY_REGISTER_GLOBAL("test.sum_array").set_body_typed([](Array<int64_t> xs) {
+  int64_t sum = 0;
+  for (int64_t x : xs) sum += x;
+  return sum;
+});
+FERRY_REGISTER_GLOBAL("test.bytes_size").set_body_typed([](Bytes b) {
+  return static_cast<int64_t>(b.size());
+});
+FERRY_REGISTER_GLOBAL("test.make_bytes").set_body_typed([](int64_t n) {
+  std::string s(static_cast<size_t>(n), '\0');
+  for (int64_t i = 0; i < n; ++i) s[static_cast<size_t>(i)] = static_cast<char>(i);
+  return Bytes(s);
+});
+FERRY_REGISTER_GLOBAL("test.dtype_bits").set_body_typed([](DataType t) {
+  return static_cast<int64_t>(t.bits());
+});
+
+/// raise(kind, message): throws a ferry::Error of that kind.
+FERRY_REGISTER_GLOBAL("test.raise").set_body_typed([](std::string kind, std::string message) {
+  throw Error(kind, message, details::CaptureBacktrace(0));
+});
+FERRY_REGISTER_GLOBAL("test.raise_value_error").set_body_typed([](std::string message) {
+  FERRY_THROW(ValueError) << message;
+});
+FERRY_REGISTER_GLOBAL("test.throw_int").set_body([](const AnyView*, int32_t, Any*) {
+  throw 42;  // not a std::exception: must still become a RuntimeError
+});
+
+/// call(f, *args): f(*args).
+FERRY_REGISTER_GLOBAL("test.call").set_body([](const AnyView* args, int32_t n, Any* out) {
+  FERRY_CHECK(n >= 1) << "call(f, *args)";
+  args[0].cast<Function>().CallPacked(args + 1, n - 1, out);
+});
+/// call_n(f, n): calls f(i) for i in [0, n) and returns the sum of the results.
+FERRY_REGISTER_GLOBAL("test.call_n").set_body_typed([](Function f, int64_t n) {
+  int64_t sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += f(i).cast<int64_t>();
+  return sum;
+});
+/// call_in_threads(f, threads, n): each of `threads` C++ threads calls f(i) n times; returns
+/// the sum of the results, or rethrows the first error.
+FERRY_REGISTER_GLOBAL("test.call_in_threads")
+    .set_body_typed([](Function f, int64_t num_threads, int64_t n) {
+      std::atomic<int64_t> sum{0};
+      std::vector<std::thread> threads;
+      std::vector<std::string> errors(static_cast<size_t>(num_threads));
+      for (int64_t t = 0; t < num_threads; ++t) {
+        threads.emplace_back([&, t] {
+          try {
+            for (int64_t i = 0; i < n; ++i) sum += f(i).cast<int64_t>();
+          } catch (const Error& e) {
+            errors[static_cast<size_t>(t)] = e.what();
+          }
+        });
+      }
+      for (auto& th : threads) th.join();
+      for (const auto& e : errors) FERRY_CHECK(e.empty()) << e;
+      return sum.load();
+    });
+/// catch_kind(f): calls f(); returns "kind: message" of the ferry::Error it raised, or "".
+FERRY_REGISTER_GLOBAL("test.catch_kind").set_body_typed([](Function f) -> std::string {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::string(e.kind()) + ": " + std::string(e.message());
+  }
+  return "";
+});
+/// sleep_ms(ms): a long C++ call that does not touch Python.
+FERRY_REGISTER_GLOBAL("test.sleep_ms").set_body_typed([](int64_t ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+});
+
+}  // namespace

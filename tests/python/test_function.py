@@ -1,0 +1,229 @@
+"""Calling C++ from Python and Python from C++: conversions, keywords, callbacks, threads."""
+import sys
+import threading
+import time
+
+import pytest
+
+import ferry
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, False, 0, 1, -1, 2**63 - 1, -(2**63), 0.5, float("inf"), "", "short",
+     "a string longer than seven bytes", "ünïcödé ✓", "with\0nul inside, long enough"],
+)
+def test_plain_values_round_trip(f, value):
+    out = f.echo(value)
+    assert out == value and type(out) is type(value)
+
+
+def test_nan_round_trips(f):
+    out = f.echo(float("nan"))
+    assert out != out
+
+
+def test_ints_out_of_range_are_overflow_errors(f):
+    with pytest.raises(OverflowError, match="argument 0: int 9223372036854775808 does not fit"):
+        f.echo(2**63)
+    with pytest.raises(OverflowError):
+        f.echo(-(2**63) - 1)
+
+
+def test_typed_argument_errors_name_function_position_and_types(f):
+    with pytest.raises(TypeError, match=r"argument 1 .*test\.add.*int.*"):
+        f.add(1, "x")
+    with pytest.raises(TypeError, match="takes 2 arguments but 3 were given"):
+        f.add(1, 2, 3)
+
+
+def test_a_wrong_type_for_a_typed_parameter_names_both_types(f):
+    with pytest.raises(TypeError, match=r"argument 0 .*test\.dtype_bits.*expected DataType but got int"):
+        f.dtype_bits(1)
+    assert f.dtype_bits(ferry.DataType("float16")) == 16
+    assert f.dtype_bits("float16") == 16  # a str converts where a DataType is expected
+
+
+def test_unconvertible_values_are_type_errors(f):
+    with pytest.raises(TypeError, match="argument 0: cannot convert a value of type 'set'"):
+        f.echo({1, 2})
+    with pytest.raises(TypeError, match="cannot convert a value of type 'object'"):
+        f.echo([1, object()])
+
+
+def test_bytes_and_bytearray(f):
+    assert f.echo(b"\x00\x01\xff") == b"\x00\x01\xff"
+    assert type(f.echo(b"")) is bytes
+    assert f.bytes_size(bytearray(b"abc")) == 3
+    assert f.make_bytes(5) == bytes(range(5))
+    assert f.type_key(b"x") == "ferry.Bytes"
+
+
+def test_strings_reach_cpp_as_strings(f):
+    assert f.concat("ab", "cd") == "abcd"
+    assert f.concat("a" * 100, "b") == "a" * 100 + "b"
+    assert f.type_key("short") == "ferry.String"
+    assert f.type_key("x" * 20) == "ferry.String"
+
+
+def test_lists_tuples_and_dicts_become_containers(f):
+    a = f.echo([1, "two", [3.0]])
+    assert isinstance(a, ferry.Array)
+    assert list(a)[:2] == [1, "two"] and list(a[2]) == [3.0]
+    assert isinstance(f.echo((1, 2)), ferry.Array)
+    m = f.echo({"k": 1, "j": [2]})
+    assert isinstance(m, ferry.Map)
+    assert m["k"] == 1 and list(m["j"]) == [2]
+    assert f.sum_array([1, 2, 3]) == 6
+    with pytest.raises(TypeError, match="element 1"):
+        f.sum_array([1, "x"])
+
+
+def test_datatype_round_trips(f):
+    t = f.echo(ferry.DataType("float32x4"))
+    assert isinstance(t, ferry.DataType) and t == "float32x4"
+    assert (t.type_code, t.bits, t.lanes) == (2, 32, 4)
+    with pytest.raises(ValueError):
+        ferry.DataType("notatype")
+
+
+def test_keyword_arguments(f):
+    assert f.sub(a=5, b=2) == 3
+    assert f.sub(5, b=2) == 3
+    assert f.sub(b=2, a=5) == 3
+    assert f.sub.param_names == ("a", "b")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
+        f.sub(a=1, c=2)
+    with pytest.raises(TypeError, match="multiple values for argument 'a'"):
+        f.sub(1, a=2)
+    with pytest.raises(TypeError, match="missing argument 'b'"):
+        f.sub(a=1)
+    with pytest.raises(TypeError, match="registered without parameter names"):
+        f.echo(x=1)
+
+
+def test_python_callbacks_called_from_cpp(f):
+    calls = []
+
+    def callback(i):
+        calls.append(i)
+        return i * 2
+
+    assert f.call_n(callback, 5) == 20
+    assert calls == [0, 1, 2, 3, 4]
+    fn = ferry.convert(lambda a, b: a + b)
+    assert isinstance(fn, ferry.Function)
+    assert fn(1, 2) == 3
+    assert f.call(fn, "x", "y") == "xy"
+    assert not fn.release_gil  # a Python function keeps the GIL when called from Python
+
+
+def test_callback_arguments_and_results_convert(f):
+    seen = []
+    out = f.call(lambda *args: seen.extend(args) or {"r": [1, 2]}, 1, "s", [1], None)
+    assert seen[:2] == [1, "s"] and isinstance(seen[2], ferry.Array) and seen[3] is None
+    assert isinstance(out, ferry.Map) and list(out["r"]) == [1, 2]
+
+
+def test_nested_callbacks(f):
+    # Python -> C++ -> Python -> C++ -> Python.
+    inner = lambda x: x + 1  # noqa: E731
+    outer = lambda x: f.call(inner, x) * 10  # noqa: E731
+    assert f.call(outer, 1) == 20
+
+
+def test_callbacks_from_cpp_threads(f):
+    lock = threading.Lock()
+    seen = set()
+
+    def callback(i):
+        with lock:
+            seen.add(threading.get_ident())
+        return i
+
+    assert f.call_in_threads(callback, 4, 50) == 4 * sum(range(50))
+    assert len(seen) >= 1 and threading.get_ident() not in seen
+
+
+def test_a_long_cpp_call_lets_other_python_threads_run(f):
+    ticks = []
+    stop = threading.Event()
+
+    def worker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        time.sleep(0.01)
+        before = len(ticks)
+        f.sleep_ms(200)
+        during = len(ticks) - before
+    finally:
+        stop.set()
+        t.join()
+    assert during > 20, "the worker thread did not run while C++ slept"
+
+
+def test_release_gil_can_be_turned_off_per_function(f):
+    nop = f.nop
+    assert nop.release_gil
+    nop.release_gil = False
+    assert nop() is None and not nop.release_gil
+
+
+def test_register_func_and_call_from_cpp():
+    @ferry.register_func("test.py.double")
+    def double(x):
+        return 2 * x
+
+    assert double(2) == 4  # the decorator returns the function itself
+    g = ferry.get_global_func("test.py.double")
+    assert g(21) == 42
+    assert "test.py.double" in ferry.list_global_func_names()
+    with pytest.raises(RuntimeError, match="'test.py.double' is already registered"):
+        ferry.register_func("test.py.double", lambda x: x)
+    ferry.register_func("test.py.double", lambda x: 3 * x, override=True)
+    assert ferry.get_global_func("test.py.double")(2) == 6
+    assert ferry.remove_global_func("test.py.double")
+    assert ferry.get_global_func("test.py.double", allow_missing=True) is None
+    with pytest.raises(KeyError, match="test.py.double"):
+        ferry.get_global_func("test.py.double")
+
+
+def test_init_api_fills_a_module():
+    import types
+
+    mod = types.ModuleType("fake")
+    added = ferry.init_api("test", mod)
+    assert "add" in added and "echo" in added
+    assert mod.add(2, 3) == 5
+    assert not hasattr(mod, "py")  # "test.py.x" names have a further dot
+
+
+def test_many_arguments_use_the_heap_path(f):
+    args = list(range(20))
+    got = f.call(lambda *a: sum(a), *args)
+    assert got == sum(args)
+
+
+def test_load_library_errors_name_the_path(tmp_path):
+    missing = tmp_path / "nope.so"
+    with pytest.raises(RuntimeError, match="nope.so"):
+        ferry.load_library(missing)
+
+
+def test_function_objects_are_objects(f):
+    assert isinstance(f.echo, ferry.Object)
+    assert f.echo(f.echo).same_as(f.echo)
+    assert sys.getrefcount(f.echo) >= 1
+
+
+def test_a_library_registering_a_node_twice_fails_cleanly():
+    from conftest import ROOT
+
+    path = ROOT / "build" / "tests" / "modules" / "duplicate_node_module.so"
+    with pytest.raises(RuntimeError, match="testing.Twice.*registered twice"):
+        ferry.load_library(path)

@@ -1,0 +1,133 @@
+"""Ferry objects in Python: classes, fields, isinstance, repr, equality, pickling."""
+import multiprocessing
+import pickle
+
+import pytest
+from conftest import Add, Expr, IntImm, Var
+
+import ferry
+
+
+def test_constructors_and_fields():
+    x = IntImm(3)
+    assert x.value == 3 and x.dtype == "int64" and isinstance(x.dtype, ferry.DataType)
+    y = Add(x, Var("v")) if False else x + Var("v")
+    assert type(y) is Add
+    assert y.a.same_as(x) and y.a == x
+    assert y.b.name == "v"
+
+
+def test_isinstance_through_the_registered_hierarchy(f):
+    let = f.Let(Var("x"), IntImm(1), IntImm(2))
+    # test.Let has no class of its own: it comes back as its nearest registered ancestor.
+    assert type(let) is Expr and isinstance(let, ferry.Object)
+    assert isinstance(IntImm(1), Expr) and not isinstance(IntImm(1), Var)
+    assert let.var.name == "x"  # fields still read by name through reflection
+
+
+def test_attribute_errors_name_type_and_field():
+    with pytest.raises(AttributeError, match="'test.IntImm' object has no attribute 'nope'"):
+        IntImm(1).nope
+    with pytest.raises(AttributeError, match="read-only"):
+        IntImm(1).value = 3
+
+
+def test_dir_and_repr():
+    x = IntImm(7)
+    assert {"value", "dtype", "same_as"} <= set(dir(x))
+    assert repr(x) == "test.IntImm(value=7, dtype=int64)"
+    v = Var("x")
+    assert repr(v + v) == 'test.Add(a=#1=test.Var(name="x"), b=#1)'
+
+
+def test_identity_equality_and_hash():
+    a, b = IntImm(1), IntImm(1)
+    assert a != b and hash(a) != hash(b)
+    assert a == ferry.get_global_func("test.echo")(a)
+    assert hash(a) == hash(ferry.get_global_func("test.echo")(a))
+    assert len({a, b, a}) == 2
+    assert ferry.structural_equal(a, b)
+    assert ferry.structural_hash(a) == ferry.structural_hash(b)
+
+
+def test_structural_equality_maps_variables():
+    x, y = Var("x"), Var("y")
+    assert not ferry.structural_equal(x + IntImm(1), y + IntImm(1))
+    assert ferry.structural_equal(x + IntImm(1), y + IntImm(1), map_free_vars=True)
+
+
+def test_make_node_and_keyword_construction():
+    n = ferry.make_node("test.IntImm", value=5, dtype=ferry.DataType("int32"))
+    assert type(n) is IntImm and n.value == 5 and n.dtype == "int32"
+    with pytest.raises(ValueError, match="missing fields: dtype"):
+        ferry.make_node("test.IntImm", value=5)
+    with pytest.raises(ValueError, match="unknown fields: bogus"):
+        ferry.make_node("test.IntImm", value=5, dtype="int32", bogus=1)
+    with pytest.raises(TypeError, match="value"):
+        ferry.make_node("test.IntImm", value="five", dtype="int32")
+    add = Add(a=IntImm(1), b=IntImm(2))  # Object.__init__(**fields) goes through MakeNode
+    assert add.b.value == 2
+    with pytest.raises(TypeError, match="keyword"):
+        Add(IntImm(1), IntImm(2))
+
+
+def test_json_round_trip_keeps_sharing():
+    x = Var("x")
+    e = x + x
+    text = ferry.save_json(e)
+    back = ferry.load_json(text)
+    assert type(back) is Add and back.a.same_as(back.b)
+    assert not ferry.structural_equal(e, back), "the loaded x is another (free) variable"
+    assert ferry.structural_equal(e, back, map_free_vars=True)
+    with pytest.raises(ValueError):
+        ferry.load_json("{not json")
+
+
+def test_pickle_round_trip():
+    x = Var("x")
+    e = x + IntImm(2)
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is Add and back.b.value == 2 and back.a.name == "x"
+    assert ferry.structural_equal(e, back, map_free_vars=True)
+    arr = pickle.loads(pickle.dumps(ferry.convert([1, "a"])))
+    assert list(arr) == [1, "a"]
+
+
+def _worker_double(e):
+    return e + e
+
+
+def test_objects_travel_to_multiprocessing_workers():
+    e = IntImm(21)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1, initializer=_init_worker) as pool:
+        out = pool.apply(_worker_double, (e,))
+    assert type(out) is Add and out.a.value == 21
+
+
+def _init_worker():
+    import conftest  # noqa: F401  (loads the support library and registers the classes)
+
+
+def test_uninitialized_objects_are_reported():
+    raw = Expr.__new__(Expr)
+    assert "uninitialized" in repr(raw)
+    with pytest.raises(ValueError, match="not initialized"):
+        ferry.get_global_func("test.echo")(raw)
+    with pytest.raises(ValueError, match="uninitialized"):
+        pickle.dumps(raw)
+
+
+def test_register_object_rejects_non_objects():
+    with pytest.raises(TypeError, match="does not derive from ferry.Object"):
+        ferry.register_object("x.Y")(int)
+
+
+def test_weakrefs_to_objects():
+    import weakref
+
+    x = IntImm(1)
+    r = weakref.ref(x)
+    assert r() is x
+    del x
+    assert r() is None
