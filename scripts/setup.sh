@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
-# Ninja and GoogleTest (Debian packages). Safe to run again; does nothing when all is present.
+# Ninja and GoogleTest (Debian packages), the Python headers and venv module, and pytest (PyPI).
+# Safe to run again; does nothing when all is present.
 set -euo pipefail
 
 missing=()
@@ -8,6 +9,12 @@ command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+    2>/dev/null || missing+=(python3-dev)
+  python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+fi
 if [ "${FERRY_SETUP_BENCH:-0}" = 1 ] && [ ! -f /usr/include/benchmark/benchmark.h ]; then
   missing+=(libbenchmark-dev)
 fi
@@ -21,4 +28,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "setup: installing pytest"
+  python3 -m pip install -q pytest || python3 -m pip install -q --break-system-packages pytest
 fi

@@ -73,6 +73,7 @@ def _class_of(kind):
 # "  at file.cc:12", then frames "  symbol in /path/lib.so" (innermost first).
 _AT_LINE = re.compile(r"^\s*at (.+):(\d+)$")
 _FRAME_LINE = re.compile(r"^\s*(.+?)(?: in (\S+))?$")
+_C_ABI_ENTRY = re.compile(r"^Ferry[A-Z]\w*$")
 _SKIPPED = ("ferry::details::ErrorBuilder", "ferry::details::ThrowError", "ferry::Error::Error")
 _code_cache = {}
 
@@ -106,8 +107,8 @@ def _cxx_traceback(backtrace):
         if not match:
             continue
         symbol, library = match.group(1), match.group(2) or "<C++>"
-        if symbol.startswith("FerryFunctionCall"):
-            break  # the C ABI entry: the frames beyond are the interpreter's
+        if _C_ABI_ENTRY.match(symbol) or "/ferry/_core" in library:
+            break  # the C ABI entry: the frames beyond are the extension's and the interpreter's
         if symbol.startswith(_SKIPPED) or "libpython" in library:
             continue
         frames.append((library, 0, symbol))

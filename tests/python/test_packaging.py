@@ -1,0 +1,57 @@
+"""`pip install .` installs a working package: the extension, libferry, the headers and a CMake
+config that a C++ project finds with `python -m ferry --cmake-dir`; the project's library then
+loads into the installed package. Builds a wheel, so it takes a while (about half a minute)."""
+import os
+import pathlib
+import subprocess
+import sys
+import venv
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def run(*cmd, **kwargs):
+    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    env_dir = tmp_path_factory.mktemp("venv")
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT),
+        cwd=env_dir)
+    return python
+
+
+def test_python_m_ferry_reports_the_install(installed):
+    cmake_dir = pathlib.Path(run(installed, "-m", "ferry", "--cmake-dir", cwd="/"))
+    assert (cmake_dir / "ferryConfig.cmake").exists()
+    include_dir = pathlib.Path(run(installed, "-m", "ferry", "--include-dir", cwd="/"))
+    assert (include_dir / "ferry" / "c_api.h").exists()
+    lib_dir = pathlib.Path(run(installed, "-m", "ferry", "--lib-dir", cwd="/"))
+    assert str(lib_dir).startswith(str(installed.parents[1]))
+    version = run(installed, "-m", "ferry", "--version", cwd="/")
+    assert version.count(".") == 2
+
+
+def test_a_cmake_project_builds_against_it_and_loads(installed, tmp_path):
+    cmake_dir = run(installed, "-m", "ferry", "--cmake-dir", cwd="/")
+    build = tmp_path / "build"
+    run("cmake", "-S", str(ROOT / "tests" / "python" / "packaging"), "-B", str(build), "-G",
+        "Ninja", f"-Dferry_DIR={cmake_dir}")
+    run("cmake", "--build", str(build))
+    lib = build / "consumer.so"
+    script = (
+        "import ferry\n"
+        f"ferry.load_library({str(lib)!r})\n"
+        "assert ferry.get_global_func('consumer.hello')('you') == 'hello you'\n"
+        "p = ferry.make_node('consumer.Point', x=1, y=2)\n"
+        "assert (p.x, p.y) == (1, 2)\n"
+        "print('ok')\n"
+    )
+    assert run(installed, "-c", script, cwd="/") == "ok"
