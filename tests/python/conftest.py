@@ -1,49 +1,8 @@
-"""Shared set-up of the Python tests: the package under test and the test-support library.
-
-scripts/test.sh builds both (FERRY_BUILD_PYTHON=ON) and runs pytest with PYTHONPATH=python;
-FERRY_TESTING_LIB may point at another build of the support library.
-"""
-import os
-import pathlib
-
+"""Shared fixtures of the Python tests; the support library is loaded by ferry_testing."""
 import pytest
 
 import ferry
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TESTING_LIB = pathlib.Path(
-    os.environ.get("FERRY_TESTING_LIB", ROOT / "build" / "tests" / "python" / "ferry_testing.so")
-)
-
-if not TESTING_LIB.exists():
-    raise RuntimeError(
-        f"the test-support library {TESTING_LIB} is missing: build with scripts/test.sh "
-        "(or set FERRY_TESTING_LIB)"
-    )
-ferry.load_library(TESTING_LIB)
-
-
-@ferry.register_object("test.Expr")
-class Expr(ferry.Object):
-    def __add__(self, other):
-        return ferry.get_global_func("test.Add")(self, other)
-
-
-@ferry.register_object("test.IntImm")
-class IntImm(Expr):
-    def __init__(self, value):
-        self.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), value)
-
-
-@ferry.register_object("test.Var")
-class Var(Expr):
-    def __init__(self, name):
-        self.__init_handle_by_constructor__(ferry.get_global_func("test.Var"), name)
-
-
-@ferry.register_object("test.Add")
-class Add(Expr):
-    pass
+import ferry_testing  # noqa: F401  (loads the support library, registers the classes)
 
 
 @pytest.fixture

@@ -222,7 +222,7 @@ def test_function_objects_are_objects(f):
 
 
 def test_a_library_registering_a_node_twice_fails_cleanly():
-    from conftest import ROOT
+    from ferry_testing import ROOT
 
     path = ROOT / "build" / "tests" / "modules" / "duplicate_node_module.so"
     with pytest.raises(RuntimeError, match="testing.Twice.*registered twice"):

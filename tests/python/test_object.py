@@ -3,7 +3,7 @@ import multiprocessing
 import pickle
 
 import pytest
-from conftest import Add, Expr, IntImm, Var
+from ferry_testing import Add, Expr, IntImm, Var
 
 import ferry
 
@@ -106,7 +106,7 @@ def test_objects_travel_to_multiprocessing_workers():
 
 
 def _init_worker():
-    import conftest  # noqa: F401  (loads the support library and registers the classes)
+    import ferry_testing  # noqa: F401  (loads the support library, registers the classes)
 
 
 def test_uninitialized_objects_are_reported():

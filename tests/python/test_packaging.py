@@ -4,7 +4,6 @@ loads into the installed package. Builds a wheel, so it takes a while (about hal
 import os
 import pathlib
 import subprocess
-import sys
 import venv
 
 import pytest
@@ -13,7 +12,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run(*cmd, **kwargs):
-    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    # Without PYTHONPATH: the venv's python must import the installed package, not the tree's.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, **kwargs)
     assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout.strip()
 

@@ -4,7 +4,7 @@ import sys
 import weakref
 
 import pytest
-from conftest import IntImm
+from ferry_testing import IntImm
 
 import ferry
 
