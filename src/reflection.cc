@@ -3,6 +3,7 @@
 /// MakeNode, the text form of values, and their globals and C ABI.
 #include "ferry/reflection/reflection.h"
 
+#include <atomic>         // the lock-free lookup table
 #include <memory>         // unique_ptr in the registry
 #include <mutex>          // registry writes
 #include <shared_mutex>   // registry reads
@@ -70,6 +71,7 @@ class NodeRegistry {
     nodes_.push_back(std::move(node));
     // Forget the lookups made before this registration: a subtype may now resolve here.
     by_index_.clear();
+    for (auto& slot : fast_) slot.store(nullptr, std::memory_order_relaxed);
     for (const auto& n : nodes_) by_index_[n->type_index] = n.get();
     by_key_[raw->type_key] = raw;
     if (raw->create != nullptr) {
@@ -80,6 +82,18 @@ class NodeRegistry {
 
   NodeInfo* Find(const Object* obj) {
     const int32_t index = obj->type_index();
+    // The hot path (structural hashing, JSON, field reads): one atomic load, no lock.
+    if (static_cast<uint32_t>(index) < kFastSlots) {
+      if (NodeInfo* hit = fast_[index].load(std::memory_order_acquire)) return hit;
+    }
+    NodeInfo* info = FindSlow(obj, index);
+    if (info != nullptr && static_cast<uint32_t>(index) < kFastSlots) {
+      fast_[index].store(info, std::memory_order_release);  // fields are recorded by now
+    }
+    return info;
+  }
+
+  NodeInfo* FindSlow(const Object* obj, int32_t index) {
     NodeInfo* info = nullptr;
     bool known = false;
     {
@@ -128,6 +142,9 @@ class NodeRegistry {
     info->fields_recorded = true;
   }
 
+  /// Resolved NodeInfo (fields recorded) by type index, for the lock-free path of Find.
+  static constexpr uint32_t kFastSlots = 4096;
+  std::atomic<NodeInfo*> fast_[kFastSlots] = {};
   std::shared_mutex mutex_;
   std::vector<std::unique_ptr<NodeInfo>> nodes_;
   std::unordered_map<int32_t, NodeInfo*> by_index_;  // includes resolved subtypes and misses
