@@ -1,0 +1,26 @@
+"""tschema: declare Ferry objects in Python, generate and check their C++ and Python code.
+
+    from ferry.tschema import declare, Object, ty
+
+    @declare
+    class IntImmNode(PrimExprNode):
+        \"\"\"Constant integer literals in the program.
+
+        Attributes
+        ----------
+        value
+            The internal value.
+        \"\"\"
+        type_key = "IntImm"
+        value: ty.int64_t
+
+Run ``python -m ferry.tschema generate|check|dump`` (docs/tschema.md). This package is pure
+Python: importing it needs nothing beyond the standard library and the `ferry` package.
+"""
+
+from . import ty
+from .errors import Diagnostic, SchemaError
+from .lang import Object, declare
+from .loader import load_schema
+
+__all__ = ["declare", "Object", "ty", "SchemaError", "Diagnostic", "load_schema"]

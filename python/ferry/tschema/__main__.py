@@ -1,0 +1,108 @@
+"""The `tschema` command: ``python -m ferry.tschema {generate,check,dump} SCHEMA... [options]``.
+
+Exit codes: 0 success (for `check`: everything up to date), 1 stale files (`check`),
+2 errors in the schema, the C++ files or the command line. Errors are printed as
+``file:line: what``, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+from . import driver
+from .dump import dumps
+from .errors import SchemaError
+from .loader import load_schema
+
+EXIT_STALE = 1
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tschema", description="Generate and check C++ and Python code from a tschema "
+        "schema (docs/tschema.md).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def outputs(p: argparse.ArgumentParser) -> None:
+        p.add_argument("schemas", nargs="+", metavar="SCHEMA", help="schema files (.py)")
+        p.add_argument("--header", help="whole-file C++ header to write the node and reference "
+                       "classes into (nodes without an in-place region)")
+        p.add_argument("--source", help="C++ registration source to write "
+                       "(FERRY_REGISTER_NODE_TYPE and the <type_key>.__init__ globals)")
+        p.add_argument("--python", help="Python module of register_object classes to write")
+        p.add_argument("--pyi", help="stub to write (default: --python with .pyi)")
+        p.add_argument("--in-place", nargs="+", default=[], metavar="FILE",
+                       help="C++ files whose '// tschema:' regions are regenerated")
+        p.add_argument("--scan", nargs="+", default=[], metavar="FILE",
+                       help="hand-written C++ files to check (registrations, type keys)")
+        p.add_argument("--include", action="append", default=[], metavar="HEADER",
+                       help="extra #include for the header and the source (repeatable)")
+        p.add_argument("--guard", help="include guard of --header (default: from its path)")
+        p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+
+    outputs(sub.add_parser("generate", help="write the outputs whose bytes change"))
+    outputs(sub.add_parser("check", help="exit 1 with a unified diff when an output is stale"))
+    dump = sub.add_parser("dump", help="print the schema as JSON")
+    dump.add_argument("schemas", nargs="+", metavar="SCHEMA")
+    dump.add_argument("-o", "--output", help="write to this file instead of stdout")
+    return parser
+
+
+def _options(args: argparse.Namespace) -> driver.Options:
+    return driver.Options(schemas=args.schemas, header=args.header, source=args.source,
+                          python=args.python, pyi=args.pyi, in_place=args.in_place,
+                          scan=args.scan, includes=args.include, guard=args.guard)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "dump":
+            text = dumps(load_schema(args.schemas))
+            if args.output:
+                driver.write([driver.Output(args.output, _read(args.output),
+                                            text.encode("utf-8"))])
+            else:
+                sys.stdout.write(text)
+            return 0
+        _, outputs = driver.plan(_options(args))
+        if args.command == "check":
+            stale = driver.diff(outputs)
+            if stale:
+                sys.stdout.write(stale)
+                names = [o.path for o in outputs if o.changed]
+                print(f"tschema: {len(names)} file(s) out of date: {', '.join(names)}; run "
+                      "`python -m ferry.tschema generate` with the same arguments",
+                      file=sys.stderr)
+                return EXIT_STALE
+            if not args.quiet:
+                print(f"tschema: {len(outputs)} file(s) up to date", file=sys.stderr)
+            return 0
+        written = driver.write(outputs)
+        if not args.quiet:
+            for path in written:
+                print(f"tschema: wrote {path}")
+        return 0
+    except SchemaError as e:
+        for d in e.diagnostics:
+            print(str(d), file=sys.stderr)
+        print(f"tschema: {len(e.diagnostics)} error(s); no file was written", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as e:
+        print(f"tschema: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _read(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

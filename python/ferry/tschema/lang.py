@@ -1,0 +1,62 @@
+"""The declaration side of the language: ``Object`` and ``@declare``.
+
+``@declare`` only records where the class was declared; everything else is read from the class
+later (model.py), once the whole schema is imported, so that every problem can be reported
+together and with its file and line.
+
+    @declare
+    class IntImmNode(PrimExprNode):
+        type_key = "IntImm"
+        value: ty.int64_t
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Dict
+
+__all__ = ["Object", "declare", "Declaration", "CLASS_ATTRIBUTES"]
+
+#: The class attributes the language understands, with their defaults ("required" for none).
+CLASS_ATTRIBUTES: Dict[str, Any] = {
+    "type_key": "required",
+    "default_visit_attrs": True,
+    "default_sequal_reduce": True,
+    "default_shash_reduce": True,
+    "ref_name": None,
+    "final": None,
+    "type_child_slots": None,
+    "namespace": None,
+}
+
+
+class Object:
+    """The root of every schema: a node deriving from it derives from ``ferry::Object``."""
+
+
+@dataclass
+class Declaration:
+    """Where ``@declare`` was applied to a class."""
+
+    file: str
+    #: The line of the decorator; the model maps it to the class statement.
+    line: int
+    #: The globals of the module the class was declared in, to tell which load it belongs to.
+    module_globals: Dict[str, Any]
+
+
+def declare(cls: Any = None) -> Any:
+    """Declares a node class of the schema.
+
+    The class must derive from `Object` or another declared class, set ``type_key``, and list
+    its fields as annotations; see docs/tschema.md. The class is returned unchanged apart from
+    a ``__tschema__`` attribute.
+    """
+    frame = sys._getframe(1)
+    if not isinstance(cls, type):
+        # A bare call such as `declare("x")` or `@declare()`: nothing sensible to return, so
+        # the error surfaces at import with the caller's line (the loader reports it).
+        raise TypeError("@declare is used without arguments on a class: `@declare class X(...)`")
+    cls.__tschema__ = Declaration(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
+    return cls

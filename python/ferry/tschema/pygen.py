@@ -1,0 +1,143 @@
+"""Python output: a module of `ferry.register_object` classes and its `.pyi` stub.
+
+Each class is named after the node's reference class and constructs through the global
+`<type_key>.__init__` that the registration source defines:
+
+    @ferry.register_object("IntImm")
+    class IntImm(PrimExpr):
+        def __init__(self, dtype: ..., value: int) -> None:
+            self.__init_handle_by_constructor__(ferry.get_global_func("IntImm.__init__"),
+                                                dtype, value)
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from . import ty
+from .cpp import banner
+from .model import FieldDef, NodeDef, Schema
+
+__all__ = ["python_module", "python_stub"]
+
+
+class _PyNames(ty.NameContext):
+    def __init__(self, schema: Schema, attribute: bool = False):
+        self.schema = schema
+        self.attribute = attribute
+
+    def ferry(self, name: str) -> str:  # pragma: no cover - not used for Python
+        return f"ferry.{name}"
+
+    def cpp_ref(self, cls: type) -> str:  # pragma: no cover - not used for Python
+        raise NotImplementedError
+
+    def py_ref(self, cls: type) -> str:
+        node = self.schema.by_cls[cls]
+        return node.ref_name if node.emitted else "ferry.Object"
+
+
+def _annotation(f: FieldDef, names: _PyNames) -> str:
+    text = f.type.python(names)
+    if names.attribute:
+        # Reading a field gives a DataType even where a str is accepted on construction.
+        text = text.replace("typing.Union[ferry.DataType, str]", "ferry.DataType")
+    return text
+
+
+def _default(f: FieldDef) -> str:
+    value = f.default
+    if isinstance(value, (list, tuple)):
+        return "()"
+    if isinstance(value, dict):
+        return "{}"  # never mutated: only passed on to the constructor
+    return repr(value)
+
+
+def _parent(node: NodeDef) -> str:
+    if node.parent is None or not node.parent.emitted:
+        return "ferry.Object"
+    return node.parent.ref_name
+
+
+def _docstring(node: NodeDef, names: _PyNames, indent: str) -> List[str]:
+    lines = list(node.doc)
+    documented = [f for f in node.fields if f.doc]
+    if documented:
+        if lines:
+            lines.append("")
+        lines += ["Attributes", "----------"]
+        for f in documented:
+            lines.append(f"{f.name} : {_annotation(f, names)}")
+            lines += [f"    {d}" if d else "" for d in f.doc.split("\n")]
+    if not lines:
+        lines = [f"The {node.type_key} node."]
+    text = [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in lines]
+    if len(text) == 1:
+        return [f'{indent}"""{text[0]}"""']
+    return [f'{indent}"""{text[0]}'] + [f"{indent}{t}" if t else "" for t in text[1:]] + \
+        [f'{indent}"""']
+
+
+def _params(node: NodeDef, names: _PyNames) -> List[str]:
+    params = ["self"]
+    for f in node.all_fields:
+        annotation = _annotation(f, names)
+        if f.has_default and f.default is None and not annotation.startswith(
+                ("typing.Optional[", "typing.Any")):
+            annotation = f"typing.Optional[{annotation}]"
+        p = f"{f.name}: {annotation}"
+        if f.has_default:
+            p += f" = {_default(f)}"
+        params.append(p)
+    return params
+
+
+def _signature(node: NodeDef, names: _PyNames, indent: str, tail: str) -> List[str]:
+    """`def __init__(...) -> None` + tail, one parameter per line when it is too wide."""
+    params = _params(node, names)
+    one = f"{indent}def __init__({', '.join(params)}) -> None{tail}"
+    if len(one) <= 100:
+        return [one]
+    return [f"{indent}def __init__("] + [f"{indent}    {p}," for p in params] + \
+        [f"{indent}) -> None{tail}"]
+
+
+def _header(schema_names: str) -> List[str]:
+    return banner("# ", schema_names)
+
+
+def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> List[str]:
+    names = _PyNames(schema)
+    out = _header(schema_names) + [
+        f'"""Python classes of the nodes declared in {schema_names}."""', "",
+        "from __future__ import annotations", "", "import typing  # noqa: F401 - annotations",
+        "", "import ferry", "", "__all__ = ["]
+    out += [f'    "{n.ref_name}",' for n in nodes] + ["]", ""]
+    for node in nodes:
+        out += ["", f'@ferry.register_object("{node.type_key}")',
+                f"class {node.ref_name}({_parent(node)}):"]
+        out += _docstring(node, _PyNames(schema, attribute=True), "    ")
+        out += [""] + _signature(node, names, "    ", ":")
+        args = ", ".join(f.name for f in node.all_fields)
+        ctor = f'ferry.get_global_func("{node.type_key}.__init__")'
+        call = f"        self.__init_handle_by_constructor__({ctor}{', ' + args if args else ''})"
+        if len(call) <= 100:
+            out.append(call)
+        else:
+            out += ["        self.__init_handle_by_constructor__(", f"            {ctor},"]
+            out += [f"            {f.name}," for f in node.all_fields]
+            out.append("        )")
+        out.append("")
+    return out[:-1]
+
+
+def python_stub(schema: Schema, nodes: List[NodeDef], schema_names: str) -> List[str]:
+    names = _PyNames(schema)
+    attrs = _PyNames(schema, attribute=True)
+    out = _header(schema_names) + ["", "import typing", "", "import ferry"]
+    for node in nodes:
+        out += ["", "", f"class {node.ref_name}({_parent(node)}):"]
+        out += [f"    {f.name}: {_annotation(f, attrs)}" for f in node.fields]
+        out += _signature(node, names, "    ", ": ...")
+    return out
