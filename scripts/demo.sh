@@ -1,9 +1,47 @@
 #!/usr/bin/env bash
-# Builds Ferry and runs the demo: a tour of objects, casting and copy-on-write.
+# The demo: the worked example (examples/arith) end to end, as a user of Ferry would run it.
+#
+#   1. set-up: system packages, a virtual environment (.venv) and `pip install .` of Ferry
+#   2. tschema check: the generated C++ and Python are up to date with the schema
+#   3. build: the example's C++ passes, a CMake project using find_package(ferry)
+#   4. run: examples/arith/demo.py builds expressions in Python, runs the C++ passes on them,
+#      compares, serializes, pickles to a worker process and calls back into Python
+#
+# The quick C++ tour of objects, casting and copy-on-write is `scripts/demo.sh --quickstart`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+start=$SECONDS
+say() { printf '\n== [%3ds] %s\n' "$((SECONDS - start))" "$*"; }
+
 scripts/setup.sh
-cmake -S . -B build -G Ninja >/dev/null
-cmake --build build --target quickstart -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
-echo
-./build/examples/quickstart
+
+if [ "${1:-}" = --quickstart ]; then
+  cmake -S . -B build -G Ninja >/dev/null
+  cmake --build build --target quickstart -j "$jobs" >/dev/null
+  ./build/examples/quickstart
+  exit 0
+fi
+
+say "set-up: installing Ferry into .venv (pip install .; later runs rebuild incrementally)"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check .
+echo "ferry $(.venv/bin/python -m ferry --version), CMake config in $(.venv/bin/python -m ferry --cmake-dir)"
+
+cd examples/arith
+venv_python="$PWD/../../.venv/bin/python"
+say "configure: a CMake project using find_package(ferry) from the installed package"
+cmake -S . -B ../../build-arith -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -Dferry_DIR="$("$venv_python" -m ferry --cmake-dir)" -DPython_EXECUTABLE="$venv_python" >/dev/null
+echo "build-arith/ configured"
+
+say "tschema check: are include/arith/nodes.h, src/nodes_generated.cc, python/arith/_nodes.py current?"
+cmake --build ../../build-arith --target arith_tschema_check
+
+say "build: libarith.so (the generated nodes and the hand-written passes)"
+cmake --build ../../build-arith --target arith -j "$jobs"
+
+say "run: python demo.py"
+ARITH_LIBRARY="$PWD/../../build-arith/libarith.so" PYTHONPATH="$PWD/python" \
+  ../../.venv/bin/python demo.py
+say "finished"

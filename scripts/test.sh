@@ -16,7 +16,8 @@ cmake --build build -j "$jobs"
 echo "== C and C++ tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 echo "== Python tests"
-PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/python -q -p no:cacheprovider
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/python examples/arith/tests \
+  -q -p no:cacheprovider
 
 echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_WERROR=ON \
