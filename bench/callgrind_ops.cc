@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
   MEASURE(Floor_AnyShortString);
   MEASURE(Ferry_AnyObject);
   MEASURE(Floor_AnyObject);
+  MEASURE(Ferry_ArrayPushBack);
+  MEASURE(Floor_ArrayPushBack);
 #undef MEASURE
   return 0;
 }

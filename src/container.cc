@@ -4,9 +4,12 @@
 /// languages.
 #include <algorithm>   // std::max
 #include <cmath>       // std::isnan
+#include <cstdint>     // PTRDIFF_MAX
+#include <cstdlib>     // malloc, realloc, free: arrays grow in place
 #include <cstring>     // memcpy
 #include <functional>  // std::hash<std::string_view>
 #include <iomanip>     // quoted
+#include <new>         // std::bad_alloc
 #include <sstream>     // AnyRepr
 
 #include "ferry/container/array.h"
@@ -28,9 +31,36 @@ void ArrayObj::ThrowIndexError(int64_t index, int64_t size) {
 
 namespace details {
 
-ObjectPtr<Object> ArrayAccess::New(int64_t capacity) {
+namespace {
+
+/// The size of an ArrayObj block with room for `capacity` cells.
+size_t ArrayBytes(int64_t capacity) {
   if (capacity < 0) FERRY_THROW(ValueError) << "Array: negative capacity " << capacity;
-  return make_inplace_array_object<ArrayObj, Any>(static_cast<size_t>(capacity), capacity);
+  if (static_cast<uint64_t>(capacity) > (PTRDIFF_MAX - sizeof(ArrayObj)) / sizeof(Any)) {
+    FERRY_THROW(MemoryError) << "Array: capacity " << capacity << " overflows the address space";
+  }
+  return sizeof(ArrayObj) + static_cast<size_t>(capacity) * sizeof(Any);
+}
+
+void DestroyArray(FerryObject* header) noexcept {
+  auto* array = static_cast<ArrayObj*>(ObjectUnsafe::FromHeader(header));
+  array->~ArrayObj();
+  std::free(array);
+}
+
+/// The deleter of the arrays New makes. Its cells may own objects, so it runs under the
+/// release-depth guard; it also marks the block as malloc'ed, so PrepareWrite may realloc it.
+void DeleteArray(FerryObject* header) noexcept { ObjectFreeGuarded(header, &DestroyArray); }
+
+}  // namespace
+
+ObjectPtr<Object> ArrayAccess::New(int64_t capacity) {
+  // malloc rather than operator new, so that PrepareWrite can grow the block with realloc.
+  void* mem = std::malloc(ArrayBytes(capacity));
+  if (mem == nullptr) throw std::bad_alloc();
+  auto* array = new (mem) ArrayObj(capacity);
+  ObjectUnsafe::SetHeader(array, kFerryArray, &DeleteArray);
+  return ObjectUnsafe::PtrFromNew<Object>(array);
 }
 
 ArrayObj* ArrayAccess::PrepareWrite(ObjectPtr<Object>* data, int64_t capacity) {
@@ -38,6 +68,21 @@ ArrayObj* ArrayAccess::PrepareWrite(ObjectPtr<Object>* data, int64_t capacity) {
   const bool unique = data->unique();
   int64_t new_capacity = old->capacity_;
   if (capacity > new_capacity) new_capacity = std::max<int64_t>({capacity, 2 * new_capacity, 4});
+  if (unique && ObjectUnsafe::GetHeader(old)->deleter == &DeleteArray) {
+    // Nobody else sees the array and its bytes (header and cells) are trivially relocatable:
+    // grow the block with realloc, which at the top of the heap extends it where it is.
+    // Allocate-copy-free instead left every outgrown block free below the new one; freeing
+    // the final array then made a free run of about twice its size, glibc trimmed it off the
+    // heap (brk), and the next array faulted every page in again: a push_back loop spent
+    // most of its time in the kernel.
+    void* grown = std::realloc(static_cast<void*>(old), ArrayBytes(new_capacity));
+    if (grown == nullptr) throw std::bad_alloc();
+    ObjectUnsafe::MoveToOwned(data);  // the block may have moved; the reference stays ours
+    auto* array = static_cast<ArrayObj*>(grown);
+    array->capacity_ = new_capacity;
+    *data = ObjectUnsafe::PtrFromOwned<Object>(array);
+    return array;
+  }
   ObjectPtr<Object> fresh = New(new_capacity);
   auto* array = static_cast<ArrayObj*>(fresh.get());
   if (unique) {

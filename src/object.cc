@@ -206,43 +206,49 @@ class TypeTable {
 /// Frees deeper than this many nested deleters are queued instead of recursing.
 constexpr int32_t kMaxNestedFree = 64;
 
-/// Per-thread state of ObjectFree. Trivially destructible, so the thread_local needs no guard;
-/// the queue's buffer is released whenever the queue drains.
+/// A free deferred by ObjectFreeGuarded.
+struct PendingFree {
+  FerryObject* obj;
+  void (*destroy)(FerryObject*);
+};
+
+/// Per-thread state of ObjectFreeGuarded. Trivially destructible, so the thread_local needs no
+/// guard; the queue's buffer is released whenever the queue drains.
 struct FreeState {
   int32_t depth;
   uint32_t size;
   uint32_t capacity;
-  FerryObject** queue;
+  PendingFree* queue;
 };
 // initial-exec: a direct %fs-relative access instead of a __tls_get_addr call on every free.
 __attribute__((tls_model("initial-exec"))) thread_local FreeState free_state;
 
-bool QueueFree(FreeState& state, FerryObject* obj) noexcept {
+bool QueueFree(FreeState& state, PendingFree pending) noexcept {
   if (state.size == state.capacity) {
     uint32_t capacity = state.capacity == 0 ? 256 : state.capacity * 2;
-    void* grown = std::realloc(state.queue, sizeof(FerryObject*) * capacity);
+    void* grown = std::realloc(state.queue, sizeof(PendingFree) * capacity);
     if (grown == nullptr) return false;
-    state.queue = static_cast<FerryObject**>(grown);
+    state.queue = static_cast<PendingFree*>(grown);
     state.capacity = capacity;
   }
-  state.queue[state.size++] = obj;
+  state.queue[state.size++] = pending;
   return true;
 }
 
 }  // namespace
 
-void ObjectFree(FerryObject* obj) noexcept {
+void ObjectFreeGuarded(FerryObject* obj, void (*destroy)(FerryObject*)) noexcept {
   FreeState& state = free_state;
   // When the queue cannot grow, recursing is the only way left to free the object.
-  if (state.depth >= kMaxNestedFree && QueueFree(state, obj)) return;
+  if (state.depth >= kMaxNestedFree && QueueFree(state, {obj, destroy})) return;
   ++state.depth;
-  obj->deleter(obj);
+  destroy(obj);
   --state.depth;
   if (state.depth != 0) return;
   while (state.size != 0) {
-    FerryObject* next = state.queue[--state.size];
+    const PendingFree next = state.queue[--state.size];
     ++state.depth;
-    next->deleter(next);
+    next.destroy(next.obj);
     --state.depth;
   }
   if (state.queue != nullptr) {
@@ -251,6 +257,8 @@ void ObjectFree(FerryObject* obj) noexcept {
     state.capacity = 0;
   }
 }
+
+void ObjectFree(FerryObject* obj) noexcept { ObjectFreeGuarded(obj, obj->deleter); }
 
 int32_t TypeRegister(const char* type_key, int32_t static_type_index, int32_t parent_type_index,
                      int32_t num_child_slots, bool child_slots_can_overflow) {

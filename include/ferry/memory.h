@@ -10,7 +10,7 @@
 #define FERRY_MEMORY_H_
 
 #include <new>          // placement new, std::align_val_t
-#include <type_traits>  // std::is_base_of_v
+#include <type_traits>  // std::is_base_of_v, std::is_trivially_destructible_v
 #include <utility>      // std::forward
 
 #include "ferry/object.h"
@@ -39,12 +39,24 @@ inline void FreeBytes(void* ptr) {
   }
 }
 
-/// The deleter stored in the header of every `T` made by the allocators below.
+/// Runs the destructor of a `T` made by the allocators below and frees its block.
 template <typename T>
-void ObjectDeleter(FerryObject* header) {
+void ObjectDestroy(FerryObject* header) noexcept {
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
   obj->~T();
   FreeBytes<T>(obj);
+}
+
+/// The deleter stored in the header of every `T` made by the allocators below. A trivial
+/// destructor cannot release other objects, so such a `T` skips the release-depth guard (a
+/// call into libferry and a thread-local counter) and is freed at once.
+template <typename T>
+void ObjectDeleter(FerryObject* header) noexcept {
+  if constexpr (std::is_trivially_destructible_v<T>) {
+    ObjectDestroy<T>(header);
+  } else {
+    ObjectFreeGuarded(header, &ObjectDestroy<T>);
+  }
 }
 
 /// Constructs a `T` in `size` fresh bytes; frees them again if the constructor throws.
@@ -62,7 +74,7 @@ inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
     throw;
   }
   ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T>);
-  return ObjectUnsafe::PtrFromRaw<T>(obj);
+  return ObjectUnsafe::PtrFromNew<T>(obj);
 }
 }  // namespace details
 

@@ -32,8 +32,12 @@ class ObjectPtr;
 namespace details {
 struct ObjectUnsafe;
 
-/// Destroys an object whose count reached zero. Frees nested below a fixed depth are queued
-/// and run by the outermost call, so releasing a long chain never overflows the stack.
+/// Runs `destroy(obj)` (the object's destructor and free) under the release-depth guard:
+/// frees nested below a fixed depth are queued and run by the outermost call, so releasing a
+/// long chain never overflows the stack. Deleters of objects that can own references call it.
+FERRY_DLL void ObjectFreeGuarded(FerryObject* obj, void (*destroy)(FerryObject*)) noexcept;
+/// Runs `obj->deleter(obj)` under the same guard. `DecRef` no longer needs it (every deleter
+/// guards itself when it has to); kept for callers built against earlier headers.
 FERRY_DLL void ObjectFree(FerryObject* obj) noexcept;
 /// Registers a type with the runtime registry (or finds it); throws ferry::Error on conflict.
 FERRY_DLL int32_t TypeRegister(const char* type_key, int32_t static_type_index,
@@ -94,9 +98,12 @@ class Object {
   void DecRef() {
     // The last reference needs no atomic write: nobody else can reach the object to race with
     // us. The acquire load still orders the frees after every other owner's release.
+    // The deleter is called directly. One whose destructor can release other objects runs
+    // itself under details::ObjectFreeGuarded, so a trivially destructible object's drop is
+    // just its free.
     if (__atomic_load_n(&header_.ref_counter, __ATOMIC_ACQUIRE) == 1 ||
         __atomic_fetch_sub(&header_.ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
-      details::ObjectFree(&header_);
+      header_.deleter(&header_);
     }
   }
 
@@ -237,6 +244,14 @@ struct ObjectUnsafe {
   template <typename T>
   static ObjectPtr<T> PtrFromRaw(Object* obj) {
     return ObjectPtr<T>(obj);
+  }
+  /// The first reference to a freshly constructed object that no other thread can see yet: a
+  /// plain increment instead of a locked instruction (it still counts any reference the
+  /// constructor handed out).
+  template <typename T>
+  static ObjectPtr<T> PtrFromNew(Object* obj) {
+    obj->header_.ref_counter += 1;
+    return PtrFromOwned<T>(obj);
   }
   /// A pointer adopting a reference the caller already owns.
   template <typename T>

@@ -107,12 +107,57 @@ FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
   return *slot;
 }
 
+namespace {
+/// The last Ferry object class seen, so that the common case skips the subclass walk.
+PyTypeObject* g_last_object_type = nullptr;
+
+inline bool IsFerryObjectFast(PyObject* value) {
+  PyTypeObject* type = Py_TYPE(value);
+  if (type == g_last_object_type) return true;
+  if (!IsFerryObject(value)) return false;
+  g_last_object_type = type;
+  return true;
+}
+
+int ObjectToAny(PyObject* value, FerryAny* out) {
+  FerryObjectHandle h = HandleOf(value);
+  if (h == nullptr) {
+    PyErr_Format(PyExc_ValueError, "%s object is not initialized (it has no Ferry object)",
+                 Py_TYPE(value)->tp_name);
+    return -1;
+  }
+  SetObject(out, h);
+  return 0;
+}
+}  // namespace
+
 int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+  PyTypeObject* type = Py_TYPE(value);
+  // Exact types first: one pointer compare each for the common arguments.
+  if (type == &PyLong_Type) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow != 0) {
+      PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
+      return -1;
+    }
+    out->type_index = kFerryInt;
+    out->small_len = 0;
+    out->v_int64 = v;
+    return 0;
+  }
+  if (type == &PyUnicode_Type) return StrToAny(value, out, scope);
+  if (IsFerryObjectFast(value)) return ObjectToAny(value, out);
+  if (type == &PyFloat_Type) {
+    out->type_index = kFerryFloat;
+    out->small_len = 0;
+    out->v_float64 = PyFloat_AS_DOUBLE(value);
+    return 0;
+  }
   if (value == Py_None) {
     SetNone(out);
     return 0;
   }
-  PyTypeObject* type = Py_TYPE(value);
   if (type == &PyBool_Type) {
     out->type_index = kFerryBool;
     out->small_len = 0;
@@ -136,16 +181,6 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     out->type_index = kFerryFloat;
     out->small_len = 0;
     out->v_float64 = PyFloat_AS_DOUBLE(value);
-    return 0;
-  }
-  if (IsFerryObject(value)) {
-    FerryObjectHandle h = HandleOf(value);
-    if (h == nullptr) {
-      PyErr_Format(PyExc_ValueError, "%s object is not initialized (it has no Ferry object)",
-                   type->tp_name);
-      return -1;
-    }
-    SetObject(out, h);
     return 0;
   }
   if (PyUnicode_Check(value)) {

@@ -148,6 +148,39 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   return 0;
 }
 
+/// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
+/// argument is a Python callable: C++ may call it from threads of its own while this thread
+/// waits, and those need the GIL (keeping it would deadlock them).
+PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs,
+                         FerryAny* cells, PyObject* names) {
+  TempScope scope;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (PyToAny(args[i], &cells[i], &scope) != 0) {
+      PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
+                                                              : nullptr);
+      return nullptr;
+    }
+  }
+  return CallFunction(self->base.handle, cells, static_cast<int32_t>(nargs),
+                      self->release_gil != 0);
+}
+
+/// The rare cases, out of the hot path: keyword arguments, more than kStackArgs arguments.
+[[gnu::noinline]] PyObject* VectorcallSlow(PyFerryFunction* self, PyObject* const* args,
+                                           Py_ssize_t nargs, PyObject* kwnames) {
+  std::vector<PyObject*> reordered;
+  PyObject* names = nullptr;
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
+    if (PlaceKeywords(self, args, nargs, kwnames, &reordered) != 0) return nullptr;
+    args = reordered.data();
+    nargs = static_cast<Py_ssize_t>(reordered.size());
+    names = ParamNames(self);
+  }
+  if (nargs > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "too many arguments");
+  std::vector<FerryAny> cells(static_cast<size_t>(nargs < kStackArgs ? kStackArgs : nargs));
+  return ConvertAndCall(self, args, nargs, cells.data(), names);
+}
+
 PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
   auto* self = reinterpret_cast<PyFerryFunction*>(callable);
@@ -156,31 +189,9 @@ PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t n
     return nullptr;
   }
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  std::vector<PyObject*> reordered;
-  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
-    if (PlaceKeywords(self, args, nargs, kwnames, &reordered) != 0) return nullptr;
-    args = reordered.data();
-    nargs = static_cast<Py_ssize_t>(reordered.size());
-  }
-  if (nargs > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "too many arguments");
-  FerryAny stack[kStackArgs];
-  std::vector<FerryAny> heap;
-  FerryAny* cells = stack;
-  if (nargs > kStackArgs) {
-    heap.resize(static_cast<size_t>(nargs));
-    cells = heap.data();
-  }
-  TempScope scope;
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    if (PyToAny(args[i], &cells[i], &scope) != 0) {
-      PyObject* names = reordered.empty() ? nullptr : ParamNames(self);
-      PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
-                                                              : nullptr);
-      return nullptr;
-    }
-  }
-  return CallFunction(self->base.handle, cells, static_cast<int32_t>(nargs),
-                      self->release_gil != 0);
+  if (kwnames != nullptr || nargs > kStackArgs) return VectorcallSlow(self, args, nargs, kwnames);
+  FerryAny cells[kStackArgs];
+  return ConvertAndCall(self, args, nargs, cells, nullptr);
 }
 
 PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {

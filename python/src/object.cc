@@ -243,6 +243,8 @@ PyGetSetDef kObjectGetSet[] = {
 
 struct PyField {
   PyObject_HEAD PyObject* name;
+  /// The last Python class read through this descriptor (known to be a ferry.Object).
+  PyTypeObject* checked_class;
   int32_t cached_type_index;
   int64_t offset;
   FerryFieldGetter getter;
@@ -254,6 +256,7 @@ PyObject* FieldNew(PyTypeObject* type, PyObject* args, PyObject*) {
   auto* self = reinterpret_cast<PyField*>(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
   self->name = Py_NewRef(name);
+  self->checked_class = nullptr;
   self->cached_type_index = -1;
   return reinterpret_cast<PyObject*>(self);
 }
@@ -266,7 +269,10 @@ void FieldDealloc(PyObject* obj) {
 PyObject* FieldGet(PyObject* descr, PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<PyField*>(descr);
   if (obj == nullptr || obj == Py_None) return Py_NewRef(descr);
-  FerryObjectHandle h = IsFerryObject(obj) ? HandleOf(obj) : nullptr;
+  // Classes live as long as their descriptors' owner class, so the pointer stays meaningful.
+  bool known_class = Py_TYPE(obj) == self->checked_class;
+  if (!known_class && IsFerryObject(obj)) self->checked_class = Py_TYPE(obj);
+  FerryObjectHandle h = (known_class || IsFerryObject(obj)) ? HandleOf(obj) : nullptr;
   if (h == nullptr) {
     return PyErr_Format(PyExc_AttributeError, "'%s' object has no Ferry object to read '%U' from",
                         Py_TYPE(obj)->tp_name, self->name);

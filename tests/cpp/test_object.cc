@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -472,6 +473,29 @@ TEST(MakeObject, InplaceArrayObjectHoldsItsPayload) {
   EXPECT_THROW((make_inplace_array_object<IntsNode, int64_t>(SIZE_MAX / 4, 0)), Error);
 }
 
+// Trivially destructible: its deleter frees it at once, without the release-depth guard.
+class PlainNode : public Object {
+ public:
+  int64_t value = 7;
+  static constexpr const char* _type_key = "test.Plain";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(PlainNode, Object);
+};
+static_assert(std::is_trivially_destructible_v<PlainNode>);
+
+TEST(MakeObject, NewObjectsStartWithOneReferenceAndFreeOnTheLastDrop) {
+  // The first reference is taken without an atomic instruction; the count must still be
+  // exact, and AddressSanitizer's leak check sees a missed free.
+  ObjectPtr<PlainNode> p = make_object<PlainNode>();
+  EXPECT_EQ(p.use_count(), 1);
+  ObjectPtr<PlainNode> q = p;
+  EXPECT_EQ(p.use_count(), 2);
+  p.reset();
+  EXPECT_EQ(q.use_count(), 1);
+  EXPECT_EQ(q->value, 7);
+  ObjectPtr<BaseNode> b = make_object<BaseNode>();
+  EXPECT_EQ(b.use_count(), 1);
+}
+
 TEST(Threads, ConcurrentCopiesKeepTheCountExact) {
   int before = live_nodes;
   Base shared(make_object<BaseNode>());
@@ -522,6 +546,47 @@ TEST(Release, MillionDeepChainFreesWithoutStackOverflow) {
   EXPECT_EQ(live_nodes, before + kDepth);
   head = ObjectRef();
   EXPECT_EQ(live_nodes, before);
+}
+
+TEST(Release, TheLegacyObjectFreeEntryStillGuardsDepth) {
+  // details::ObjectFree is what DecRef called before deleters guarded themselves; code built
+  // against those headers still calls it, and it must still free a long chain iteratively.
+  int before = live_nodes;
+  ObjectPtr<LinkNode> head;
+  for (int i = 0; i < 1000000; ++i) {
+    ObjectPtr<LinkNode> n = make_object<LinkNode>();
+    n->next = ObjectRef(std::move(head));
+    head = std::move(n);
+  }
+  EXPECT_EQ(live_nodes, before + 1000000);
+  Object* raw = details::ObjectUnsafe::MoveToOwned(&head);
+  details::ObjectFree(details::ObjectUnsafe::GetHeader(raw));
+  EXPECT_EQ(live_nodes, before);
+}
+
+// A chain whose links are trivially destructible objects held by non-trivial ones: the plain
+// objects are freed at once, inside the guarded frees of their owners.
+class PairLinkNode : public Object {
+ public:
+  PairLinkNode() { ++live_nodes; }
+  ~PairLinkNode() { --live_nodes; }
+  ObjectRef plain;
+  ObjectRef next;
+  static constexpr const char* _type_key = "test.PairLink";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(PairLinkNode, Object);
+};
+
+TEST(Release, DeepChainWithPlainObjectsFreesEverything) {
+  int before = live_nodes;
+  ObjectRef head;
+  for (int i = 0; i < 1000000; ++i) {
+    ObjectPtr<PairLinkNode> n = make_object<PairLinkNode>();
+    n->plain = ObjectRef(make_object<PlainNode>());
+    n->next = std::move(head);
+    head = ObjectRef(std::move(n));
+  }
+  head = ObjectRef();
+  EXPECT_EQ(live_nodes, before);  // and LeakSanitizer checks the PlainNodes
 }
 
 TEST(Release, DeepChainsOnManyThreads) {

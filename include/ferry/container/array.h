@@ -37,12 +37,14 @@ struct ArrayAccess;
 /// header. Read-only to users; `Array<T>` mutates it only when it holds the only reference.
 class ArrayObj : public Object {
  public:
-  /// An empty array with room for `capacity` cells; allocate it with
-  /// make_inplace_array_object<ArrayObj, Any>(capacity, capacity).
+  /// An empty array with room for `capacity` cells. Array<T> allocates it with
+  /// details::ArrayAccess::New, in a malloc'ed block that a unique array grows with realloc;
+  /// one made otherwise (make_inplace_array_object<ArrayObj, Any>(capacity, capacity)) works
+  /// too and grows by copying.
   explicit ArrayObj(int64_t capacity) : capacity_(capacity) {}
   ArrayObj(const ArrayObj&) = delete;
   ArrayObj& operator=(const ArrayObj&) = delete;
-  ~ArrayObj() { ShrinkTo(0); }
+  ~ArrayObj() { ReleaseCells(0, size_); }
 
   int64_t size() const { return size_; }
   int64_t capacity() const { return capacity_; }
@@ -72,8 +74,17 @@ class ArrayObj : public Object {
     ++size_;
   }
   void ShrinkTo(int64_t size) {
-    for (int64_t i = size; i < size_; ++i) cells()[i].~Any();
+    ReleaseCells(size, size_);
     size_ = std::min(size_, size);
+  }
+  /// Ends the cells [first, last): drops the references they own. Unlike ~Any it does not
+  /// reset each cell to None, since the cells are about to be freed or overwritten.
+  void ReleaseCells(int64_t first, int64_t last) {
+    for (Any* cell = cells() + first; cell < cells() + last; ++cell) {
+      if (details::IsObjectIndex(cell->type_index())) {
+        details::ObjectUnsafe::DecRef(details::ObjectUnsafe::FromHeader(cell->raw()->v_obj));
+      }
+    }
   }
   /// Opens a gap of `count` cells at `index` (cells are trivially relocatable).
   void OpenGap(int64_t index, int64_t count);
@@ -96,7 +107,6 @@ struct ArrayAccess {
   FERRY_DLL static ArrayObj* PrepareWrite(ObjectPtr<Object>* data, int64_t capacity);
   /// A new unshared empty array with room for `capacity` cells.
   FERRY_DLL static ObjectPtr<Object> New(int64_t capacity);
-  static void EmplaceBack(ArrayObj* array, Any value) { array->EmplaceBack(std::move(value)); }
 };
 /// The array every empty Array<T> shares.
 FERRY_DLL const ObjectPtr<Object>& EmptyArray();
@@ -110,7 +120,7 @@ inline void ArrayObj::OpenGap(int64_t index, int64_t count) {
 }
 
 inline void ArrayObj::CloseGap(int64_t first, int64_t last) {
-  for (int64_t i = first; i < last; ++i) cells()[i].~Any();
+  ReleaseCells(first, last);
   std::memmove(static_cast<void*>(cells() + first), static_cast<void*>(cells() + last),
                static_cast<size_t>(size_ - last) * sizeof(Any));
   size_ -= last - first;
@@ -184,8 +194,15 @@ class Array : public ObjectRef {
   iterator end() const { return iterator(get()->end()); }
 
   void push_back(T value) {
-    const int64_t size = get()->size();
-    details::ArrayAccess::EmplaceBack(Writable(size + 1), Any(std::move(value)));
+    // The hot loop of building an array: one check for "unique and not full", then the cell
+    // is written in place (no temporary Any) and the size stored, not read back.
+    auto* array = static_cast<ArrayObj*>(get_mutable());
+    const int64_t size = array->size_;
+    if (!data_.unique() || size >= array->capacity_) {
+      array = details::ArrayAccess::PrepareWrite(&data_, size + 1);
+    }
+    new (array->cells() + size) Any(std::move(value));
+    array->size_ = size + 1;
   }
   template <typename... Args>
   void emplace_back(Args&&... args) {
