@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Ferry on a fresh machine: installs what is missing, builds, runs the C and
 # C++ tests and the Python tests (pytest, against the extension built in place into
-# python/ferry/, including a `pip install .` of the package), then runs the C and C++ tests
+# python/ferry/, including a `pip install .` of the package, the worked example's tests and the
+# code blocks of the documentation), then runs the C and C++ tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), where any report
 # fails the run.
 set -euo pipefail
@@ -16,7 +17,7 @@ cmake --build build -j "$jobs"
 echo "== C and C++ tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 echo "== Python tests"
-PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/python examples/arith/tests \
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/python examples/arith/tests tests/docs \
   -q -p no:cacheprovider
 
 echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer)"

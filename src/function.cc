@@ -240,6 +240,14 @@ const ferry::FunctionObj* FunctionFromHandle(FerryObjectHandle func, const char*
 }
 }  // namespace
 
+int FerryFunctionGetSafeCall(FerryObjectHandle func, FerryFunctionSafeCall* out_call) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  FERRY_C_API_CHECK_NOT_NULL(out_call);
+  *out_call = FunctionFromHandle(func, "FerryFunctionGetSafeCall")->safe_call;
+  FERRY_C_API_END();
+}
+
 int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_callback,
                              void** out_resource) {
   FERRY_C_API_BEGIN();

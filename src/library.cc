@@ -31,10 +31,13 @@ void LoadLibrary(const std::string& path) {
   if (::stat(path.c_str(), &info) != 0) {
     FERRY_THROW(RuntimeError) << "cannot load library '" << path << "': no such file";
   }
+  // dlopen searches the system's library path for a name without a slash; the file stat() just
+  // found is the one meant.
+  const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   std::vector<Error> errors;
   std::vector<Error>* outer = details::load_errors;
   details::load_errors = &errors;
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   details::load_errors = outer;
   if (handle == nullptr) {
     const char* reason = ::dlerror();

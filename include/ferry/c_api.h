@@ -211,6 +211,11 @@ FERRY_DLL int FerryFunctionCreate(void* resource, FerryFunctionCallback callback
 /// Calls a Function. `*result` is overwritten (not released) with the owned result.
 FERRY_DLL int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_args,
                                 FerryAny* result);
+/// The entry point FerryFunctionCall calls after checking its arguments. A frontend that calls
+/// one function many times may fetch it once and call `safe_call(func, args, n, result)`
+/// directly, skipping the checks: `func` must be the Function it came from, `args` valid, and
+/// `*result` must hold None.
+FERRY_DLL int FerryFunctionGetSafeCall(FerryObjectHandle func, FerryFunctionSafeCall* out_call);
 /// The callback and resource of a Function made by FerryFunctionCreate; both NULL for any other
 /// Function. A frontend uses it to recognize its own functions.
 FERRY_DLL int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_callback,

@@ -24,6 +24,9 @@ struct PyFerryObject {
 struct PyFerryFunction {
   PyFerryObject base;
   vectorcallfunc vectorcall;
+  /// The function's C entry point (FerryFunctionGetSafeCall), called without FerryFunctionCall's
+  /// argument checks; NULL until the handle is set.
+  FerryFunctionSafeCall safe_call;
   /// Whether calls release the GIL: on for C++ functions, off for functions made from Python
   /// callables (they would take it right back).
   int release_gil;
@@ -117,6 +120,9 @@ PyObject* WrapFunction(FerryObjectHandle handle);
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
 /// Calls `func` with cells; the result is converted to Python.
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil);
+/// The same through the function's cached entry point.
+PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
+                   int32_t n, bool release_gil);
 /// A global function handle, looked up once and kept (ferry.Array, ferry.Map, ...).
 FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot);
 

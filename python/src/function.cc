@@ -161,8 +161,12 @@ PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args, Py_ssize_
       return nullptr;
     }
   }
-  return CallFunction(self->base.handle, cells, static_cast<int32_t>(nargs),
-                      self->release_gil != 0);
+  if (self->safe_call == nullptr) {
+    return CallFunction(self->base.handle, cells, static_cast<int32_t>(nargs),
+                        self->release_gil != 0);
+  }
+  return CallSafe(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
+                  self->release_gil != 0);
 }
 
 /// The rare cases, out of the hot path: keyword arguments, more than kStackArgs arguments.
@@ -199,6 +203,7 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
   if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->vectorcall = FunctionVectorcall;
+  self->safe_call = nullptr;
   self->release_gil = 1;
   return obj;
 }
@@ -270,6 +275,10 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
   FerryFunctionGetCallback(handle, &callback, &resource);
   self->release_gil = callback != &CallPython;
   self->param_names = nullptr;
+  if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
+    Py_DECREF(obj);
+    return RaiseFerryError();
+  }
   return obj;
 }
 
@@ -281,6 +290,24 @@ int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
     return -1;
   }
   return 0;
+}
+
+PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
+                   int32_t n, bool release_gil) {
+  FerryAny result;
+  result.type_index = kFerryNone;
+  result.small_len = 0;
+  result.v_int64 = 0;
+  int rc;
+  if (release_gil) {
+    Py_BEGIN_ALLOW_THREADS;
+    rc = call(func, args, n, &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    rc = call(func, args, n, &result);
+  }
+  if (rc != 0) return RaiseFerryError();
+  return AnyToPy(result, /*owned=*/true);
 }
 
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil) {

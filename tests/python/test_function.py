@@ -227,3 +227,14 @@ def test_a_library_registering_a_node_twice_fails_cleanly():
     path = ROOT / "build" / "tests" / "modules" / "duplicate_node_module.so"
     with pytest.raises(RuntimeError, match="testing.Twice.*registered twice"):
         ferry.load_library(path)
+
+
+def test_load_library_by_bare_file_name_in_the_current_directory(tmp_path, monkeypatch):
+    import shutil
+
+    from ferry_testing import ROOT
+
+    shutil.copy(ROOT / "build" / "tests" / "modules" / "good_module.so", tmp_path / "good.so")
+    monkeypatch.chdir(tmp_path)
+    ferry.load_library("good.so")  # the file here, not a search of the system path
+    assert "testing.module.make_counter" in ferry.list_global_func_names()

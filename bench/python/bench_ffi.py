@@ -1,0 +1,383 @@
+"""Python call overhead, side by side in one process: Ferry vs apache-tvm-ffi vs nanobind.
+
+Operations (each library's own way of doing the same thing):
+
+    nop()            a C++ function of no arguments returning nothing
+    f(1, 2)          a typed C++ function adding two int64
+    f(obj)           an untyped echo handed one of the library's objects
+    f("short str")   the same echo handed a 9-character str (for nanobind: std::string -> str)
+    f("abc")         the same with 3 characters: inline in Ferry's and tvm-ffi's value cells
+                     (both keep strings of up to 7 bytes there), so no string object is made
+    callback         C++ calling a Python callable f(i) 1e6 times (per-call cost)
+    x.value          reading a reflected / bound int64 field
+
+Ferry and tvm-ffi both release the GIL around every C++ call by default, so each is measured
+twice: as it comes, and with `f.release_gil = False`. nanobind keeps the GIL unless a binding
+asks otherwise (nb::call_guard<nb::gil_scoped_release>()).
+
+Method: timeit loops (the callable bound to a local, many iterations per sample, garbage
+collector off), one calibration pass to size each loop to about --sample-ms, then --reps
+repetitions; within a repetition every operation is measured for all libraries back to back, in
+an order that rotates from one repetition to the next, so noise on the machine hits all of them
+alike. Reported: the median over the repetitions, in ns per call (loop overhead included: the
+"empty loop" row shows how much that is).
+
+Run through scripts/bench_python.sh, which builds the pieces and sets the paths:
+
+    bench_ffi.py --ferry-testing-lib build/tests/python/ferry_testing.so \
+                 --tvmffi-lib build-bench/python/native/tvmffi_bench.so \
+                 [--reps 21] [--callback-reps 7] [--sample-ms 20] [--callback-n 1000000] [--json out.json]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+
+# ---------------------------------------------------------------------------------------------
+# The libraries.
+
+
+def setup_ferry(testing_lib):
+    import ferry
+
+    ferry.load_library(testing_lib)
+
+    @ferry.register_object("test.IntImm")
+    class IntImm(ferry.Object):
+        pass
+
+    def fn(name, release_gil):
+        f = ferry.get_global_func(name)
+        f.release_gil = release_gil
+        return f
+
+    obj = ferry.get_global_func("test.IntImm")(1)
+    assert isinstance(obj, IntImm) and obj.value == 1
+    out = {}
+    for label, gil in (("Ferry", True), ("Ferry, GIL held", False)):
+        out[label] = {
+            "nop": fn("test.nop", gil),
+            "add": fn("test.add", gil),
+            "echo": fn("test.echo", gil),
+            "echo_str": fn("test.echo", gil),
+            "call_n": fn("test.call_n", gil),
+            "obj": obj,
+            "field": "value",
+        }
+    return ferry.__version__, out
+
+
+def setup_tvmffi(bench_lib):
+    import tvm_ffi
+    import tvm_ffi.testing  # registers testing.TestIntPair's Python class
+
+    mod = tvm_ffi.load_module(bench_lib)  # add, call_n (not among tvm-ffi's testing globals)
+
+    def fn(f, release_gil):
+        f.release_gil = release_gil
+        return f
+
+    obj = tvm_ffi.testing.TestIntPair(1, 2)
+    assert obj.a == 1
+    out = {}
+    for label, gil in (("tvm-ffi", True), ("tvm-ffi, GIL held", False)):
+        # A fresh Function object per variant, so setting release_gil on one leaves the other.
+        out[label] = {
+            "nop": fn(tvm_ffi.get_global_func("testing.nop"), gil),
+            "add": fn(mod.get_function("add"), gil),
+            "echo": fn(tvm_ffi.get_global_func("testing.echo"), gil),
+            "echo_str": fn(tvm_ffi.get_global_func("testing.echo"), gil),
+            "call_n": fn(mod.get_function("call_n"), gil),
+            "obj": obj,
+            "field": "a",
+        }
+    defaults = {"nop": tvm_ffi.get_global_func("testing.nop").release_gil}
+    return tvm_ffi.__version__, out, defaults
+
+
+def setup_nanobind():
+    import nanobind
+    import nb_bench
+
+    obj = nb_bench.IntBox(1)
+    assert obj.value == 1
+    out = {
+        "nanobind": {
+            "nop": nb_bench.nop,
+            "add": nb_bench.add,
+            "echo": nb_bench.echo,
+            "echo_str": nb_bench.echo_str,
+            "call_n": nb_bench.call_n,
+            "obj": obj,
+            "field": "value",
+        }
+    }
+    return nanobind.__version__, out, nb_bench
+
+
+# ---------------------------------------------------------------------------------------------
+# The operations: a timeit statement over locals bound in the setup.
+
+OPS = [
+    ("nop()", "nop()", "nop = L['nop']"),
+    ("f(1, 2)", "add(1, 2)", "add = L['add']"),
+    ("f(obj)", "echo(obj)", "echo = L['echo']; obj = L['obj']"),
+    ('f("short str")', "echo_str(s)", "echo_str = L['echo_str']; s = 'short str'"),
+    ('f("abc")', "echo_str(s)", "echo_str = L['echo_str']; s = 'abc'"),
+    ("x.value", None, None),  # built per library: the field name differs
+]
+CALLBACK = "callback from C++ (per call)"
+
+
+def field_stmt(name):
+    return f"x.{name}", "x = L['obj']"
+
+
+class Sample:
+    """One (operation, library) pair: a timeit.Timer sized once to about `sample_s`."""
+
+    def __init__(self, stmt, setup, env, sample_s):
+        self.timer = timeit.Timer(stmt, setup=setup, globals={"L": env})
+        self.timer.timeit(1000)  # warm up
+        number = 1000
+        while True:
+            t = self.timer.timeit(number)
+            if t >= sample_s / 4 or number >= 1 << 30:
+                break
+            number *= 4
+        self.number = max(1000, int(number * sample_s / max(t, 1e-9)))
+        self.runs = []
+
+    def run(self):
+        t = self.timer.timeit(self.number)
+        self.runs.append(t / self.number * 1e9)
+
+
+class CallbackSample:
+    def __init__(self, call_n, n):
+        self.call_n = call_n
+        self.n = n
+
+        def cb(i):
+            return i
+
+        self.cb = cb
+        assert call_n(cb, 1000) == 999 * 1000 // 2
+        self.runs = []
+
+    def run(self):
+        call_n, cb, n = self.call_n, self.cb, self.n
+        start = time.perf_counter()
+        total = call_n(cb, n)
+        elapsed = time.perf_counter() - start
+        assert total == (n - 1) * n // 2
+        self.runs.append(elapsed / n * 1e9)
+
+
+def check(libs):
+    """Each library's functions do what the benchmark says they do."""
+    for label, lib in libs.items():
+        assert lib["nop"]() is None, label
+        assert lib["add"](1, 2) == 3, label
+        echoed = lib["echo"](lib["obj"])
+        assert getattr(echoed, lib["field"]) == 1, label
+        assert lib["echo_str"]("short str") == "short str", label
+        assert lib["echo_str"]("abc") == "abc", label
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def machine_notes():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                                text=True, cwd=os.path.dirname(os.path.abspath(__file__)),
+                                check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "ferry_commit": commit,
+    }
+
+
+def fmt(v):
+    if v is None:
+        return "—"
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def ratio(a, b):
+    if a is None or b is None:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ferry-testing-lib", required=True)
+    ap.add_argument("--tvmffi-lib", required=True)
+    ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--callback-reps", type=int, default=7)
+    ap.add_argument("--sample-ms", type=float, default=20.0)
+    ap.add_argument("--callback-n", type=int, default=1_000_000)
+    ap.add_argument("--json", help="write every sample here")
+    args = ap.parse_args()
+
+    ferry_version, ferry_libs = setup_ferry(args.ferry_testing_lib)
+    tvm_version, tvm_libs, tvm_defaults = setup_tvmffi(args.tvmffi_lib)
+    nb_version, nb_libs, nb_mod = setup_nanobind()
+    libs = {**ferry_libs, **tvm_libs, **nb_libs}
+    names = list(libs)
+    check(libs)
+
+    sample_s = args.sample_ms / 1000
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    print(f"calibrating ({len(OPS)} operations x {len(names)} variants) ...", file=sys.stderr)
+    rows = []  # (op label, {lib label: Sample})
+    for label, stmt, setup in OPS:
+        samples = {}
+        for name in names:
+            lib = libs[name]
+            if stmt is None:
+                if name.endswith("GIL held"):
+                    continue  # a field read calls no function: nothing to release
+                s, st = field_stmt(lib["field"])
+            else:
+                s, st = stmt, setup
+            samples[name] = Sample(s, st, lib, sample_s)
+        rows.append((label, samples))
+    # Context: what the loop itself costs, and pure-Python / nanobind variants.
+
+    def py_nop():
+        pass
+
+    class Slots:
+        __slots__ = ("value",)
+
+        def __init__(self):
+            self.value = 1
+
+    box = nb_mod.IntBox(1)
+    context = [
+        ("empty timeit loop", Sample("pass", "", {}, sample_s)),
+        ("Python function call `f()`", Sample("f()", "f = L['f']", {"f": py_nop}, sample_s)),
+        ("Python attribute read (`__slots__`)", Sample("x.value", "x = L['x']", {"x": Slots()}, sample_s)),
+        ("nanobind nop(), GIL released (call_guard)",
+         Sample("f()", "f = L['f']", {"f": nb_mod.nop_release_gil}, sample_s)),
+        ("nanobind f(obj) typed (`IntBox*` -> existing instance)",
+         Sample("f(x)", "f = L['f']; x = L['x']", {"f": nb_mod.echo_box, "x": box}, sample_s)),
+    ]
+    callbacks = {name: CallbackSample(libs[name]["call_n"], args.callback_n) for name in names}
+
+    print(f"measuring: {args.reps} repetitions, {args.callback_reps} with callbacks ...",
+          file=sys.stderr)
+    for rep in range(args.reps):
+        order = names[rep % len(names):] + names[:rep % len(names)]
+        for _, samples in rows:
+            for name in order:
+                if name in samples:
+                    samples[name].run()
+        for _, sample in context:
+            sample.run()
+        if rep < args.callback_reps:
+            for name in order:
+                callbacks[name].run()
+    elapsed = time.perf_counter() - started
+    load_after = os.getloadavg()[0]
+
+    med = {}
+    for label, samples in rows:
+        med[label] = {name: statistics.median(s.runs) for name, s in samples.items()}
+    med[CALLBACK] = {name: statistics.median(s.runs) for name, s in callbacks.items()}
+    ctx = {label: statistics.median(s.runs) for label, s in context}
+
+    notes = machine_notes()
+    print(f"## Python call overhead: ns per call, median of {args.reps} repetitions "
+          f"(callbacks: {args.callback_reps} x {args.callback_n:,} calls)")
+    print()
+    print(f"Ferry {ferry_version} ({notes['ferry_commit']}), apache-tvm-ffi {tvm_version}, "
+          f"nanobind {nb_version}; Python {notes['python']}; {notes['cpu']}, "
+          f"{notes['cores']} cores; measured in {elapsed:.0f} s "
+          f"(1-minute load average {load_before:.2f} before, {load_after:.2f} after).")
+    print()
+    header = ["operation"] + names + ["Ferry / tvm-ffi", "Ferry / tvm-ffi (GIL held)",
+                                      "Ferry / nanobind", "Ferry (GIL held) / nanobind"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
+    for label in list(med):
+        m = med[label]
+        held = lambda lib: m.get(f"{lib}, GIL held", m.get(lib))  # noqa: E731
+        cells = [label] + [fmt(m.get(name)) for name in names]
+        cells += [ratio(m.get("Ferry"), m.get("tvm-ffi")),
+                  ratio(held("Ferry"), held("tvm-ffi")),
+                  ratio(m.get("Ferry"), m.get("nanobind")),
+                  ratio(held("Ferry"), m.get("nanobind"))]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    loop = ctx["empty timeit loop"]
+    print(f"The same ratios net of the empty loop ({fmt(loop)} ns, subtracted from every timeit "
+          f"row; the callback row is timed inside C++ and has no loop to subtract):")
+    print()
+    print("| operation | " + " | ".join(header[-4:]) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * 4) + "|")
+    for label in list(med):
+        sub = 0.0 if label == CALLBACK else loop
+        m = {k: v - sub for k, v in med[label].items()}
+        held = lambda lib: m.get(f"{lib}, GIL held", m.get(lib))  # noqa: E731
+        cells = [label,
+                 ratio(m.get("Ferry"), m.get("tvm-ffi")),
+                 ratio(held("Ferry"), held("tvm-ffi")),
+                 ratio(m.get("Ferry"), m.get("nanobind")),
+                 ratio(held("Ferry"), m.get("nanobind"))]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("Context (same run):")
+    print()
+    print("| reference | ns per op |")
+    print("|---|---:|")
+    for label, v in ctx.items():
+        print(f"| {label} | {fmt(v)} |")
+    print()
+    print(f"GIL by default: Ferry releases it around C++ calls (`release_gil` per Function); "
+          f"tvm-ffi too (`release_gil`={tvm_defaults['nop']}, env TVM_FFI_RELEASE_GIL_BY_DEFAULT); "
+          f"nanobind keeps it. Field reads call no function, so they have no GIL-held variant.")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({
+                "notes": notes,
+                "versions": {"ferry": ferry_version, "apache-tvm-ffi": tvm_version,
+                             "nanobind": nb_version},
+                "reps": args.reps,
+                "callback_n": args.callback_n,
+                "load_average": [load_before, load_after],
+                "medians_ns": med,
+                "context_ns": ctx,
+                "samples_ns": {label: {name: s.runs for name, s in samples.items()}
+                               for label, samples in rows}
+                | {CALLBACK: {name: s.runs for name, s in callbacks.items()}}
+                | {"context": {label: s.runs for label, s in context}},
+            }, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

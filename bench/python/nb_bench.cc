@@ -1,0 +1,39 @@
+// The nanobind side of the Python call-overhead benchmark (bench/python/bench_ffi.py): the same
+// operations as Ferry's test-support library and tvm-ffi's testing functions, bound the way a
+// nanobind user would bind them. Built by bench/python/CMakeLists.txt (scripts/bench_python.sh).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <string>
+
+namespace nb = nanobind;
+
+namespace {
+
+struct IntBox {
+  int64_t value = 0;
+};
+
+}  // namespace
+
+NB_MODULE(nb_bench, m) {
+  m.def("nop", [] {});
+  // The same nop with the GIL released during the call (nanobind keeps it by default).
+  m.def("nop_release_gil", [] {}, nb::call_guard<nb::gil_scoped_release>());
+  m.def("add", [](int64_t a, int64_t b) { return a + b; });
+  // Pass any Python object through (what Ferry's and tvm-ffi's untyped echo do with an object).
+  m.def("echo", [](nb::object x) { return x; });
+  // Pass a bound C++ object through, typed: nanobind finds the existing Python instance.
+  m.def("echo_box", [](IntBox* x) { return x; }, nb::rv_policy::reference);
+  m.def("echo_str", [](const std::string& s) { return s; });
+  m.def("call_n", [](nb::callable f, int64_t n) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += nb::cast<int64_t>(f(i));
+    return sum;
+  });
+  nb::class_<IntBox>(m, "IntBox")
+      .def(nb::init<>())
+      .def("__init__", [](IntBox* self, int64_t v) { new (self) IntBox{v}; })
+      .def_ro("value", &IntBox::value);
+}
