@@ -208,6 +208,13 @@ PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
   return obj;
 }
 
+int FunctionInit(PyObject*, PyObject*, PyObject*) {
+  PyErr_SetString(PyExc_TypeError,
+                  "ferry.Function cannot be created directly: use ferry.convert(callable), "
+                  "ferry.get_global_func(name) or ferry.register_func(name, callable)");
+  return -1;
+}
+
 void FunctionDealloc(PyObject* obj) {
   Py_CLEAR(reinterpret_cast<PyFerryFunction*>(obj)->param_names);
   ObjectType.tp_dealloc(obj);
@@ -258,6 +265,7 @@ void InitFunctionType() {
   FunctionType.tp_call = PyVectorcall_Call;
   FunctionType.tp_dealloc = FunctionDealloc;
   FunctionType.tp_new = FunctionNew;
+  FunctionType.tp_init = FunctionInit;
   FunctionType.tp_getset = kFunctionGetSet;
 }
 

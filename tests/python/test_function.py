@@ -238,3 +238,8 @@ def test_load_library_by_bare_file_name_in_the_current_directory(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     ferry.load_library("good.so")  # the file here, not a search of the system path
     assert "testing.module.make_counter" in ferry.list_global_func_names()
+
+
+def test_functions_cannot_be_created_empty():
+    with pytest.raises(TypeError, match="use ferry.convert"):
+        ferry.Function()
