@@ -378,6 +378,28 @@ bool CanCast(const FerryAny* value) {
     return Traits::TryCast(value).has_value();
   }
 }
+/// The error of a failed `cast<T>()`, out of line so that a cast inlines to its checks.
+template <typename T>
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowCastErrorAs(const FerryAny* value) {
+  ThrowCastError(value, TypeTraitsOf<T>::TypeStr(), MismatchDetail<TypeTraitsOf<T>>(value));
+}
+/// `cast<T>()` and `as<T>()` of Any and AnyView, read in place from the cell.
+template <typename T>
+T CastCell(const FerryAny* value) {
+  if (auto v = TypeTraitsOf<T>::TryCast(value)) return *std::move(v);
+  ThrowCastErrorAs<T>(value);
+}
+template <typename T>
+auto AsCell(const FerryAny* value) {
+  if constexpr (std::is_base_of_v<Object, T>) {
+    return IsObjectIndex(value->type_index) &&
+                   ObjectUnsafe::FromHeader(value->v_obj)->IsInstance<T>()
+               ? static_cast<const T*>(ObjectUnsafe::FromHeader(value->v_obj))
+               : nullptr;
+  } else {
+    return TypeTraitsOf<T>::TryCast(value);
+  }
+}
 }  // namespace details
 
 /// A borrowed view of a value: cheap to copy, owns nothing. Arguments arrive as AnyView.
@@ -399,21 +421,12 @@ class AnyView {
   /// The value as `T`; TypeError (or OverflowError) when it is not one.
   template <typename T>
   T cast() const {
-    if (auto v = TypeTraitsOf<T>::TryCast(&data_)) return *std::move(v);
-    details::ThrowCastError(&data_, TypeTraitsOf<T>::TypeStr(),
-                            details::MismatchDetail<TypeTraitsOf<T>>(&data_));
+    return details::CastCell<T>(&data_);
   }
   /// The value as `T` if it is one: std::optional<T>, or `const T*` for object types.
   template <typename T>
   auto as() const {
-    if constexpr (std::is_base_of_v<Object, T>) {
-      return details::IsObjectIndex(data_.type_index) &&
-                     details::ObjectUnsafe::FromHeader(data_.v_obj)->IsInstance<T>()
-                 ? static_cast<const T*>(details::ObjectUnsafe::FromHeader(data_.v_obj))
-                 : nullptr;
-    } else {
-      return TypeTraitsOf<T>::TryCast(&data_);
-    }
+    return details::AsCell<T>(&data_);
   }
 
   const FerryAny* raw() const { return &data_; }
@@ -463,13 +476,15 @@ class Any {
   int32_t type_index() const { return data_.type_index; }
   const char* GetTypeKey() const { return details::AnyTypeKey(&data_); }
   bool is_none() const { return data_.type_index == kFerryNone; }
+  /// As AnyView's, read in place (a copy of the cell into an AnyView would load it right after
+  /// a callee stored it, a store-forwarding stall).
   template <typename T>
   T cast() const {
-    return AnyView(*this).cast<T>();
+    return details::CastCell<T>(&data_);
   }
   template <typename T>
   auto as() const {
-    return AnyView(*this).as<T>();
+    return details::AsCell<T>(&data_);
   }
 
   const FerryAny* raw() const { return &data_; }

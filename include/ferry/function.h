@@ -26,6 +26,7 @@ namespace ferry {
 
 /// The data of a Function: two entry points to the same callable. `safe_call` is the C ABI one
 /// (returns 0/-1 and never throws); `cpp_call` is the direct C++ one (throws ferry::Error).
+/// For both, the result cell arrives holding None.
 class FunctionObj : public Object {
  public:
   using FCppCall = void (*)(const FunctionObj* self, const AnyView* args, int32_t num_args,
@@ -36,8 +37,12 @@ class FunctionObj : public Object {
   /// other languages pass arguments by keyword.
   std::vector<std::string> param_names;
 
+  /// Calls; `*result` may hold a value, which the result replaces.
   void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
-    cpp_call(this, args, num_args, result);
+    if (FERRY_LIKELY(result->is_none())) return cpp_call(this, args, num_args, result);
+    Any out;  // the old value may be one of the arguments: replace it only afterwards
+    cpp_call(this, args, num_args, &out);
+    *result = std::move(out);
   }
 
   static constexpr const char* _type_key = "ferry.Function";
@@ -116,29 +121,51 @@ std::string Signature(const std::string& name) {
   return out;
 }
 
-/// Converts argument `I` of a typed call, or throws a TypeError naming the call and position.
+/// The type argument `I` of a typed call converts to.
+template <size_t I, typename... Args>
+using PlainArg =
+    std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, std::tuple<Args...>>>>;
+
+// The errors of a typed call are thrown out of line, so that the call itself inlines to its
+// checks and needs no stack frame for building the message.
+/// The TypeError (or OverflowError) of argument `I`, naming the call and the position.
 template <size_t I, typename R, typename... Args>
-decltype(auto) UnpackArg(const std::string& name, const AnyView* args) {
-  using Arg = std::tuple_element_t<I, std::tuple<Args...>>;
-  using Plain = std::remove_cv_t<std::remove_reference_t<Arg>>;
-  static_assert(TypeTraitsOf<Plain>::kEnabled, "FromTyped: an argument type has no TypeTraits");
-  if (auto value = TypeTraitsOf<Plain>::TryCast(args[I].raw())) return Plain(*std::move(value));
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowUnpackError(const std::string& name,
+                                                             const AnyView* args) {
+  using Traits = TypeTraitsOf<PlainArg<I, Args...>>;
   ThrowArgTypeError(name, Signature<R, Args...>(name), static_cast<int32_t>(I), args[I],
-                    TypeTraitsOf<Plain>::TypeStr(),
-                    MismatchDetail<TypeTraitsOf<Plain>>(args[I].raw()));
+                    Traits::TypeStr(), MismatchDetail<Traits>(args[I].raw()));
+}
+/// The TypeError of a typed call given `num_args` arguments.
+template <typename R, typename... Args>
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowCountError(const std::string& name,
+                                                            int32_t num_args) {
+  ThrowArgCountError(name, Signature<R, Args...>(name), sizeof...(Args), num_args);
 }
 
+/// Converts argument `I` of a typed call.
+template <size_t I, typename R, typename... Args>
+decltype(auto) UnpackArg(const std::string& name, const AnyView* args) {
+  using Plain = PlainArg<I, Args...>;
+  static_assert(TypeTraitsOf<Plain>::kEnabled, "FromTyped: an argument type has no TypeTraits");
+  if (auto value = TypeTraitsOf<Plain>::TryCast(args[I].raw())) return Plain(*std::move(value));
+  ThrowUnpackError<I, R, Args...>(name, args);
+}
+
+/// `result` arrives holding None (see FCppCall), so the result is stored without releasing an
+/// old value, and a void call leaves it as it is.
 template <typename F, typename R, typename... Args, size_t... I>
 void CallTyped(const F& f, const std::string& name, const AnyView* args, int32_t num_args,
                Any* result, std::index_sequence<I...>) {
   if (num_args != static_cast<int32_t>(sizeof...(Args))) {
-    ThrowArgCountError(name, Signature<R, Args...>(name), sizeof...(Args), num_args);
+    ThrowCountError<R, Args...>(name, num_args);
   }
   if constexpr (std::is_void_v<R>) {
     f(UnpackArg<I, R, Args...>(name, args)...);
-    *result = Any();
   } else {
-    *result = Any(f(UnpackArg<I, R, Args...>(name, args)...));
+    // An Any is its cell (standard layout, first member), so this writes result's cell.
+    *reinterpret_cast<FerryAny*>(result) =
+        Any(f(UnpackArg<I, R, Args...>(name, args)...)).MoveToOwned();
   }
 }
 
@@ -187,14 +214,14 @@ class Function : public ObjectRef {
     return func;
   }
 
-  /// Calls with packed arguments.
+  /// Calls with packed arguments; `*result` may hold a value, which the result replaces.
   void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
     get()->CallPacked(args, num_args, result);
   }
   /// Calls with any arguments that convert to AnyView: `f(1, "a", obj)`.
   template <typename... Args>
   Any operator()(const Args&... args) const {
-    const AnyView packed[sizeof...(Args) + 1] = {AnyView(args)...};
+    const AnyView packed[sizeof...(Args) > 0 ? sizeof...(Args) : 1] = {AnyView(args)...};
     Any result;
     CallPacked(packed, static_cast<int32_t>(sizeof...(Args)), &result);
     return result;

@@ -153,6 +153,35 @@ TEST(Any, HoldsObjectsAndCountsReferences) {
   ExpectError([&] { Any(1).cast<Point>(); }, "TypeError", {"test.any.Point", "got int"});
 }
 
+TEST(Any, CastsInPlaceWithTheSameErrorsAsAnyView) {
+  // Any::cast reads its own cell; the messages are the ones AnyView::cast gives.
+  auto expect_same = [](const Any& value, auto cast, const char* kind, const char* message) {
+    for (int view = 0; view < 2; ++view) {
+      try {
+        view ? cast(AnyView(value)) : cast(value);
+        ADD_FAILURE() << "expected " << kind;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), kind);
+        EXPECT_EQ(e.message(), message) << (view ? "AnyView" : "Any");
+      }
+    }
+  };
+  expect_same(Any(300), [](const auto& v) { v.template cast<int8_t>(); }, "OverflowError",
+              "integer 300 is out of range for int8");
+  expect_same(Any(2.5), [](const auto& v) { v.template cast<int64_t>(); }, "TypeError",
+              "expected int but got float");
+  expect_same(Any(Array<Any>({Any(1), Any("s")})),
+              [](const auto& v) { v.template cast<Array<int64_t>>(); }, "TypeError",
+              "expected Array[int] but got ferry.Array (element 1: expected int but got "
+              "ferry.String)");
+  Point p(make_object<PointNode>());
+  const Any a = p;
+  EXPECT_EQ(a.as<PointNode>(), p.get());
+  EXPECT_EQ(a.as<Point>()->get(), p.get());
+  EXPECT_EQ(a.as<int64_t>(), std::nullopt);
+  EXPECT_EQ(p.use_count(), 2) << "as<Node> and a failed as<T> take no reference";
+}
+
 TEST(Any, NotNullableReferencesRejectNone) {
   ExpectError([&] { Any().cast<String>(); }, "TypeError", {"ferry.String"});
   EXPECT_FALSE(Any().as<String>().has_value());

@@ -97,6 +97,94 @@ TEST(Function, WrongArgumentCountIsATypeError) {
   EXPECT_TRUE(Contains(e.message(), "add2(0: int, 1: int) -> int")) << e.what();
 }
 
+TEST(Function, TypedCallErrorMessagesAreExact) {
+  // The errors are thrown out of line (function.h); their text must not lose anything.
+  Function f = Function::FromTyped([](int64_t, const String&) { return 0; }, "my_func");
+  Error e = CaptureError([&] { f("x", "y"); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(),
+            "Mismatched type on argument 0 when calling `my_func(0: int, 1: ferry.String) -> "
+            "int32`: expected int but got ferry.String");
+  e = CaptureError([&] { f(1); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(),
+            "my_func() takes 2 arguments but 1 were given; signature `my_func(0: int, 1: "
+            "ferry.String) -> int32`");
+  e = CaptureError([&] { Function::FromTyped([]() {}, "noargs")(1, 2, 3); });
+  EXPECT_EQ(e.message(),
+            "noargs() takes 0 arguments but 3 were given; signature `noargs() -> None`");
+  e = CaptureError([&] { Function::FromTyped([](int8_t) {}, "narrow")(1000); });
+  EXPECT_EQ(e.kind(), "OverflowError");
+  EXPECT_EQ(e.message(),
+            "argument 0 of `narrow(0: int8) -> None`: integer 1000 is out of range for int8");
+  e = CaptureError([&] { Function::FromTyped([](int64_t, uint32_t) {}, "unsigned")(1, -1); });
+  EXPECT_EQ(e.kind(), "OverflowError");
+  EXPECT_EQ(e.message(),
+            "argument 1 of `unsigned(0: int, 1: uint32) -> None`: integer -1 is out of range for "
+            "uint32");
+  Function sum = Function::FromTyped([](Array<int64_t> a) { return a.size(); }, "sum");
+  e = CaptureError([&] { sum(Array<Any>({Any(1), Any("s")})); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(),
+            "Mismatched type on argument 0 when calling `sum(0: Array[int]) -> uint64`: expected "
+            "Array[int] but got ferry.Array (element 1: expected int but got ferry.String)");
+  // The result of a TypedFunction converts with the error of Any::cast.
+  TypedFunction<int64_t()> wrong_result = Function::FromTyped([]() { return 2.5; });
+  e = CaptureError([&] { wrong_result(); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(), "expected int but got float");
+}
+
+TEST(Function, CallPackedReplacesAnOldResult) {
+  // cpp_call gets a result cell holding None; CallPacked gives it one even when the caller's
+  // result holds a value, which may also be an argument (here the only reference to it).
+  Any result = Function::FromTyped([]() { return 7; });
+  AnyView arg = result;
+  Function call = Function::FromTyped([](Function g) { return g().cast<int64_t>() + 1; });
+  call.CallPacked(&arg, 1, &result);
+  EXPECT_EQ(result.cast<int64_t>(), 8);
+  Function payload = Function::FromTyped([]() { return 0; });
+  result = payload;
+  arg = result;
+  Function wants_int = Function::FromTyped([](int64_t) {}, "wants_int");
+  EXPECT_THROW(wants_int.CallPacked(&arg, 1, &result), Error);
+  EXPECT_EQ(result.cast<Function>().get(), payload.get()) << "a failed call keeps the old value";
+  Function identity = Function::FromTyped([](Function g) { return g; });
+  identity.CallPacked(&arg, 1, &result);
+  EXPECT_EQ(result.cast<Function>().get(), payload.get());
+  EXPECT_EQ(payload.use_count(), 2) << "the old value is released once, the new one kept";
+}
+
+TEST(Function, TypedResultsOwnTheirValues) {
+  Function payload = Function::FromTyped([]() { return 0; });
+  Function as_object = Function::FromTyped([&payload]() { return payload; });
+  Function as_any = Function::FromTyped([&payload]() { return Any(payload); });
+  Function as_view = Function::FromTyped([](AnyView v) { return v; });
+  {
+    Any a = as_object();
+    Any b = as_any();
+    Any c = as_view(payload);
+    EXPECT_EQ(payload.use_count(), 4);
+    EXPECT_EQ(c.cast<Function>().get(), payload.get());
+    Any text = Function::FromTyped([]() { return std::string(40, 'x'); })();
+    EXPECT_EQ(text.cast<std::string>(), std::string(40, 'x'));
+    Any none = Function::FromTyped([](int64_t) {})(1);
+    EXPECT_TRUE(none.is_none());
+    // A void call leaves the result as it arrived, None, also when it is reused.
+    Any reused = payload;
+    Function::FromTyped([]() {}).CallPacked(nullptr, 0, &reused);
+    EXPECT_TRUE(reused.is_none());
+  }
+  EXPECT_EQ(payload.use_count(), 1);
+  // Through the C ABI the result is owned by the caller.
+  FerryObjectHandle handle = details::ObjectUnsafe::GetHeader(as_object.get());
+  FerryAny out;
+  ASSERT_EQ(FerryFunctionCall(handle, nullptr, 0, &out), 0);
+  EXPECT_EQ(payload.use_count(), 2);
+  ASSERT_EQ(FerryAnyRelease(&out), 0);
+  EXPECT_EQ(payload.use_count(), 1);
+}
+
 TEST(Function, NestedFunctionsCallBack) {
   // apply(f, x) calls f(x) + 1: a Function passed as an argument and called back.
   Function apply = Function::FromTyped([](Function f, int64_t x) {
