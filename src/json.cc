@@ -4,15 +4,17 @@
 /// node-table format on top of reflection. Both directions are iterative over the graph.
 #include "ferry/reflection/json.h"
 
+#include <algorithm>      // std::max
 #include <charconv>       // to_chars / from_chars: locale-free numbers
 #include <cmath>          // isnan, isinf
 #include <cstring>        // strlen
-#include <unordered_map>  // object indices
+#include <memory>         // unique_ptr of type texts
 #include <vector>         // the parsed document
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "pointer_map_internal.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -344,10 +346,59 @@ class Reader {
 // ---------------------------------------------------------------------------------------------
 // The writer
 
-void WriteString(std::string_view s, std::string* out) {
+/// The output of SaveJSON: one buffer with a write position, so an append is a capacity
+/// check and a memcpy (std::string::append is an out-of-line call that rechecks everything).
+/// The spare capacity is zero-filled by resize, which is cheaper than it sounds (memset).
+class Writer {
+ public:
+  void append(const char* text, size_t n) {
+    std::memcpy(Room(n), text, n);
+    size_ += n;
+  }
+  Writer& operator+=(char c) {
+    *Room(1) = c;
+    ++size_;
+    return *this;
+  }
+  Writer& operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+  void PutInt(int64_t value) {
+    char* at = Room(24);
+    size_ = static_cast<size_t>(std::to_chars(at, at + 24, value).ptr - buf_.data());
+  }
+  std::string Take() {
+    buf_.resize(size_);
+    return std::move(buf_);
+  }
+
+ private:
+  char* Room(size_t n) {
+    if (buf_.size() - size_ < n) buf_.resize(std::max(buf_.size() * 2, size_ + n + 4096));
+    return &buf_[size_];
+  }
+  std::string buf_;
+  size_t size_ = 0;
+};
+
+/// `Out` is std::string or Writer.
+template <typename Out>
+void WriteString(std::string_view s, Out* out) {
   static const char kHex[] = "0123456789abcdef";
   *out += '"';
   for (size_t k = 0; k < s.size();) {
+    // Copy a run of characters that need no escape at once.
+    size_t plain = k;
+    while (plain < s.size() && static_cast<unsigned char>(s[plain]) >= 0x20 &&
+           static_cast<unsigned char>(s[plain]) < 0x80 && s[plain] != '"' && s[plain] != '\\') {
+      ++plain;
+    }
+    if (plain > k) {
+      out->append(s.data() + k, plain - k);
+      k = plain;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(s[k]);
     if (c >= 0x80) {
       const size_t n = Utf8Length(s.substr(k));
@@ -389,7 +440,8 @@ void WriteString(std::string_view s, std::string* out) {
   *out += '"';
 }
 
-void WriteFloat(double d, std::string* out) {
+template <typename Out>
+void WriteFloat(double d, Out* out) {
   if (std::isnan(d)) {
     *out += "{\"float\": \"nan\"}";
   } else if (std::isinf(d)) {
@@ -410,78 +462,137 @@ inline bool IsNodeObject(const FerryAny* v) {
 // ---------------------------------------------------------------------------------------------
 // SaveJSON
 
+/// Appends a string literal without measuring it.
+template <typename Out, size_t N>
+void Put(Out* out, const char (&text)[N]) {
+  out->append(text, N - 1);
+}
+
+/// Two passes. Collect orders the objects after the objects they refer to (the node table)
+/// and records, node by node, the table index of each object it refers to; the write pass
+/// then prints the nodes and takes the indices from that list in the same order, so it needs
+/// no lookups. Only shared objects enter the index table: an object with one reference is met
+/// once (see structural.cc).
 class Saver {
  public:
   std::string Save(const AnyView& root) {
     if (IsNodeObject(root.raw())) Collect(details::ObjectUnsafe::FromHeader(root.raw()->v_obj));
-    out_ = "{\"ferry_json\": " + std::to_string(kJSONFormatVersion) + ", \"root\": ";
-    WriteValue(root.raw());
-    out_ += ", \"nodes\": [";
+    Put(&out_, "{\"ferry_json\": ");
+    out_.PutInt(kJSONFormatVersion);
+    Put(&out_, ", \"root\": ");
+    if (IsNodeObject(root.raw())) {
+      Put(&out_, "{\"ref\": ");  // the root is the last node
+      out_.PutInt(static_cast<int64_t>(order_.size()) - 1);
+      out_ += '}';
+    } else {
+      WriteValue(root.raw());
+    }
+    Put(&out_, ", \"nodes\": [");
     for (size_t k = 0; k < order_.size(); ++k) {
-      out_ += k ? ",\n  " : "\n  ";
+      if (k) {
+        Put(&out_, ",\n  ");
+      } else {
+        Put(&out_, "\n  ");
+      }
       WriteNode(order_[k]);
     }
-    out_ += order_.empty() ? "]}" : "\n]}";
-    return std::move(out_);
+    if (order_.empty()) {
+      Put(&out_, "]}");
+    } else {
+      Put(&out_, "\n]}");
+    }
+    return out_.Take();
   }
 
  private:
-  /// The values directly inside `obj`; a ValueError when it cannot be saved.
-  static std::vector<Any> Children(const Object* obj) {
-    std::vector<Any> children;
+  /// Appends the values directly inside `obj` to `children_`, borrowed (the graph holds them);
+  /// a ValueError when `obj` cannot be saved.
+  void AddChildren(const Object* obj) {
     if (const auto* array = obj->as<ArrayObj>()) {
-      children.assign(array->begin(), array->end());
+      for (const Any& cell : *array) AddChild(*cell.raw());
     } else if (const auto* map = obj->as<MapObj>()) {
       for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
         if (MapObj::IsErased(*e)) continue;
-        children.push_back(e->key);
-        children.push_back(e->value);
+        AddChild(*e->key.raw());
+        AddChild(*e->value.raw());
       }
     } else if (obj->type_index() != kFerryShape) {
-      const NodeInfo* info = GetNodeInfo(obj);
-      if (info == nullptr || info->type_index != obj->type_index()) {
-        FERRY_THROW(ValueError) << "SaveJSON: cannot save a " << obj->GetTypeKey()
-                                << ": it is not registered with FERRY_REGISTER_NODE_TYPE";
-      }
+      const NodeInfo* info = SavedInfo(obj);
       for (const FieldInfo& field : info->fields) {
-        children.push_back(field.type->get(reinterpret_cast<const char*>(obj) + field.offset));
+        const char* addr = reinterpret_cast<const char*>(obj) + field.offset;
+        FerryAny cell;
+        if (field.type->view(addr, &cell)) {
+          AddChild(cell);
+        } else {
+          // No borrowed form (std::string, Optional of a value): no objects to visit inside
+          // except an Optional's, which the node holds as well.
+          Any value = field.type->get(addr);
+          AddChild(IsNodeObject(value.raw()) ? *value.raw() : details::NoneCell());
+        }
       }
     }
-    return children;
   }
 
-  /// Orders every object reachable from `root` after the objects it refers to.
+  void AddChild(const FerryAny& cell) { children_.push_back(Child{cell, -1}); }
+
+  static const NodeInfo* SavedInfo(const Object* obj) {
+    const NodeInfo* info = GetNodeInfo(obj);
+    if (info == nullptr || info->type_index != obj->type_index()) {
+      FERRY_THROW(ValueError) << "SaveJSON: cannot save a " << obj->GetTypeKey()
+                              << ": it is not registered with FERRY_REGISTER_NODE_TYPE";
+    }
+    return info;
+  }
+
+  /// Whether `obj` may be met more than once: shared, or the root (whose reference the caller
+  /// may only have borrowed, so a cycle back to it can leave its count at one).
+  bool MaybeShared(const Object* obj) const { return !obj->unique() || obj == root_; }
+
   void Collect(const Object* root) {
     struct Frame {
       const Object* obj;
-      std::vector<Any> children;
-      size_t next;
+      size_t begin, next;
+      bool shared;
     };
-    std::unordered_map<const Object*, bool> open;  // true while on the stack
+    constexpr int64_t kOpen = -1;
     std::vector<Frame> stack;
-    open[root] = true;
-    stack.push_back(Frame{root, Children(root), 0});
+    root_ = root;
+    auto enter = [&](const Object* obj) {
+      const bool shared = MaybeShared(obj);
+      if (shared) index_.Insert(obj, kOpen);
+      stack.push_back(Frame{obj, children_.size(), children_.size(), shared});
+      AddChildren(obj);
+    };
+    enter(root);
     while (!stack.empty()) {
       Frame& frame = stack.back();
-      if (frame.next < frame.children.size()) {
-        const FerryAny* child = frame.children[frame.next++].raw();
+      if (frame.next < children_.size()) {
+        const size_t slot = frame.next++;
+        const FerryAny* child = &children_[slot].cell;
         if (!IsNodeObject(child)) continue;
         const Object* obj = details::ObjectUnsafe::FromHeader(child->v_obj);
-        auto [it, fresh] = open.try_emplace(obj, true);
-        if (!fresh) {
-          if (it->second) {
-            FERRY_THROW(ValueError)
-                << "SaveJSON: the graph has a cycle through a " << obj->GetTypeKey();
+        if (MaybeShared(obj)) {
+          if (const int64_t* index = index_.Find(obj)) {
+            if (*index == kOpen) {
+              FERRY_THROW(ValueError)
+                  << "SaveJSON: the graph has a cycle through a " << obj->GetTypeKey();
+            }
+            children_[slot].index = *index;
+            continue;
           }
-          continue;
         }
-        stack.push_back(Frame{obj, Children(obj), 0});
+        enter(obj);  // invalidates `frame`
         continue;
       }
-      open[frame.obj] = false;
-      index_[frame.obj] = static_cast<int64_t>(order_.size());
+      const int64_t index = static_cast<int64_t>(order_.size());
       order_.push_back(frame.obj);
+      if (frame.shared) *index_.Find(frame.obj) = index;
+      for (size_t k = frame.begin; k < children_.size(); ++k) {
+        if (IsNodeObject(&children_[k].cell)) refs_.push_back(children_[k].index);
+      }
+      children_.resize(frame.begin);
       stack.pop_back();
+      if (!stack.empty()) children_[stack.back().next - 1].index = index;
     }
   }
 
@@ -490,20 +601,18 @@ class Saver {
     if (details::AnyToStringView(v, &text)) return WriteString(text, &out_);
     switch (v->type_index) {
       case kFerryNone:
-        out_ += "null";
-        return;
+        return Put(&out_, "null");
       case kFerryBool:
-        out_ += v->v_int64 ? "true" : "false";
-        return;
+        if (v->v_int64) return Put(&out_, "true");
+        return Put(&out_, "false");
       case kFerryInt:
-        out_ += std::to_string(v->v_int64);
-        return;
+        return out_.PutInt(v->v_int64);
       case kFerryFloat:
         return WriteFloat(v->v_float64, &out_);
       case kFerryDataType:
-        out_ += "{\"dtype\": ";
+        Put(&out_, "{\"dtype\": ");
         WriteString(DataType(v->v_dtype).ToString(), &out_);
-        out_ += "}";
+        out_ += '}';
         return;
       default:
         break;
@@ -511,57 +620,100 @@ class Saver {
     if (!IsNodeObject(v)) {
       FERRY_THROW(ValueError) << "SaveJSON: cannot save a value of type " << details::AnyTypeKey(v);
     }
-    out_ +=
-        "{\"ref\": " + std::to_string(index_.at(details::ObjectUnsafe::FromHeader(v->v_obj))) + "}";
+    Put(&out_, "{\"ref\": ");
+    out_.PutInt(refs_[next_ref_++]);
+    out_ += '}';
+  }
+
+  /// The constant text of a registered node type: `{"type": "key", "fields": {` and, per
+  /// field, `"name": ` (with ", " before all but the first), escaped once per save.
+  struct TypeText {
+    std::string head;
+    std::vector<std::string> names;
+  };
+  const TypeText& TextOf(const NodeInfo* info) {
+    const auto index = static_cast<size_t>(info->type_index);
+    if (index >= texts_.size()) texts_.resize(index + 1);
+    std::unique_ptr<TypeText>& text = texts_[index];
+    if (text == nullptr) {
+      text = std::make_unique<TypeText>();
+      Put(&text->head, "{\"type\": ");
+      WriteString(info->type_key, &text->head);
+      Put(&text->head, ", \"fields\": {");
+      for (size_t k = 0; k < info->fields.size(); ++k) {
+        std::string name = k ? ", " : "";
+        WriteString(info->fields[k].name, &name);
+        Put(&name, ": ");
+        text->names.push_back(std::move(name));
+      }
+    }
+    return *text;
   }
 
   void WriteNode(const Object* obj) {
-    out_ += "{\"type\": ";
-    WriteString(obj->GetTypeKey(), &out_);
     if (const auto* array = obj->as<ArrayObj>()) {
-      out_ += ", \"items\": [";
+      Put(&out_, "{\"type\": \"ferry.Array\", \"items\": [");
       for (int64_t k = 0; k < array->size(); ++k) {
-        if (k) out_ += ", ";
+        if (k) Put(&out_, ", ");
         WriteValue(array->at(k).raw());
       }
-      out_ += "]}";
+      Put(&out_, "]}");
     } else if (const auto* map = obj->as<MapObj>()) {
-      out_ += ", \"items\": [";
+      Put(&out_, "{\"type\": \"ferry.Map\", \"items\": [");
       bool first = true;
       for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
         if (MapObj::IsErased(*e)) continue;
-        out_ += first ? "[" : ", [";
+        if (first) {
+          out_ += '[';
+        } else {
+          Put(&out_, ", [");
+        }
         first = false;
         WriteValue(e->key.raw());
-        out_ += ", ";
+        Put(&out_, ", ");
         WriteValue(e->value.raw());
-        out_ += "]";
+        out_ += ']';
       }
-      out_ += "]}";
+      Put(&out_, "]}");
     } else if (const auto* shape = obj->as<ShapeObj>()) {
-      out_ += ", \"dims\": [";
+      Put(&out_, "{\"type\": \"ferry.Shape\", \"dims\": [");
       for (uint64_t k = 0; k < shape->size; ++k) {
-        out_ += (k ? ", " : "") + std::to_string(shape->data[k]);
+        if (k) Put(&out_, ", ");
+        out_.PutInt(shape->data[k]);
       }
-      out_ += "]}";
+      Put(&out_, "]}");
     } else {
       const NodeInfo* info = GetNodeInfo(obj);
-      out_ += ", \"fields\": {";
+      const TypeText& text = TextOf(info);
+      out_ += text.head;
       for (size_t k = 0; k < info->fields.size(); ++k) {
         const FieldInfo& field = info->fields[k];
-        if (k) out_ += ", ";
-        WriteString(field.name, &out_);
-        out_ += ": ";
-        Any value = field.type->get(reinterpret_cast<const char*>(obj) + field.offset);
-        WriteValue(value.raw());
+        out_ += text.names[k];
+        FerryAny cell;
+        Any box;
+        const char* addr = reinterpret_cast<const char*>(obj) + field.offset;
+        if (!field.type->view(addr, &cell)) {
+          box = field.type->get(addr);
+          cell = *box.raw();
+        }
+        WriteValue(&cell);
       }
-      out_ += "}}";
+      Put(&out_, "}}");
     }
   }
 
-  std::string out_;
-  std::vector<const Object*> order_;
-  std::unordered_map<const Object*, int64_t> index_;
+  Writer out_;
+  const Object* root_ = nullptr;
+  std::vector<const Object*> order_;           // the node table
+  struct Child {
+    FerryAny cell;  // borrowed: the graph holds it
+    int64_t index;  // its table index, once known
+  };
+  std::vector<Child> children_;                // Collect: the children of the open frames
+  std::vector<int64_t> refs_;                  // the index of every reference, in write order
+  size_t next_ref_ = 0;                        // the next entry of refs_ to write
+  details::PointerMap<int64_t> index_;         // shared objects: table index, or -1 while open
+  std::vector<std::unique_ptr<TypeText>> texts_;  // by type index
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include "ferry/reflection/reflection.h"
 
 #include <atomic>         // the lock-free lookup table
+#include <functional>     // std::hash of type keys
 #include <memory>         // unique_ptr in the registry
 #include <mutex>          // registry writes
 #include <shared_mutex>   // registry reads
@@ -66,6 +67,9 @@ class NodeRegistry {
       FERRY_THROW(RuntimeError) << "FERRY_REGISTER_NODE_TYPE: node type '" << info.type_key
                                 << "' is registered twice";
     }
+    // The structural hash mixes this into every node; computing it per node cost more than the
+    // rest of the node's hash.
+    info.type_key_hash = std::hash<std::string_view>()(info.type_key);
     auto node = std::make_unique<NodeInfo>(std::move(info));
     NodeInfo* raw = node.get();
     nodes_.push_back(std::move(node));

@@ -3,14 +3,22 @@
 /// stack), visit each object once (equality maps every lhs object to one rhs object; hashing
 /// memoizes per object), and give SEqualReduce / SHashReduce a reducer that compares or hashes
 /// plain fields at once and queues object fields for the walk.
-#include <cstring>        // memcmp
-#include <functional>     // std::hash
-#include <sstream>        // mismatch paths
-#include <unordered_map>  // memo tables
+///
+/// Only shared objects enter the memo and mapping tables. An object with a single reference
+/// is held by its one parent only, so the walk reaches it by one path and never meets it
+/// again (a cycle or a shared sub-graph needs a second reference). On a tree that saves a
+/// table insert, and on a large one a cache miss, per node. The exception is a node whose
+/// reducer visits the same field twice: that field is then walked twice, with the same result.
+/// The root counts as shared: the caller may only borrow it, so a cycle back to it can leave its
+/// count at one.
+#include <algorithm>   // std::reverse
+#include <functional>  // std::hash
+#include <sstream>     // mismatch paths
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "pointer_map_internal.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -36,6 +44,24 @@ inline CellOrder CompareCells(const FerryAny* a, const FerryAny* b) {
 
 inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
 
+/// Whether `addr` lies inside the node `obj` of type `info`: a member lives as long as the
+/// node (which the walk holds), anything else may be a temporary of the reducer.
+inline bool IsMember(const void* addr, const Object* obj, const NodeInfo* info) {
+  const char* at = static_cast<const char*>(addr);
+  const char* base = reinterpret_cast<const char*>(obj);
+  return at >= base && at < base + info->object_size;
+}
+
+/// The field's value as a cell: borrowed when its type allows (no reference count traffic),
+/// else boxed in `*box`. An object in a boxed value is held by the node too.
+inline const FerryAny* FieldCell(const FieldInfo& field, const Object* obj, FerryAny* cell,
+                                 Any* box) {
+  const char* addr = reinterpret_cast<const char*>(obj) + field.offset;
+  if (field.type->view(addr, cell)) return cell;
+  *box = field.type->get(addr);
+  return box->raw();
+}
+
 const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {
   if (info == nullptr) return nullptr;
   for (const FieldInfo& field : info->fields) {
@@ -56,6 +82,8 @@ class SEqualHandler {
   bool Run(const AnyView& lhs, const AnyView& rhs) {
     if (trace_) paths_.push_back(PathStep{-1, PathStep::kRoot, 0, nullptr, nullptr});
     Task root{*lhs.raw(), *rhs.raw(), false, trace_ ? 0 : -1};
+    if (IsObjectIndex(root.lhs.type_index)) lhs_root_ = ObjectOf(&root.lhs);
+    if (IsObjectIndex(root.rhs.type_index)) rhs_root_ = ObjectOf(&root.rhs);
     switch (CompareCells(&root.lhs, &root.rhs)) {
       case CellOrder::kEqual:
         return true;
@@ -82,29 +110,22 @@ class SEqualHandler {
   }
 
   bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr, bool define) {
-    const NodeInfo* info = current_info_;
-    const size_t offset = static_cast<size_t>(static_cast<const char*>(lhs_addr) -
-                                              reinterpret_cast<const char*>(current_lhs_));
-    const FieldInfo* field = FieldAt(info, offset);
-    switch (CompareCells(lhs.raw(), rhs.raw())) {
-      case CellOrder::kEqual:
-        return true;
-      case CellOrder::kUnequal:
-        Fail(AddPath(current_path_, field != nullptr ? PathStep::kField : PathStep::kUnknown,
-                     offset, current_lhs_));
-        return false;
-      case CellOrder::kWalk:
-        break;
-    }
-    if (field == nullptr) {
-      // Not a field of the node: maybe a temporary, so keep its objects alive.
+    const bool member = IsMember(lhs_addr, current_lhs_, current_info_);
+    const CellOrder order = CompareCells(lhs.raw(), rhs.raw());
+    if (order == CellOrder::kEqual) return true;
+    const int32_t path =
+        trace_ ? AddPath(current_path_, member ? PathStep::kField : PathStep::kUnknown,
+                         static_cast<size_t>(static_cast<const char*>(lhs_addr) -
+                                             reinterpret_cast<const char*>(current_lhs_)),
+                         current_lhs_)
+               : -1;
+    if (order == CellOrder::kUnequal) return Fail(path);
+    if (!member) {
+      // Maybe a temporary: keep its objects alive until the walk reaches them.
       keep_alive_.emplace_back(lhs);
       keep_alive_.emplace_back(rhs);
     }
-    pending_.push_back(
-        Task{*lhs.raw(), *rhs.raw(), define,
-             AddPath(current_path_, field != nullptr ? PathStep::kField : PathStep::kUnknown,
-                     offset, current_lhs_)});
+    stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, path});
     return true;
   }
 
@@ -159,21 +180,23 @@ class SEqualHandler {
     }
   }
 
-  /// Queues `pending_` so that the first pending task runs next.
-  void FlushPending() {
-    stack_.insert(stack_.end(), pending_.rbegin(), pending_.rend());
-    pending_.clear();
-  }
+  /// Children are pushed in field order; reversing them makes the first one run next, so
+  /// the first mismatch found is the first in field order.
+  void QueuedFrom(size_t mark) { std::reverse(stack_.begin() + static_cast<ptrdiff_t>(mark), stack_.end()); }
 
   bool VisitObjects(const Task& task) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
-    // Each object maps to one object of the other side for the whole comparison.
-    auto [lit, lnew] = lhs_to_rhs_.try_emplace(lo, ro);
-    if (!lnew) return lit->second == ro ? true : Fail(task.path);
-    auto [rit, rnew] = rhs_to_lhs_.try_emplace(ro, lo);
-    if (!rnew) return rit->second == lo ? true : Fail(task.path);
+    // Each object maps to one object of the other side for the whole comparison. Objects
+    // with one reference each are met only here (see the top of the file): no entry needed.
+    if (!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_) {
+      auto [lmapped, lnew] = lhs_to_rhs_.Insert(lo, ro);
+      if (!lnew) return *lmapped == ro ? true : Fail(task.path);
+      auto [rmapped, rnew] = rhs_to_lhs_.Insert(ro, lo);
+      if (!rnew) return *rmapped == lo ? true : Fail(task.path);
+    }
     if (lo->type_index() != ro->type_index()) return Fail(task.path);
+    const size_t mark = stack_.size();
 
     switch (lo->type_index()) {
       case kFerryArray: {
@@ -186,7 +209,7 @@ class SEqualHandler {
             return false;
           }
         }
-        FlushPending();
+        QueuedFrom(mark);
         return true;
       }
       case kFerryMap:
@@ -208,39 +231,37 @@ class SEqualHandler {
       current_define_ = task.define;
       const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
       if (!equal) {
-        pending_.clear();
         if (failed_path_ < 0) failed_path_ = task.path;
         return false;
       }
-      FlushPending();
+      QueuedFrom(mark);
       return true;
     }
     if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
     for (const FieldInfo& field : info->fields) {
-      Any lv = field.type->get(reinterpret_cast<const char*>(lo) + field.offset);
-      Any rv = field.type->get(reinterpret_cast<const char*>(ro) + field.offset);
-      // Object fields come back as new references to objects the nodes hold: borrowing is safe.
-      if (!QueueCells(lv.raw(), rv.raw(), false,
-                      AddPath(task.path, PathStep::kField, field.offset, lo))) {
+      FerryAny lcell, rcell;
+      Any lbox, rbox;
+      if (!QueueCells(FieldCell(field, lo, &lcell, &lbox), FieldCell(field, ro, &rcell, &rbox),
+                      false, AddPath(task.path, PathStep::kField, field.offset, lo))) {
         return false;
       }
     }
-    FlushPending();
+    QueuedFrom(mark);
     return true;
   }
 
   bool VisitMaps(const Task& task, const MapObj* lm, const MapObj* rm) {
     if (lm->size() != rm->size()) return Fail(task.path);
+    const size_t mark = stack_.size();
     for (const MapObj::Entry* e = lm->entries_begin(); e != lm->entries_end(); ++e) {
       if (MapObj::IsErased(*e)) continue;
       // Keys that are objects match their counterpart from earlier in the walk (or themselves).
       AnyView key = e->key;
       if (IsObjectIndex(e->key.type_index()) && e->key.type_index() != kFerryString) {
-        auto it = lhs_to_rhs_.find(ObjectOf(e->key.raw()));
-        if (it != lhs_to_rhs_.end()) {
+        if (const Object* const* mapped = lhs_to_rhs_.Find(ObjectOf(e->key.raw()))) {
           FerryAny cell = *e->key.raw();
-          cell.type_index = it->second->type_index();
-          cell.v_obj = ObjectUnsafe::GetHeader(it->second);
+          cell.type_index = (*mapped)->type_index();
+          cell.v_obj = ObjectUnsafe::GetHeader(*mapped);
           key = *reinterpret_cast<const AnyView*>(&cell);
         }
       }
@@ -249,20 +270,19 @@ class SEqualHandler {
       if (rv == nullptr) return Fail(path);
       if (!QueueCells(e->value.raw(), rv->raw(), task.define, path)) return false;
     }
-    FlushPending();
+    QueuedFrom(mark);
     return true;
   }
 
-  /// Compares two cells now, or queues them in `pending_` when both are objects.
+  /// Compares two cells now, or queues them on the stack when both are objects.
   bool QueueCells(const FerryAny* a, const FerryAny* b, bool define, int32_t path) {
     switch (CompareCells(a, b)) {
       case CellOrder::kEqual:
         return true;
       case CellOrder::kUnequal:
-        pending_.clear();
         return Fail(path);
       case CellOrder::kWalk:
-        pending_.push_back(Task{*a, *b, define, path});
+        stack_.push_back(Task{*a, *b, define, path});
     }
     return true;
   }
@@ -270,12 +290,13 @@ class SEqualHandler {
   const bool map_free_vars_;
   const bool trace_;
   std::vector<Task> stack_;
-  std::vector<Task> pending_;
   std::vector<Any> keep_alive_;
   std::vector<PathStep> paths_;
   int32_t failed_path_ = -1;
-  std::unordered_map<const Object*, const Object*> lhs_to_rhs_;
-  std::unordered_map<const Object*, const Object*> rhs_to_lhs_;
+  PointerMap<const Object*> lhs_to_rhs_;
+  PointerMap<const Object*> rhs_to_lhs_;
+  const Object* lhs_root_ = nullptr;
+  const Object* rhs_root_ = nullptr;
   // The node whose SEqualReduce is running.
   const NodeInfo* current_info_ = nullptr;
   const Object* current_lhs_ = nullptr;
@@ -292,6 +313,7 @@ class SHashHandler {
 
   uint64_t Run(const AnyView& value) {
     if (Immediate(value.raw(), &result_)) return result_;
+    root_ = ObjectOf(value.raw());
     Enter(value.raw(), false, kRootSlot);
     while (!frames_.empty()) {
       Frame& frame = frames_.back();
@@ -302,26 +324,27 @@ class SHashHandler {
         continue;
       }
       const uint64_t hash = Finish(frame);
-      const Object* obj = frame.obj;
+      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
       const size_t slot = frame.slot;
       children_.resize(frame.begin);
       hashes_.resize(frame.begin);
       frames_.pop_back();
-      memo_[obj] = hash;
       Slot(slot) = hash;
     }
     return result_;
   }
 
-  void Reduce(const AnyView& value, bool define) {
+  /// `addr` is where the value lives, or nullptr when unknown.
+  void Reduce(const AnyView& value, const void* addr, bool define) {
     uint64_t hash;
     if (Immediate(value.raw(), &hash)) {
       current_->acc = HashCombine(current_->acc, hash);
       return;
     }
-    if (!current_fields_) keep_alive_.emplace_back(value);
-    children_.push_back(Child{*value.raw(), define});
-    hashes_.push_back(0);
+    if (addr == nullptr || !IsMember(addr, current_->obj, current_info_)) {
+      keep_alive_.emplace_back(value);  // maybe a temporary
+    }
+    AddChild(value.raw(), define);
   }
   void FreeVarHash(const Object* var) {
     const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
@@ -341,7 +364,12 @@ class SHashHandler {
     uint64_t acc;
     size_t begin, end, next;
     bool commutative;  // a map: entries in any order hash alike
+    bool memo;         // shared: has an entry in memo_
     size_t slot;       // where the hash goes: an index into hashes_, or kRootSlot
+  };
+  struct Memo {
+    uint64_t hash;
+    bool done;  // false while the object's frame is open
   };
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
   uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : hashes_[slot]; }
@@ -354,6 +382,8 @@ class SHashHandler {
   }
   static uint64_t KeyHash(const char* key) { return std::hash<std::string_view>()(key); }
 
+  bool MaybeShared(const Object* obj) const { return !obj->unique() || obj == root_; }
+
   /// Hashes values that need no walk: plain values, strings, shapes, visited objects.
   bool Immediate(const FerryAny* v, uint64_t* out) {
     std::string_view text;
@@ -362,10 +392,12 @@ class SHashHandler {
       return true;
     }
     const Object* obj = ObjectOf(v);
-    auto it = memo_.find(obj);
-    if (it != memo_.end()) {
-      *out = it->second;
-      return true;
+    if (MaybeShared(obj)) {  // only shared objects are memoized (see the top of the file)
+      const Memo* memo = memo_.Find(obj);
+      if (memo != nullptr && memo->done) {
+        *out = memo->hash;
+        return true;
+      }
     }
     if (obj->type_index() == kFerryShape) {
       const auto* shape = static_cast<const ShapeObj*>(obj);
@@ -382,19 +414,23 @@ class SHashHandler {
   /// Starts the frame of `v`'s object; its hash lands in Slot(slot) when the frame finishes.
   void Enter(const FerryAny* v, bool define, size_t slot) {
     const Object* obj = ObjectOf(v);
-    // A cycle meets an object whose frame is still open: hash it by its type alone.
-    if (!in_progress_.emplace(obj, true).second) {
+    const bool memo = MaybeShared(obj);
+    // Immediate() found no finished entry, so an entry here is an open frame: a cycle. Hash
+    // the object by its type alone.
+    if (memo && !memo_.Insert(obj, Memo{0, false}).second) {
       Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
       return;
     }
-    frames_.push_back(Frame{obj, 0, children_.size(), 0, 0, false, slot});
+    frames_.push_back(Frame{obj, 0, children_.size(), 0, 0, false, memo, slot});
     Frame& frame = frames_.back();
     current_ = &frame;
     if (const auto* array = obj->as<ArrayObj>()) {
-      frame.acc = HashCombine(KeyHash(ArrayObj::_type_key), array->size());
+      static const uint64_t kArrayKeyHash = KeyHash(ArrayObj::_type_key);
+      frame.acc = HashCombine(kArrayKeyHash, array->size());
       for (const Any& cell : *array) AddChild(cell.raw(), define);
     } else if (const auto* map = obj->as<MapObj>()) {
-      frame.acc = HashCombine(KeyHash(MapObj::_type_key), map->size());
+      static const uint64_t kMapKeyHash = KeyHash(MapObj::_type_key);
+      frame.acc = HashCombine(kMapKeyHash, map->size());
       frame.commutative = true;
       for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
         if (MapObj::IsErased(*e)) continue;
@@ -402,16 +438,18 @@ class SHashHandler {
         AddChild(e->value.raw(), define);
       }
     } else if (const NodeInfo* info = GetNodeInfo(obj)) {
-      frame.acc = KeyHash(info->type_key.c_str());
+      frame.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
       current_define_ = define;
+      current_info_ = info;
       if (info->shash_reduce != nullptr) {
-        current_fields_ = false;
         info->shash_reduce(obj, SHashReducer(this));
       } else if (info->sequal_by_fields) {
-        current_fields_ = true;
         for (const FieldInfo& field : info->fields) {
-          Any value = field.type->get(reinterpret_cast<const char*>(obj) + field.offset);
-          Reduce(value, false);
+          FerryAny cell;
+          Any box;
+          const FerryAny* value = FieldCell(field, obj, &cell, &box);
+          Reduce(*reinterpret_cast<const AnyView*>(value),
+                 reinterpret_cast<const char*>(obj) + field.offset, false);
         }
       } else {
         frame.acc = HashCombine(frame.acc, Mix(reinterpret_cast<uint64_t>(obj)));
@@ -430,7 +468,6 @@ class SHashHandler {
   }
 
   uint64_t Finish(const Frame& frame) {
-    in_progress_.erase(frame.obj);
     uint64_t hash = frame.acc;
     if (frame.commutative) {
       uint64_t sum = 0;
@@ -448,12 +485,12 @@ class SHashHandler {
   std::vector<Child> children_;
   std::vector<uint64_t> hashes_;
   std::vector<Any> keep_alive_;
-  std::unordered_map<const Object*, uint64_t> memo_;
-  std::unordered_map<const Object*, bool> in_progress_;
+  PointerMap<Memo> memo_;
+  const Object* root_ = nullptr;
   Frame* current_ = nullptr;
+  const NodeInfo* current_info_ = nullptr;  // of current_->obj, while its reducer runs
   uint64_t result_ = 0;
   bool current_define_ = false;
-  bool current_fields_ = false;
   uint64_t free_var_counter_ = 0;
 };
 
@@ -469,7 +506,10 @@ bool SEqualReducer::FreeVarEqualImpl(const Object* lhs, const Object* rhs) const
 bool SEqualReducer::map_free_vars() const { return handler_->map_free_vars(); }
 
 void SHashReducer::Reduce(const AnyView& value, bool define) const {
-  handler_->Reduce(value, define);
+  handler_->Reduce(value, nullptr, define);
+}
+void SHashReducer::Reduce(const AnyView& value, const void* addr, bool define) const {
+  handler_->Reduce(value, addr, define);
 }
 void SHashReducer::FreeVarHashImpl(const Object* var) const { handler_->FreeVarHash(var); }
 void SHashReducer::SHashReduceHashedValue(uint64_t hash) const { handler_->HashedValue(hash); }

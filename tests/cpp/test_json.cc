@@ -100,6 +100,29 @@ TEST(JSON, SaveRejectsWhatJSONCannotHold) {
   n->anything = Any();
 }
 
+TEST(JSON, CycleThroughABorrowedRootIsAValueError) {
+  // The only reference to the root is its own field (count 1): still a cycle.
+  auto n = make_object<AttrsNode>();
+  n->anything = ObjectRef(n);
+  Object* raw = n.get();
+  n.reset();
+  FerryAny cell;
+  cell.type_index = raw->type_index();
+  cell.small_len = 0;
+  cell.v_obj = details::ObjectUnsafe::GetHeader(raw);
+  ExpectError([&] { SaveJSON(*reinterpret_cast<const AnyView*>(&cell)); }, "ValueError",
+              {"cycle", "test.Attrs"});
+  ObjectRef hold = GetRef<ObjectRef>(raw);  // break the cycle, then free it
+  static_cast<AttrsNode*>(raw)->anything = Any();
+}
+
+TEST(JSON, StringFieldWithEmbeddedNulRoundTrips) {
+  auto n = make_object<AttrsNode>();
+  n->text = std::string("a\0b", 3);
+  Any back = LoadJSON(SaveJSON(ObjectRef(n)));
+  EXPECT_EQ(back.cast<ObjectRef>().as<AttrsNode>()->text, std::string("a\0b", 3));
+}
+
 struct BadCase {
   std::string text;
   const char* message;

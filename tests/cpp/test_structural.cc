@@ -81,6 +81,51 @@ TEST(Structural, SharingMustAgree) {
   EXPECT_EQ(Hash(Add(s, s)), Hash(Add(t, u))) << "unequal values may share a hash";
 }
 
+TEST(Structural, UnsharedObjectsSkipTheTablesButSharingStillAgrees) {
+  // Objects with one reference each stay out of the memo and mapping tables. Sharing on one
+  // side only must still be a difference, whichever side shares.
+  Expr s = Add(IntImm(1), IntImm(2));
+  auto fresh = [] { return Expr(Add(IntImm(1), IntImm(2))); };
+  EXPECT_FALSE(Equal(Add(s, s), Add(fresh(), fresh())));
+  EXPECT_FALSE(Equal(Add(fresh(), fresh()), Add(s, s)));
+  EXPECT_TRUE(Equal(Add(fresh(), IntImm(3)), Add(fresh(), IntImm(3))));
+  // Holding more references (memoized) or none (not) gives the same hash.
+  Add tree(Add(fresh(), IntImm(3)), fresh());
+  const uint64_t unshared = Hash(tree);
+  Expr held_a = tree->a, held_b = tree->b;
+  EXPECT_EQ(Hash(tree), unshared);
+  EXPECT_TRUE(Equal(tree, Add(Add(fresh(), IntImm(3)), fresh())));
+}
+
+TEST(Structural, StringFieldsCompareWholeWithEmbeddedNul) {
+  auto make = [](const char* text, size_t size) {
+    auto n = make_object<AttrsNode>();
+    n->text = std::string(text, size);
+    return ObjectRef(n);
+  };
+  EXPECT_FALSE(Equal(make("a\0b", 3), make("a\0c", 3)));
+  EXPECT_NE(Hash(make("a\0b", 3)), Hash(make("a\0c", 3)));
+  EXPECT_TRUE(Equal(make("a\0b", 3), make("a\0b", 3)));
+}
+
+TEST(Structural, CycleThroughABorrowedRootEnds) {
+  // The only reference to the root is its own field, so its count is 1: the walks must still
+  // see it as met twice.
+  auto n = make_object<AttrsNode>();
+  n->anything = ObjectRef(n);
+  Object* raw = n.get();
+  n.reset();
+  FerryAny cell;
+  cell.type_index = raw->type_index();
+  cell.small_len = 0;
+  cell.v_obj = details::ObjectUnsafe::GetHeader(raw);
+  const AnyView& view = *reinterpret_cast<const AnyView*>(&cell);
+  EXPECT_EQ(Hash(view), Hash(view));
+  EXPECT_TRUE(Equal(view, view));
+  ObjectRef hold = GetRef<ObjectRef>(raw);  // break the cycle, then free it
+  static_cast<AttrsNode*>(raw)->anything = Any();
+}
+
 TEST(Structural, FieldDefaultsAndIdentity) {
   auto make = [](int64_t count, const char* key) {
     auto n = make_object<AttrsNode>();

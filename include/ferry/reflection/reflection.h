@@ -49,9 +49,29 @@ struct FieldType {
   void (*set)(void* addr, const AnyView& value);
   /// `get` for the C ABI (FerryObjectGetFieldGetter): writes an owned value, returns 0/-1.
   FerryFieldGetter get_c;
+  /// Reads the field at `addr` as a borrowed cell (no reference taken), valid while the field
+  /// is: the structural walks and SaveJSON read every field of every node this way. False
+  /// when the type has no borrowed form; use `get` then.
+  bool (*view)(const void* addr, FerryAny* out);
 };
 
 namespace details {
+/// FieldType::view. Only for the types whose borrowed form is exact and cheap: object
+/// references (the cell points at the object), Any, and plain numbers. Others (std::string,
+/// whose view would be a C string cut at an embedded NUL; Optional of a value) return false.
+template <typename T>
+bool ViewField(const void* addr, FerryAny* out) {
+  const T& field = *static_cast<const T*>(addr);
+  if constexpr (std::is_same_v<T, Any>) {
+    *out = *field.raw();
+  } else if constexpr (std::is_base_of_v<ObjectRef, T> || std::is_arithmetic_v<T>) {
+    TypeTraitsOf<T>::CopyToAnyView(field, out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 template <typename T>
 const FieldType* FieldTypeOf() {
   static_assert(TypeTraitsOf<T>::kEnabled,
@@ -67,7 +87,8 @@ const FieldType* FieldTypeOf() {
           SetRaisedFromCurrentException();
           return -1;
         }
-      }};
+      },
+      &ViewField<T>};
   return &type;
 }
 }  // namespace details
@@ -97,6 +118,11 @@ struct FieldInfo {
 struct NodeInfo {
   int32_t type_index = -1;
   std::string type_key;
+  /// std::hash of `type_key`, set at registration (structural hashing mixes it in per node).
+  uint64_t type_key_hash = 0;
+  /// sizeof the registered C++ class, or 0 if unknown: an address in [obj, obj + object_size)
+  /// is a member of the node (so it lives as long as the node), not a temporary.
+  size_t object_size = 0;
   /// Runs the node's VisitAttrs on `obj`.
   void (*visit_attrs)(Object* obj, AttrVisitor* visitor) = nullptr;
   /// Makes a default-constructed node; null when the node has no default constructor.
@@ -145,6 +171,7 @@ bool RegisterNodeType() {
   NodeInfo info;
   info.type_index = T::RuntimeTypeIndex();
   info.type_key = T::_type_key;
+  info.object_size = sizeof(T);
   info.visit_attrs = [](Object* obj, AttrVisitor* v) { static_cast<T*>(obj)->VisitAttrs(v); };
   if constexpr (std::is_default_constructible_v<T>) {
     info.create = []() -> ObjectPtr<Object> { return make_object<T>(); };

@@ -71,12 +71,12 @@ class SHashReducer {
  public:
   template <typename T>
   void operator()(const T& value) const {
-    Reduce(AnyView(value), false);
+    Reduce(AnyView(value), &value, false);
   }
   /// Hashes a definition site: its variables hash by the order they are defined in.
   template <typename T>
   void DefHash(const T& value) const {
-    Reduce(AnyView(value), true);
+    Reduce(AnyView(value), &value, true);
   }
   /// For variable nodes: by definition order at a definition site (or with map_free_vars),
   /// else by identity.
@@ -88,6 +88,9 @@ class SHashReducer {
  private:
   explicit SHashReducer(details::SHashHandler* handler) : handler_(handler) {}
   FERRY_DLL void Reduce(const AnyView& value, bool define) const;
+  /// As above; `addr` is where the value lives: a member of the node needs no extra reference
+  /// to stay alive until the walk reaches it, a temporary does.
+  FERRY_DLL void Reduce(const AnyView& value, const void* addr, bool define) const;
   details::SHashHandler* handler_;
   friend class details::SHashHandler;
 };
