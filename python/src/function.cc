@@ -319,20 +319,7 @@ PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const Fer
 }
 
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil) {
-  FerryAny result;
-  result.type_index = kFerryNone;
-  result.small_len = 0;
-  result.v_int64 = 0;
-  int rc;
-  if (release_gil) {
-    Py_BEGIN_ALLOW_THREADS;
-    rc = FerryFunctionCall(func, args, n, &result);
-    Py_END_ALLOW_THREADS;
-  } else {
-    rc = FerryFunctionCall(func, args, n, &result);
-  }
-  if (rc != 0) return RaiseFerryError();
-  return AnyToPy(result, /*owned=*/true);
+  return CallSafe(&FerryFunctionCall, func, args, n, release_gil);  // the checked entry
 }
 
 }  // namespace ferry_py
