@@ -8,7 +8,9 @@
 #include <charconv>       // to_chars / from_chars: locale-free numbers
 #include <cmath>          // isnan, isinf
 #include <cstring>        // strlen
+#include <deque>          // decoded strings that must not move
 #include <memory>         // unique_ptr of type texts
+#include <unordered_map>  // node types by key, during a load
 #include <vector>         // the parsed document
 
 #include "ferry/container/shape.h"
@@ -66,26 +68,44 @@ void AppendUtf8(uint32_t code, std::string* out) {
   }
 }
 
-struct JValue {
+/// One value of the parsed document. The document is a flat array of these in text order
+/// (a tape): a container is followed by its contents, an object member by its key (a string
+/// node) and then its value. 16 bytes and no allocation per value; the old tree of values
+/// with a std::string and two vectors each spent most of the load in malloc/free. The text
+/// position is not stored: errors are rare, and Reader::PosOf finds it again.
+struct JNode {
   enum Kind { kNull, kBool, kInt, kFloat, kString, kArray, kObject };
-  Kind kind = kNull;
-  bool b = false;
-  int64_t i = 0;
-  double f = 0;
-  std::string s;
-  std::vector<JValue> items;
-  std::vector<std::pair<std::string, JValue>> members;
-  size_t pos = 0;  // where the value starts in the text
-
-  const JValue* Find(std::string_view key) const {
-    for (const auto& member : members) {
-      if (member.first == key) return &member.second;
-    }
-    return nullptr;
-  }
+  uint64_t kind : 3;
+  uint64_t size : 61;  // kString: its length; kArray: items; kObject: members
+  union {
+    int64_t i;      // kBool (0 or 1), kInt
+    double f;       // kFloat
+    const char* s;  // kString: into the text, or into Reader::unescaped_
+    uint64_t end;   // kArray, kObject: the index just past its contents
+  };
+  std::string_view str() const { return {s, static_cast<size_t>(size)}; }
 };
+static_assert(sizeof(JNode) == 16, "the tape is the bulk of a load's memory traffic");
 
-const char* KindName(JValue::Kind kind) {
+/// Byte classes for the reader's inner loops.
+struct ByteTable {
+  bool is[256] = {};
+};
+constexpr ByteTable MakeSpace() {
+  ByteTable t;
+  t.is[' '] = t.is['\n'] = t.is['\r'] = t.is['\t'] = true;
+  return t;
+}
+/// Bytes that stand for themselves in a string: not '"', '\\', a control character or UTF-8.
+constexpr ByteTable MakePlain() {
+  ByteTable t;
+  for (int c = 0x20; c < 0x80; ++c) t.is[c] = c != '"' && c != '\\';
+  return t;
+}
+constexpr ByteTable kSpace = MakeSpace();
+constexpr ByteTable kPlain = MakePlain();
+
+const char* KindName(uint64_t kind) {
   static const char* const names[] = {"null",     "a boolean", "an integer", "a number",
                                       "a string", "an array",  "an object"};
   return names[kind];
@@ -95,11 +115,38 @@ class Reader {
  public:
   explicit Reader(std::string_view text) : text_(text) {}
 
-  JValue ParseDocument() {
-    JValue value = ParseValue(0);
+  /// Parses the whole text into the tape (so every syntax error comes before any error of
+  /// meaning); the document is node 0.
+  void ParseDocument() {
+    // A Ferry document has about 7 bytes of text per value: reserving for that avoids
+    // regrowth copies of the tape, and the pages of a larger reserve are never touched.
+    tape_.reserve(text_.size() / 6 + 1);
+    ParseValue(0);
     SkipSpace();
     if (pos_ != text_.size()) Fail("unexpected text after the document");
-    return value;
+  }
+
+  const JNode& operator[](size_t k) const { return tape_[k]; }
+  /// The index of the value after value `k` (past a container's contents).
+  size_t Next(size_t k) const {
+    return tape_[k].kind >= JNode::kArray ? static_cast<size_t>(tape_[k].end) : k + 1;
+  }
+  /// The index of the value of member `key` of object `obj`, or 0 (never a member).
+  size_t Find(size_t obj, std::string_view key) const {
+    size_t k = obj + 1;
+    for (uint64_t m = 0; m < tape_[obj].size; ++m, k = Next(k + 1)) {
+      if (tape_[k].str() == key) return k + 1;
+    }
+    return 0;
+  }
+
+  /// Where value `index` starts in the text: parses the text again up to it. Only errors
+  /// need positions, so the tape does not carry them.
+  size_t PosOf(size_t index) const {
+    Reader again(text_);
+    again.want_ = index;
+    again.ParseDocument();  // parsed once already, so it cannot fail
+    return again.found_;
   }
 
   /// "line 3, column 7" of a byte offset.
@@ -125,11 +172,18 @@ class Reader {
     FailAt(pos_, pos_ >= text_.size() ? what + " (the text ends too early)" : what);
   }
 
+  /// Skips the run of bytes of class `table` at pos_. Local pointers: the loop is the
+  /// reader's hottest, and through the members it reloads text_ and pos_ every byte.
+  void SkipRun(const ByteTable& table) {
+    const char* p = text_.data() + pos_;
+    const char* const end = text_.data() + text_.size();
+    while (p != end && table.is[static_cast<unsigned char>(*p)]) ++p;
+    pos_ = static_cast<size_t>(p - text_.data());
+  }
   void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\r' || text_[pos_] == '\t')) {
-      ++pos_;
-    }
+    // Most calls find no space at all (the writer puts one only after ':' and ',').
+    if (pos_ < text_.size() && static_cast<unsigned char>(text_[pos_]) > ' ') return;
+    SkipRun(kSpace);
   }
   bool Peek(char c) {
     SkipSpace();
@@ -145,67 +199,85 @@ class Reader {
     pos_ += n;
   }
 
-  JValue ParseValue(int depth) {
+  /// Appends a value of `kind` starting at pos_ and returns its index.
+  inline size_t Push(JNode::Kind kind) {
+    if (tape_.size() == want_) found_ = pos_;
+    JNode node;
+    node.kind = kind;
+    node.size = 0;
+    node.i = 0;
+    tape_.push_back(node);
+    return tape_.size() - 1;
+  }
+  void PushString() {
+    const size_t at = Push(JNode::kString);
+    const std::string_view s = ParseString();
+    tape_[at].s = s.data();
+    tape_[at].size = s.size();
+  }
+
+  void ParseValue(int depth) {
     SkipSpace();
-    JValue v;
-    v.pos = pos_;
     if (pos_ >= text_.size()) Fail("expected a value");
     const char c = text_[pos_];
     if (c == '{' || c == '[') {
       if (depth >= kMaxJSONDepth) {
         Fail("nesting deeper than " + std::to_string(kMaxJSONDepth) + " levels");
       }
+      const size_t at = Push(c == '[' ? JNode::kArray : JNode::kObject);
       ++pos_;
+      uint64_t count = 0;
       if (c == '[') {
-        v.kind = JValue::kArray;
-        if (Peek(']')) {
-          ++pos_;
-          return v;
+        if (!Peek(']')) {
+          do {
+            ParseValue(depth + 1);
+            ++count;
+          } while (Peek(',') && ++pos_);
         }
-        do {
-          v.items.push_back(ParseValue(depth + 1));
-        } while (Peek(',') && ++pos_);
         Expect(']');
       } else {
-        v.kind = JValue::kObject;
-        if (Peek('}')) {
-          ++pos_;
-          return v;
+        if (!Peek('}')) {
+          do {
+            SkipSpace();
+            const size_t key_pos = pos_;
+            if (!Peek('"')) Fail("expected a string key");
+            const size_t key = tape_.size();
+            PushString();
+            tape_[at].size = count;  // Find looks at the members so far
+            if (Find(at, tape_[key].str()) != 0) {
+              FailAt(key_pos, "duplicate key \"" + std::string(tape_[key].str()) + "\"");
+            }
+            Expect(':');
+            ParseValue(depth + 1);
+            ++count;
+          } while (Peek(',') && ++pos_);
         }
-        do {
-          SkipSpace();
-          const size_t key_pos = pos_;
-          if (!Peek('"')) Fail("expected a string key");
-          std::string key = ParseString();
-          if (v.Find(key) != nullptr) FailAt(key_pos, "duplicate key \"" + key + "\"");
-          Expect(':');
-          v.members.emplace_back(std::move(key), ParseValue(depth + 1));
-        } while (Peek(',') && ++pos_);
         Expect('}');
       }
-      return v;
+      tape_[at].size = count;
+      tape_[at].end = tape_.size();
+      return;
     }
     if (c == '"') {
-      v.kind = JValue::kString;
-      v.s = ParseString();
+      PushString();
     } else if (c == 't') {
+      tape_[Push(JNode::kBool)].i = 1;
       ExpectWord("true");
-      v.kind = JValue::kBool;
-      v.b = true;
     } else if (c == 'f') {
+      Push(JNode::kBool);
       ExpectWord("false");
-      v.kind = JValue::kBool;
     } else if (c == 'n') {
+      Push(JNode::kNull);
       ExpectWord("null");
     } else if (c == '-' || (c >= '0' && c <= '9')) {
-      ParseNumber(&v);
+      ParseNumber();
     } else {
       Fail(std::string("unexpected character '") + c + "'");
     }
-    return v;
   }
 
-  void ParseNumber(JValue* v) {
+  void ParseNumber() {
+    const size_t at = Push(JNode::kInt);
     const size_t start = pos_;
     auto digits = [&] {
       const size_t from = pos_;
@@ -231,43 +303,50 @@ class Reader {
     }
     const char* first = text_.data() + start;
     const char* last = text_.data() + pos_;
+    JNode& v = tape_[at];
     std::from_chars_result r;
     if (is_float) {
-      v->kind = JValue::kFloat;
-      r = std::from_chars(first, last, v->f);
+      v.kind = JNode::kFloat;
+      r = std::from_chars(first, last, v.f);
     } else {
-      v->kind = JValue::kInt;
-      r = std::from_chars(first, last, v->i);
+      r = std::from_chars(first, last, v.i);
     }
     if (r.ec != std::errc() || r.ptr != last) {
       FailAt(start, "number " + std::string(first, last) + " is out of range");
     }
   }
 
-  /// Reads a string at pos_ (on the quote), checking escapes and UTF-8.
-  std::string ParseString() {
+  /// Reads a string at pos_ (on the quote), checking escapes and UTF-8. A string without
+  /// escapes is returned as a view into the text (no copy); one with escapes is decoded into
+  /// unescaped_, which keeps it for the rest of the load.
+  std::string_view ParseString() {
     ++pos_;  // the opening quote
-    std::string out;
+    const size_t begin = pos_;
+    std::string* out = nullptr;  // set at the first escape
     while (true) {
+      // Most of a document is plain ASCII in strings: skip it a byte per table look-up.
+      const size_t run = pos_;
+      SkipRun(kPlain);
+      if (out != nullptr) out->append(text_.data() + run, pos_ - run);
       if (pos_ >= text_.size()) Fail("unterminated string");
       const auto c = static_cast<unsigned char>(text_[pos_]);
       if (c == '"') {
         ++pos_;
-        return out;
+        if (out == nullptr) return text_.substr(begin, pos_ - 1 - begin);
+        return *out;
       }
       if (c < 0x20) Fail("control character in a string");
       if (c == '\\') {
-        ParseEscape(&out);
+        if (out == nullptr) {
+          out = &unescaped_.emplace_back(text_.substr(begin, pos_ - begin));
+        }
+        ParseEscape(out);
         continue;
       }
-      if (c < 0x80) {
-        out += static_cast<char>(c);
-        ++pos_;
-        continue;
-      }
+      // Neither plain, a quote, a control character nor an escape: a non-ASCII byte.
       const size_t n = Utf8Length(text_.substr(pos_));
       if (n == 0) Fail("invalid UTF-8 in a string");
-      out.append(text_.data() + pos_, n);
+      if (out != nullptr) out->append(text_.data() + pos_, n);
       pos_ += n;
     }
   }
@@ -341,6 +420,10 @@ class Reader {
 
   std::string_view text_;
   size_t pos_ = 0;
+  std::vector<JNode> tape_;
+  std::deque<std::string> unescaped_;  // strings with escapes; a deque never moves them
+  size_t want_ = SIZE_MAX;             // PosOf: the value whose position to record
+  size_t found_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -721,166 +804,215 @@ class Saver {
 
 class Loader {
  public:
-  explicit Loader(std::string_view text) : reader_(text) {}
+  explicit Loader(std::string_view text) : doc_(text) {}
 
   Any Load() {
-    JValue doc = reader_.ParseDocument();
-    if (doc.kind != JValue::kObject) Fail(doc, "the document must be an object");
-    const JValue* version = doc.Find("ferry_json");
-    if (version == nullptr) Fail(doc, "missing \"ferry_json\" (not a Ferry document?)");
-    if (version->kind != JValue::kInt || version->i != kJSONFormatVersion) {
-      Fail(*version, "unsupported format version (this build reads version " +
-                         std::to_string(kJSONFormatVersion) + ")");
+    doc_.ParseDocument();
+    if (doc_[0].kind != JNode::kObject) Fail(0, "the document must be an object");
+    const size_t version = doc_.Find(0, "ferry_json");
+    if (version == 0) Fail(0, "missing \"ferry_json\" (not a Ferry document?)");
+    if (doc_[version].kind != JNode::kInt || doc_[version].i != kJSONFormatVersion) {
+      Fail(version, "unsupported format version (this build reads version " +
+                        std::to_string(kJSONFormatVersion) + ")");
     }
-    const JValue* root = Require(doc, "root", nullptr);
-    const JValue* nodes = Require(doc, "nodes", nullptr);
-    if (nodes->kind != JValue::kArray) Fail(*nodes, "\"nodes\" must be an array");
-    for (const auto& member : doc.members) {
-      if (member.first != "ferry_json" && member.first != "root" && member.first != "nodes") {
-        Fail(member.second, "unknown key \"" + member.first + "\"");
+    const size_t root = Require(0, "root", nullptr);
+    const size_t nodes = Require(0, "nodes", nullptr);
+    if (doc_[nodes].kind != JNode::kArray) Fail(nodes, "\"nodes\" must be an array");
+    size_t key = 1;
+    for (uint64_t m = 0; m < doc_[0].size; ++m, key = doc_.Next(key + 1)) {
+      const std::string_view name = doc_[key].str();
+      if (name != "ferry_json" && name != "root" && name != "nodes") {
+        Fail(key + 1, "unknown key \"" + std::string(name) + "\"");
       }
     }
-    nodes_.reserve(nodes->items.size());
-    for (const JValue& node : nodes->items) nodes_.push_back(LoadNode(node));
-    type_.clear();
-    return ReadValue(*root, static_cast<int64_t>(nodes_.size()));
+    nodes_.reserve(static_cast<size_t>(doc_[nodes].size));
+    for (size_t node = nodes + 1; node < doc_[nodes].end; node = doc_.Next(node)) {
+      nodes_.push_back(LoadNode(node));
+    }
+    type_ = {};
+    return ReadValue(root, static_cast<int64_t>(nodes_.size()));
   }
 
  private:
-  [[noreturn]] void Fail(const JValue& at, const std::string& what) const {
-    reader_.FailAt(at.pos, what);
+  /// `at` is a tape index.
+  [[noreturn]] void Fail(size_t at, const std::string& what) const {
+    doc_.FailAt(doc_.PosOf(at), what);
   }
   std::string NodeName() const {
-    return "node " + std::to_string(nodes_.size()) + (type_.empty() ? "" : " (" + type_ + ")");
+    return "node " + std::to_string(nodes_.size()) +
+           (type_.empty() ? "" : " (" + std::string(type_) + ")");
   }
 
-  const JValue* Require(const JValue& obj, const char* key, const char* node) const {
-    const JValue* v = obj.Find(key);
-    if (v == nullptr) {
+  size_t Require(size_t obj, const char* key, const char* node) const {
+    const size_t v = doc_.Find(obj, key);
+    if (v == 0) {
       Fail(obj, std::string(node ? NodeName() + ": " : "") + "missing \"" + key + "\"");
     }
     return v;
   }
 
-  /// A value that may refer to the nodes before `limit`.
-  Any ReadValue(const JValue& v, int64_t limit) const {
-    switch (v.kind) {
-      case JValue::kNull:
+  /// Value `v`, which may refer to the nodes before `limit`.
+  Any ReadValue(size_t v, int64_t limit) const {
+    const JNode& value = doc_[v];
+    switch (value.kind) {
+      case JNode::kNull:
         return Any();
-      case JValue::kBool:
-        return Any(v.b);
-      case JValue::kInt:
-        return Any(v.i);
-      case JValue::kFloat:
-        return Any(v.f);
-      case JValue::kString:
-        return Any(v.s);
-      case JValue::kArray:
+      case JNode::kBool:
+        return Any(value.i != 0);
+      case JNode::kInt:
+        return Any(value.i);
+      case JNode::kFloat:
+        return Any(value.f);
+      case JNode::kString:
+        return Any(std::string(value.str()));
+      case JNode::kArray:
         Fail(v, "unexpected array (arrays are nodes; use {\"ref\": i})");
-      case JValue::kObject:
+      default:
         break;
     }
-    if (v.members.size() == 1) {
-      const auto& [key, inner] = v.members[0];
-      if (key == "ref" && inner.kind == JValue::kInt) {
+    if (value.size == 1) {
+      const std::string_view key = doc_[v + 1].str();
+      const size_t at = v + 2;
+      const JNode& inner = doc_[at];
+      if (key == "ref" && inner.kind == JNode::kInt) {
         if (inner.i < 0 || inner.i >= limit) {
-          Fail(inner, (type_.empty() ? std::string("root") : NodeName()) + ": reference to node " +
-                          std::to_string(inner.i) + ", which is not before the referring one");
+          Fail(at, (type_.empty() ? std::string("root") : NodeName()) + ": reference to node " +
+                       std::to_string(inner.i) + ", which is not before the referring one");
         }
         return Any(nodes_[static_cast<size_t>(inner.i)]);
       }
-      if (key == "dtype" && inner.kind == JValue::kString) {
+      if (key == "dtype" && inner.kind == JNode::kString) {
         try {
-          return Any(DataType(inner.s));
+          return Any(DataType(inner.str()));
         } catch (const Error& e) {
-          Fail(inner, std::string(e.message()));
+          Fail(at, std::string(e.message()));
         }
       }
-      if (key == "float" && inner.kind == JValue::kString) {
-        if (inner.s == "nan") return Any(std::nan(""));
-        if (inner.s == "inf") return Any(HUGE_VAL);
-        if (inner.s == "-inf") return Any(-HUGE_VAL);
+      if (key == "float" && inner.kind == JNode::kString) {
+        if (inner.str() == "nan") return Any(std::nan(""));
+        if (inner.str() == "inf") return Any(HUGE_VAL);
+        if (inner.str() == "-inf") return Any(-HUGE_VAL);
       }
     }
     Fail(v, "unexpected object: a value object is {\"ref\": i}, {\"dtype\": s} or {\"float\": s}");
   }
 
-  const JValue& ArrayMember(const JValue& node, const char* key) {
-    const JValue* v = Require(node, key, "node");
-    if (v->kind != JValue::kArray) {
-      Fail(*v, NodeName() + ": \"" + key + "\" must be an array, not " + KindName(v->kind));
+  size_t ArrayMember(size_t node, const char* key) {
+    const size_t v = Require(node, key, "node");
+    if (doc_[v].kind != JNode::kArray) {
+      Fail(v, NodeName() + ": \"" + key + "\" must be an array, not " + KindName(doc_[v].kind));
     }
-    return *v;
+    return v;
   }
 
-  ObjectRef LoadNode(const JValue& node) {
-    type_.clear();
-    if (node.kind != JValue::kObject) Fail(node, NodeName() + " must be an object");
-    const JValue* type = Require(node, "type", "node");
-    if (type->kind != JValue::kString) Fail(*type, NodeName() + ": \"type\" must be a string");
-    type_ = type->s;
+  /// The registered type of a key. GetNodeInfo takes the registry's lock and makes a
+  /// std::string of the key; a document has few distinct types, so look each up once.
+  const NodeInfo* InfoOf(std::string_view key) {
+    auto it = infos_.find(key);
+    if (it == infos_.end()) it = infos_.emplace(key, GetNodeInfo(key)).first;
+    return it->second;
+  }
+
+  ObjectRef LoadNode(size_t node) {
+    type_ = {};
+    if (doc_[node].kind != JNode::kObject) Fail(node, NodeName() + " must be an object");
+    // One pass over the members. Keys are unique, so besides "type" a valid node has one key
+    // (the body), and with two others the first that is not the body is the first unknown.
+    size_t type = 0, others[2] = {0, 0};  // key indices
+    size_t key = node + 1;
+    for (uint64_t m = 0; m < doc_[node].size; ++m, key = doc_.Next(key + 1)) {
+      if (doc_[key].str() == "type") {
+        type = key + 1;
+      } else if (others[0] == 0) {
+        others[0] = key;
+      } else if (others[1] == 0) {
+        others[1] = key;
+      }
+    }
+    if (type == 0) Fail(node, NodeName() + ": missing \"type\"");
+    if (doc_[type].kind != JNode::kString) Fail(type, NodeName() + ": \"type\" must be a string");
+    type_ = doc_[type].str();
     const int64_t limit = static_cast<int64_t>(nodes_.size());
-    auto check_keys = [&](const char* body) {
-      for (const auto& member : node.members) {
-        if (member.first != "type" && member.first != body) {
-          Fail(member.second, NodeName() + ": unknown key \"" + member.first + "\"");
+    auto check_keys = [&](std::string_view body) {
+      for (const size_t other : others) {
+        if (other != 0 && doc_[other].str() != body) {
+          Fail(other + 1,
+               NodeName() + ": unknown key \"" + std::string(doc_[other].str()) + "\"");
         }
       }
     };
     if (type_ == ArrayObj::_type_key) {
       check_keys("items");
+      const size_t items = ArrayMember(node, "items");
       Array<Any> array;
-      for (const JValue& item : ArrayMember(node, "items").items) {
+      for (size_t item = items + 1; item < doc_[items].end; item = doc_.Next(item)) {
         array.push_back(ReadValue(item, limit));
       }
       return std::move(array);
     }
     if (type_ == MapObj::_type_key) {
       check_keys("items");
+      const size_t items = ArrayMember(node, "items");
       Map<Any, Any> map;
-      for (const JValue& item : ArrayMember(node, "items").items) {
-        if (item.kind != JValue::kArray || item.items.size() != 2) {
+      for (size_t item = items + 1; item < doc_[items].end; item = doc_.Next(item)) {
+        if (doc_[item].kind != JNode::kArray || doc_[item].size != 2) {
           Fail(item, NodeName() + ": a map item must be [key, value]");
         }
-        map.Set(ReadValue(item.items[0], limit), ReadValue(item.items[1], limit));
+        const size_t key = item + 1;
+        map.Set(ReadValue(key, limit), ReadValue(doc_.Next(key), limit));
       }
       return std::move(map);
     }
     if (type_ == ShapeObj::_type_key) {
       check_keys("dims");
-      std::vector<int64_t> dims;
-      for (const JValue& dim : ArrayMember(node, "dims").items) {
-        if (dim.kind != JValue::kInt) Fail(dim, NodeName() + ": a dimension must be an integer");
-        dims.push_back(dim.i);
+      const size_t dims = ArrayMember(node, "dims");
+      std::vector<int64_t> values;
+      for (size_t dim = dims + 1; dim < doc_[dims].end; dim = doc_.Next(dim)) {
+        if (doc_[dim].kind != JNode::kInt) {
+          Fail(dim, NodeName() + ": a dimension must be an integer");
+        }
+        values.push_back(doc_[dim].i);
       }
-      return Shape(dims);
+      return Shape(values);
     }
     check_keys("fields");
-    const NodeInfo* info = GetNodeInfo(type_);
-    if (info == nullptr) Fail(*type, NodeName() + ": unknown type key");
+    const NodeInfo* info = InfoOf(type_);
+    if (info == nullptr) Fail(type, NodeName() + ": unknown type key");
     if (info->create == nullptr) {
-      Fail(*type, NodeName() + ": the type has no default constructor, so it cannot be loaded");
+      Fail(type, NodeName() + ": the type has no default constructor, so it cannot be loaded");
     }
-    const JValue* fields = Require(node, "fields", "node");
-    if (fields->kind != JValue::kObject)
-      Fail(*fields, NodeName() + ": \"fields\" must be an object");
+    if (others[0] == 0) Fail(node, NodeName() + ": missing \"fields\"");
+    const size_t fields = others[0] + 1;  // check_keys made sure it is "fields"
+    if (doc_[fields].kind != JNode::kObject) {
+      Fail(fields, NodeName() + ": \"fields\" must be an object");
+    }
     ObjectPtr<Object> obj = info->create();
-    for (const auto& [name, value] : fields->members) {
-      const FieldInfo* field = info->FindField(name);
-      if (field == nullptr) Fail(value, NodeName() + ": unknown field \"" + name + "\"");
+    key = fields + 1;
+    for (uint64_t m = 0; m < doc_[fields].size; ++m, key = doc_.Next(key + 1)) {
+      const std::string_view name = doc_[key].str();
+      const size_t value = key + 1;
+      // SaveJSON writes the fields in declaration order: try the m-th field first.
+      const FieldInfo* field = m < info->fields.size() && info->fields[m].name == name
+                                   ? &info->fields[m]
+                                   : info->FindField(name);
+      if (field == nullptr) {
+        Fail(value, NodeName() + ": unknown field \"" + std::string(name) + "\"");
+      }
       Any converted = ReadValue(value, limit);
       try {
         field->type->set(reinterpret_cast<char*>(obj.get()) + field->offset, converted);
       } catch (const Error& e) {
-        Fail(value, NodeName() + ", field \"" + name + "\": " + std::string(e.message()));
+        Fail(value,
+             NodeName() + ", field \"" + std::string(name) + "\": " + std::string(e.message()));
       }
     }
     return ObjectRef(std::move(obj));
   }
 
-  Reader reader_;
+  Reader doc_;
   std::vector<ObjectRef> nodes_;
-  std::string type_;
+  std::string_view type_;  // of the node being loaded: a view into the document
+  std::unordered_map<std::string_view, const NodeInfo*> infos_;  // keys view the document
 };
 
 }  // namespace

@@ -126,6 +126,25 @@ int ObjectInit(PyObject* self, PyObject* args, PyObject* kwargs) {
   return rc;
 }
 
+/// The reflected field names of objects of `type_index` as a frozenset (borrowed; cached), or
+/// NULL with an exception.
+PyObject* FieldNamesOf(PyObject* self, int32_t type_index) {
+  static PyObject* cache = PyDict_New();  // type index -> frozenset of names
+  if (cache == nullptr) return nullptr;
+  PyObject* key = PyLong_FromLong(type_index);
+  if (key == nullptr) return nullptr;
+  PyObject* names = PyDict_GetItemWithError(cache, key);
+  if (names == nullptr && !PyErr_Occurred()) {
+    PyObject* list = CallGlobal("ferry.NodeListAttrNames", &g_list_attr_names, &self, 1);
+    names = list != nullptr ? PyFrozenSet_New(list) : nullptr;
+    Py_XDECREF(list);
+    if (names != nullptr && PyDict_SetItem(cache, key, names) != 0) Py_CLEAR(names);
+    Py_XDECREF(names);  // the cache keeps it
+  }
+  Py_DECREF(key);
+  return names;
+}
+
 PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
   PyObject* found = PyObject_GenericGetAttr(self, name);
   if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
@@ -133,6 +152,15 @@ PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
   const char* cname = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
   if (h == nullptr || cname == nullptr || (cname[0] == '_' && cname[1] == '_')) return nullptr;
   PyErr_Clear();
+  // hasattr() probes must stay cheap: answer "no such field" here, without a C++ exception.
+  PyObject* names = FieldNamesOf(self, TypeIndexOf(h));
+  int has = names != nullptr ? PySet_Contains(names, name) : -1;
+  if (has < 0) return nullptr;  // the lookup itself failed: report that
+  if (has == 0) {
+    const char* key = "?";
+    FerryTypeIndexToKey(TypeIndexOf(h), &key);
+    return PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%U'", key, name);
+  }
   FerryAny cell;
   if (FerryObjectGetAttr(h, cname, &cell) != 0) return RaiseFerryError();
   return AnyToPy(cell, /*owned=*/true);

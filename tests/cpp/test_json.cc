@@ -183,6 +183,24 @@ TEST(JSON, MalformedAndHostileInputIsAValueErrorSayingWhere) {
   }
 }
 
+TEST(JSON, ErrorPositionsPastTheFirstLineAndEscapedKeys) {
+  // The reader does not keep positions; an error finds its value's position again.
+  const std::vector<BadCase> cases = {
+      {"{\"ferry_json\": 1, \"root\": {\"ref\": 0}, \"nodes\": [\n"
+       "  {\"type\": \"test.Nope\", \"fields\": {\"value\": \"one\"}}]}",
+       "line 2, column 12: node 0 (test.Nope): unknown type key"},
+      // A key with an escape is decoded before keys are compared.
+      {"{\"ferry_json\": 1, \"root\": 1, \"nodes\": [],\n \"n\\u006fdes\": 2}",
+       "line 2, column 2: duplicate key \"nodes\""},
+      {"{\"ferry_json\": 1, \"root\": [1, 2,\n\n   {\"x\": [true, null, \"a\\\"b\"]}], \"nodes\": []}",
+       "line 1, column 27: unexpected array"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    ExpectError([&] { LoadJSON(c.text); }, "ValueError", {"LoadJSON", c.message});
+  }
+}
+
 TEST(JSON, NestingIsLimited) {
   std::string deep = "{\"ferry_json\": 1, \"root\": " + std::string(100000, '[') + "]}";
   ExpectError([&] { LoadJSON(deep); }, "ValueError", {"nesting deeper than 64"});

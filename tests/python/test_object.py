@@ -131,3 +131,12 @@ def test_weakrefs_to_objects():
     assert r() is x
     del x
     assert r() is None
+
+
+def test_hasattr_probes_answer_without_a_cpp_error():
+    x = IntImm(1)
+    assert hasattr(x, "value") and not hasattr(x, "nope") and not hasattr(x, "_private")
+    let = ferry.get_global_func("test.Let")(Var("v"), x, x)  # no class of its own
+    assert hasattr(let, "body") and not hasattr(let, "zz")
+    with pytest.raises(AttributeError, match="'test.Let' object has no attribute 'zz'"):
+        let.zz
