@@ -58,13 +58,17 @@ class TempScope {
   TempScope& operator=(const TempScope&) = delete;
   ~TempScope() {
     for (int i = 0; i < num_inline_; ++i) FerryObjectDecRef(inline_[i]);
-    for (FerryObjectHandle h : more_) FerryObjectDecRef(h);
+    if (more_ != nullptr) {
+      for (FerryObjectHandle h : *more_) FerryObjectDecRef(h);
+      delete more_;
+    }
   }
   void Keep(FerryObjectHandle h) {
     if (num_inline_ < kInline) {
       inline_[num_inline_++] = h;
     } else {
-      more_.push_back(h);
+      if (more_ == nullptr) more_ = new std::vector<FerryObjectHandle>();
+      more_->push_back(h);
     }
   }
 
@@ -72,7 +76,8 @@ class TempScope {
   static constexpr int kInline = 4;
   FerryObjectHandle inline_[kInline];
   int num_inline_ = 0;
-  std::vector<FerryObjectHandle> more_;
+  /// Only calls with many temporaries pay for a vector (most calls make none).
+  std::vector<FerryObjectHandle>* more_ = nullptr;
 };
 
 /// Converts a Python value into a cell that borrows (from `value` or from `scope`). Returns 0,

@@ -315,6 +315,9 @@ PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const Fer
     rc = call(func, args, n, &result);
   }
   if (rc != 0) return RaiseFerryError();
+  // The commonest results, without the general conversion's call.
+  if (result.type_index == kFerryNone) Py_RETURN_NONE;
+  if (result.type_index == kFerryInt) return PyLong_FromLongLong(result.v_int64);
   return AnyToPy(result, /*owned=*/true);
 }
 
