@@ -201,6 +201,42 @@ TEST(JSON, ErrorPositionsPastTheFirstLineAndEscapedKeys) {
   }
 }
 
+TEST(JSON, NodeErrorsComeAfterSyntaxAndTopLevelErrors) {
+  // The nodes are loaded while the text is parsed, but an error of a node still comes after
+  // every syntax error and every error of the top level, and its position counts the nodes
+  // already loaded and dropped from the reader's tape.
+  const std::vector<BadCase> cases = {
+      {"{\"ferry_json\": 1, \"root\": {\"ref\": 0}, \"nodes\": "
+       "[{\"type\": \"test.Nope\", \"fields\": {}}, 1 2]}",
+       "line 1, column 88: expected ']'"},
+      {"{\"ferry_json\": 1, \"root\": {\"ref\": 0}, \"nodes\": "
+       "[{\"type\": \"test.Nope\", \"fields\": {}}], \"extra\": 1}",
+       "line 1, column 96: unknown key \"extra\""},
+      {"{\"root\": {\"ref\": 0}, \"nodes\": [{\"type\": \"test.Nope\", \"fields\": {}}], "
+       "\"ferry_json\": 2}",
+       "line 1, column 84: unsupported format version"},
+      {"{\"ferry_json\": 1, \"root\": {\"ref\": 1}, \"nodes\": [\n"
+       "  {\"type\": \"ferry.Array\", \"items\": []},\n"
+       "  {\"type\": \"ferry.Array\", \"items\": [[]]},\n"
+       "  {\"type\": \"test.Nope\"}]}",
+       "line 3, column 37: unexpected array"},
+      {"{\"ferry_json\": 1, \"nodes\": [{\"type\": \"ferry.Array\", \"items\": [1, 2]},\n"
+       " {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}], \"root\": {\"ref\": 2}}",
+       "line 2, column 67: root: reference to node 2, which is not before the referring one"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    ExpectError([&] { LoadJSON(c.text); }, "ValueError", {"LoadJSON", c.message});
+  }
+  // The root may come after the nodes.
+  EXPECT_EQ(SaveJSON(LoadJSON(
+                "{\"ferry_json\": 1, \"nodes\": [{\"type\": \"ferry.Array\", \"items\": [1, 2]},"
+                " {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}], \"root\": {\"ref\": 1}}")),
+            "{\"ferry_json\": 1, \"root\": {\"ref\": 1}, \"nodes\": [\n"
+            "  {\"type\": \"ferry.Array\", \"items\": [1, 2]},\n"
+            "  {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}\n]}");
+}
+
 TEST(JSON, NestingIsLimited) {
   std::string deep = "{\"ferry_json\": 1, \"root\": " + std::string(100000, '[') + "]}";
   ExpectError([&] { LoadJSON(deep); }, "ValueError", {"nesting deeper than 64"});
