@@ -128,6 +128,9 @@ PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, 
 /// The same through the function's cached entry point.
 PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
                    int32_t n, bool release_gil);
+/// Calls the ferry.Function `func` with at most 8 positional arguments and returns the object it
+/// returns (an owned handle), without making a Python wrapper for it; NULL with an exception.
+FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_t nargs);
 /// A global function handle, looked up once and kept (ferry.Array, ferry.Map, ...).
 FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot);
 

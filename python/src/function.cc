@@ -169,6 +169,46 @@ PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args, Py_ssize_
                   self->release_gil != 0);
 }
 
+}  // namespace
+
+FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_t nargs) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(func);
+  FerryAny cells[kStackArgs];
+  TempScope scope;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (PyToAny(args[i], &cells[i], &scope) != 0) {
+      PrefixArgError(i, nullptr);
+      return nullptr;
+    }
+  }
+  FerryAny result;
+  result.type_index = kFerryNone;
+  result.small_len = 0;
+  result.v_int64 = 0;
+  FerryFunctionSafeCall call = self->safe_call != nullptr ? self->safe_call : &FerryFunctionCall;
+  int rc;
+  if (self->release_gil) {
+    Py_BEGIN_ALLOW_THREADS;
+    rc = call(self->base.handle, cells, static_cast<int32_t>(nargs), &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    rc = call(self->base.handle, cells, static_cast<int32_t>(nargs), &result);
+  }
+  if (rc != 0) {
+    RaiseFerryError();
+    return nullptr;
+  }
+  if (result.type_index >= kFerryStaticObjectBegin) return result.v_obj;
+  PyObject* got = AnyToPy(result, /*owned=*/true);
+  if (got != nullptr) {
+    PyErr_Format(PyExc_TypeError, "the constructor returned %R, not a Ferry object", got);
+    Py_DECREF(got);
+  }
+  return nullptr;
+}
+
+namespace {
+
 /// The rare cases, out of the hot path: keyword arguments, more than kStackArgs arguments.
 [[gnu::noinline]] PyObject* VectorcallSlow(PyFerryFunction* self, PyObject* const* args,
                                            Py_ssize_t nargs, PyObject* kwnames) {

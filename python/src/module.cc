@@ -3,6 +3,7 @@
 /// hooks through which the pure-Python package installs its classes.
 #include <dlfcn.h>  // dladdr: where libferry was loaded from
 
+#include <cstring>  // strcmp
 #include <string>
 
 #include "core.h"
@@ -15,21 +16,52 @@ int InitClassRegistry();
 
 namespace {
 
-PyObject* GetGlobalFunc(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* kKeywords[] = {"name", "allow_missing", nullptr};
-  const char* name = nullptr;
-  int allow_missing = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|p:get_global_func",
-                                   const_cast<char**>(kKeywords), &name, &allow_missing)) {
-    return nullptr;
+/// get_global_func(name, allow_missing=False), parsed by hand: it sits on the path of every
+/// TVM-style constructor (`__init_handle_by_constructor__(get_global_func(...), ...)`).
+PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* name_obj = nargs >= 1 ? args[0] : nullptr;
+  PyObject* allow_obj = nargs >= 2 ? args[1] : nullptr;
+  if (nargs > 2) return PyErr_Format(PyExc_TypeError, "get_global_func() takes at most 2 arguments");
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+    if (key == nullptr) return nullptr;
+    PyObject** slot = std::strcmp(key, "name") == 0            ? &name_obj
+                      : std::strcmp(key, "allow_missing") == 0 ? &allow_obj
+                                                               : nullptr;
+    if (slot == nullptr || *slot != nullptr) {
+      return PyErr_Format(PyExc_TypeError, "get_global_func() got an unexpected or repeated "
+                          "keyword argument '%s'", key);
+    }
+    *slot = args[nargs + k];
   }
+  if (name_obj == nullptr || !PyUnicode_Check(name_obj)) {
+    return PyErr_Format(PyExc_TypeError, "get_global_func() argument 'name' must be str, not %s",
+                        name_obj != nullptr ? Py_TYPE(name_obj)->tp_name : "missing");
+  }
+  const char* name = PyUnicode_AsUTF8(name_obj);
+  if (name == nullptr) return nullptr;
+  int allow_missing = allow_obj != nullptr ? PyObject_IsTrue(allow_obj) : 0;
+  if (allow_missing < 0) return nullptr;
+  // One Function object per name while the registration stays the same: checking the registry
+  // each time keeps overrides visible, and skips making a new wrapper.
+  static PyObject* cache = PyDict_New();  // name -> ferry.Function
+  if (cache == nullptr) return nullptr;
   FerryObjectHandle f = nullptr;
   if (FerryFunctionGetGlobal(name, &f) != 0) return RaiseFerryError();
   if (f == nullptr) {
+    if (PyDict_DelItemString(cache, name) != 0) PyErr_Clear();
     if (allow_missing) Py_RETURN_NONE;
     return PyErr_Format(PyExc_KeyError, "global function '%s' is not registered", name);
   }
-  return WrapFunction(f);
+  PyObject* cached = PyDict_GetItemString(cache, name);
+  if (cached != nullptr && HandleOf(cached) == f) {
+    FerryObjectDecRef(f);
+    return Py_NewRef(cached);
+  }
+  PyObject* wrapper = WrapFunction(f);
+  if (wrapper != nullptr && PyDict_SetItemString(cache, name, wrapper) != 0) Py_CLEAR(wrapper);
+  return wrapper;
 }
 
 PyObject* ListGlobalFuncNames(PyObject*, PyObject*) {
@@ -189,7 +221,7 @@ PyObject* TypeKeyToIndex(PyObject*, PyObject* arg) {
 
 PyMethodDef kMethods[] = {
     {"get_global_func", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(GetGlobalFunc)),
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "get_global_func(name, allow_missing=False): the registered function `name`; KeyError (or "
      "None with allow_missing) when there is none."},
     {"list_global_func_names", ListGlobalFuncNames, METH_NOARGS,

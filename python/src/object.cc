@@ -190,6 +190,16 @@ PyObject* ObjectInitByConstructor(PyObject* self, PyObject* const* args, Py_ssiz
     PyErr_SetString(PyExc_TypeError, "__init_handle_by_constructor__(fconstructor, *args)");
     return nullptr;
   }
+  if (Py_IS_TYPE(args[0], &FunctionType) && nargs - 1 <= 8) {
+    // The common case (a constructor global): adopt the result without wrapping it first.
+    FerryObjectHandle made = CallForObject(args[0], args + 1, nargs - 1);
+    if (made == nullptr) return nullptr;
+    auto* obj = reinterpret_cast<PyFerryObject*>(self);
+    FerryObjectHandle old = obj->handle;
+    obj->handle = made;
+    if (old != nullptr) FerryObjectDecRef(old);
+    Py_RETURN_NONE;
+  }
   PyObject* made = PyObject_Vectorcall(args[0], args + 1, static_cast<size_t>(nargs - 1), nullptr);
   if (made == nullptr) return nullptr;
   int rc = AdoptHandle(self, made);

@@ -243,3 +243,32 @@ def test_load_library_by_bare_file_name_in_the_current_directory(tmp_path, monke
 def test_functions_cannot_be_created_empty():
     with pytest.raises(TypeError, match="use ferry.convert"):
         ferry.Function()
+
+
+def test_get_global_func_returns_one_object_per_registration():
+    assert ferry.get_global_func("test.echo") is ferry.get_global_func("test.echo")
+    ferry.register_func("test.py.cached", lambda: 1)
+    first = ferry.get_global_func("test.py.cached")
+    ferry.register_func("test.py.cached", lambda: 2, override=True)
+    second = ferry.get_global_func("test.py.cached")
+    assert first is not second and first() == 1 and second() == 2
+    ferry.remove_global_func("test.py.cached")
+    assert ferry.get_global_func("test.py.cached", allow_missing=True) is None
+    with pytest.raises(TypeError, match="unexpected or repeated keyword argument 'bogus'"):
+        ferry.get_global_func("test.echo", bogus=1)
+    with pytest.raises(TypeError, match="must be str, not int"):
+        ferry.get_global_func(1)
+
+
+def test_constructors_must_return_objects(f):
+    from ferry_testing import IntImm
+
+    raw = IntImm.__new__(IntImm)
+    with pytest.raises(TypeError, match="the constructor returned 3, not a Ferry object"):
+        raw.__init_handle_by_constructor__(f.add, 1, 2)
+    with pytest.raises(TypeError, match="argument 0"):
+        raw.__init_handle_by_constructor__(f.IntImm, "x")
+    raw.__init_handle_by_constructor__(f.IntImm, 4)
+    assert raw.value == 4 and f.use_count(raw) == 1
+    raw.__init_handle_by_constructor__(lambda: IntImm(5))  # any callable returning an object
+    assert raw.value == 5 and f.use_count(raw) == 1
