@@ -108,14 +108,22 @@ FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
 }
 
 namespace {
-/// The last Ferry object class seen, so that the common case skips the subclass walk.
-PyTypeObject* g_last_object_type = nullptr;
+/// A weak reference to the last Ferry object class seen, so that the common case skips the
+/// subclass walk; weak, so the class can die (and its address be reused) while it is cached.
+PyObject* g_last_object_type = nullptr;
 
 inline bool IsFerryObjectFast(PyObject* value) {
-  PyTypeObject* type = Py_TYPE(value);
-  if (type == g_last_object_type) return true;
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
+  if (g_last_object_type != nullptr && PyWeakref_GET_OBJECT(g_last_object_type) == type) {
+    return true;
+  }
   if (!IsFerryObject(value)) return false;
-  g_last_object_type = type;
+  PyObject* ref = PyWeakref_NewRef(type, nullptr);
+  if (ref == nullptr) {
+    PyErr_Clear();  // only the cache is lost
+    return true;
+  }
+  Py_XSETREF(g_last_object_type, ref);
   return true;
 }
 

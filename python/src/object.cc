@@ -281,8 +281,9 @@ PyGetSetDef kObjectGetSet[] = {
 
 struct PyField {
   PyObject_HEAD PyObject* name;
-  /// The last Python class read through this descriptor (known to be a ferry.Object).
-  PyTypeObject* checked_class;
+  /// A weak reference to the last Python class read through this descriptor (known to be a
+  /// ferry.Object); weak, so a class can die (and its address be reused) while it is cached.
+  PyObject* checked_class;
   int32_t cached_type_index;
   int64_t offset;
   FerryFieldGetter getter;
@@ -301,6 +302,7 @@ PyObject* FieldNew(PyTypeObject* type, PyObject* args, PyObject*) {
 
 void FieldDealloc(PyObject* obj) {
   Py_CLEAR(reinterpret_cast<PyField*>(obj)->name);
+  Py_CLEAR(reinterpret_cast<PyField*>(obj)->checked_class);
   Py_TYPE(obj)->tp_free(obj);
 }
 
@@ -308,8 +310,14 @@ PyObject* FieldGet(PyObject* descr, PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<PyField*>(descr);
   if (obj == nullptr || obj == Py_None) return Py_NewRef(descr);
   // Classes live as long as their descriptors' owner class, so the pointer stays meaningful.
-  bool known_class = Py_TYPE(obj) == self->checked_class;
-  if (!known_class && IsFerryObject(obj)) self->checked_class = Py_TYPE(obj);
+  PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  bool known_class = self->checked_class != nullptr &&
+                     PyWeakref_GET_OBJECT(self->checked_class) == cls;
+  if (!known_class && IsFerryObject(obj)) {
+    PyObject* ref = PyWeakref_NewRef(cls, nullptr);
+    if (ref == nullptr) return nullptr;
+    Py_XSETREF(self->checked_class, ref);
+  }
   FerryObjectHandle h = (known_class || IsFerryObject(obj)) ? HandleOf(obj) : nullptr;
   if (h == nullptr) {
     return PyErr_Format(PyExc_AttributeError, "'%s' object has no Ferry object to read '%U' from",

@@ -140,3 +140,23 @@ def test_hasattr_probes_answer_without_a_cpp_error():
     assert hasattr(let, "body") and not hasattr(let, "zz")
     with pytest.raises(AttributeError, match="'test.Let' object has no attribute 'zz'"):
         let.zz
+
+
+def test_classes_read_through_caches_can_die():
+    import gc
+    import weakref
+
+    def make():
+        class Local(IntImm):  # not registered: objects of it exist only when made in Python
+            pass
+
+        obj = Local.__new__(Local)
+        obj.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), 7)
+        assert obj.value == 7  # caches the class in the field descriptor
+        ferry.get_global_func("test.echo")(obj)  # and in the argument conversion
+        return weakref.ref(Local)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None, "a cache kept a dead class alive"
+    assert IntImm(3).value == 3
