@@ -37,8 +37,8 @@ int MakeContainer(FerryObjectHandle ctor, PyObject* const* items, Py_ssize_t n, 
     if (PyToAny(items[i], &cells[i], scope) != 0) return -1;
   }
   FerryAny result;
-  SetNone(&result);
-  if (FerryFunctionCall(ctor, cells.data(), static_cast<int32_t>(n), &result) != 0) {
+  if (CallRaw(&FerryFunctionCall, ctor, cells.data(), static_cast<int32_t>(n), false, &result) !=
+      0) {
     RaiseFerryError();
     return -1;
   }
@@ -127,6 +127,27 @@ inline bool IsFerryObjectFast(PyObject* value) {
   return true;
 }
 
+int IntToAny(PyObject* value, FerryAny* out) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (overflow != 0) {
+    PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
+    return -1;
+  }
+  if (v == -1 && PyErr_Occurred()) return -1;
+  out->type_index = kFerryInt;
+  out->small_len = 0;
+  out->v_int64 = v;
+  return 0;
+}
+
+int FloatToAny(PyObject* value, FerryAny* out) {
+  out->type_index = kFerryFloat;
+  out->small_len = 0;
+  out->v_float64 = PyFloat_AS_DOUBLE(value);
+  return 0;
+}
+
 int ObjectToAny(PyObject* value, FerryAny* out) {
   FerryObjectHandle h = HandleOf(value);
   if (h == nullptr) {
@@ -142,26 +163,10 @@ int ObjectToAny(PyObject* value, FerryAny* out) {
 int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   PyTypeObject* type = Py_TYPE(value);
   // Exact types first: one pointer compare each for the common arguments.
-  if (type == &PyLong_Type) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow != 0) {
-      PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
-      return -1;
-    }
-    out->type_index = kFerryInt;
-    out->small_len = 0;
-    out->v_int64 = v;
-    return 0;
-  }
+  if (type == &PyLong_Type) return IntToAny(value, out);
   if (type == &PyUnicode_Type) return StrToAny(value, out, scope);
   if (IsFerryObjectFast(value)) return ObjectToAny(value, out);
-  if (type == &PyFloat_Type) {
-    out->type_index = kFerryFloat;
-    out->small_len = 0;
-    out->v_float64 = PyFloat_AS_DOUBLE(value);
-    return 0;
-  }
+  if (type == &PyFloat_Type) return FloatToAny(value, out);
   if (value == Py_None) {
     SetNone(out);
     return 0;
@@ -172,25 +177,8 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     out->v_int64 = value == Py_True;
     return 0;
   }
-  if (PyLong_Check(value)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow != 0) {
-      PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
-      return -1;
-    }
-    if (v == -1 && PyErr_Occurred()) return -1;
-    out->type_index = kFerryInt;
-    out->small_len = 0;
-    out->v_int64 = v;
-    return 0;
-  }
-  if (PyFloat_Check(value)) {
-    out->type_index = kFerryFloat;
-    out->small_len = 0;
-    out->v_float64 = PyFloat_AS_DOUBLE(value);
-    return 0;
-  }
+  if (PyLong_Check(value)) return IntToAny(value, out);  // int subclasses (IntEnum, ...)
+  if (PyFloat_Check(value)) return FloatToAny(value, out);
   if (PyUnicode_Check(value)) {
     if (g_dtype_class != nullptr &&
         PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(g_dtype_class))) {

@@ -121,13 +121,18 @@ extern PyObject* g_error_factory;
 
 /// Wraps a Function handle (taking over the reference).
 PyObject* WrapFunction(FerryObjectHandle handle);
+/// Drops a Python reference from any thread (taking the GIL); nothing once the interpreter is
+/// finalizing. The deleter of every Python object a Ferry object holds (callables, exceptions).
+void DecRefWithGil(void* obj);
 /// Makes a Function from a Python callable (new reference in *out).
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
-/// Calls `func` with cells; the result is converted to Python.
+/// Calls through `call` (a function's entry point, or FerryFunctionCall) into `*result`, which
+/// starts as None, releasing the GIL around the call when asked. 0, or -1 with the Ferry error
+/// raised (not yet a Python exception).
+int CallRaw(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args, int32_t n,
+            bool release_gil, FerryAny* result);
+/// Calls `func` (checked entry) with cells; the result is converted to Python.
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil);
-/// The same through the function's cached entry point.
-PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
-                   int32_t n, bool release_gil);
 /// Calls the ferry.Function `func` with at most 8 positional arguments and returns the object it
 /// returns (an owned handle), without making a Python wrapper for it; NULL with an exception.
 FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_t nargs);

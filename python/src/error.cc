@@ -11,15 +11,14 @@ namespace ferry_py {
 
 PyObject* g_error_factory = nullptr;
 
-namespace {
-
-/// Releases the Python exception held by an Error (any thread; skipped at interpreter exit).
-void ReleasePyPayload(void* payload) {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+void DecRefWithGil(void* obj) {
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone
   PyGILState_STATE state = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(payload));
+  Py_DECREF(static_cast<PyObject*>(obj));
   PyGILState_Release(state);
 }
+
+namespace {
 
 /// The Ferry error kind of a Python exception: the nearest builtin base the Ferry side knows by
 /// name, else the class name.
@@ -101,7 +100,7 @@ void SetFerryErrorFromPython() {
     Py_DECREF(value);
     return;  // the failure to create it is the raised error now
   }
-  if (FerryErrorSetPayload(error, value, &ReleasePyPayload) != 0) Py_DECREF(value);
+  if (FerryErrorSetPayload(error, value, &DecRefWithGil) != 0) Py_DECREF(value);
   FerryErrorSetRaised(error);
   FerryObjectDecRef(error);
 }
@@ -115,7 +114,7 @@ PyObject* RaiseFerryError() {
   }
   void* payload = nullptr;
   void (*deleter)(void*) = nullptr;
-  if (FerryErrorGetPayload(error, &payload, &deleter) == 0 && deleter == &ReleasePyPayload &&
+  if (FerryErrorGetPayload(error, &payload, &deleter) == 0 && deleter == &DecRefWithGil &&
       payload != nullptr) {
     PyObject* exc = static_cast<PyObject*>(payload);
     PyErr_Restore(Py_NewRef(reinterpret_cast<PyObject*>(Py_TYPE(exc))), Py_NewRef(exc),

@@ -44,13 +44,6 @@ int CallPython(void* resource, const FerryAny* args, int32_t num_args, FerryAny*
   return rc;
 }
 
-void ReleaseCallable(void* resource) {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone
-  PyGILState_STATE state = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(resource));
-  PyGILState_Release(state);
-}
-
 /// The parameter names of `self` as a tuple, or Py_None; cached. Borrowed.
 PyObject* ParamNames(PyFerryFunction* self) {
   if (self->param_names != nullptr) return self->param_names;
@@ -148,25 +141,47 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   return 0;
 }
 
+/// The entry point calls go through: the cached `safe_call`, or the checked FerryFunctionCall
+/// for a function object whose handle was set some other way (unpickling).
+FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
+  return self->safe_call != nullptr ? self->safe_call : &FerryFunctionCall;
+}
+
+/// Converts positional arguments into `cells`; on failure the error names the argument (by its
+/// parameter name when `names` has them).
+int ConvertArgs(PyObject* const* args, Py_ssize_t nargs, FerryAny* cells, TempScope* scope,
+                PyObject* names) {
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (PyToAny(args[i], &cells[i], scope) != 0) {
+      PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
+                                                              : nullptr);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/// The result cell of a successful call as Python (its reference taken over).
+PyObject* ResultToPy(const FerryAny& result) {
+  // The commonest results, without the general conversion's call.
+  if (result.type_index == kFerryNone) Py_RETURN_NONE;
+  if (result.type_index == kFerryInt) return PyLong_FromLongLong(result.v_int64);
+  return AnyToPy(result, /*owned=*/true);
+}
+
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
 /// waits, and those need the GIL (keeping it would deadlock them).
 PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs,
                          FerryAny* cells, PyObject* names) {
   TempScope scope;
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    if (PyToAny(args[i], &cells[i], &scope) != 0) {
-      PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
-                                                              : nullptr);
-      return nullptr;
-    }
+  if (ConvertArgs(args, nargs, cells, &scope, names) != 0) return nullptr;
+  FerryAny result;
+  if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
+              self->release_gil != 0, &result) != 0) {
+    return RaiseFerryError();
   }
-  if (self->safe_call == nullptr) {
-    return CallFunction(self->base.handle, cells, static_cast<int32_t>(nargs),
-                        self->release_gil != 0);
-  }
-  return CallSafe(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
-                  self->release_gil != 0);
+  return ResultToPy(result);
 }
 
 }  // namespace
@@ -175,26 +190,10 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   auto* self = reinterpret_cast<PyFerryFunction*>(func);
   FerryAny cells[kStackArgs];
   TempScope scope;
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    if (PyToAny(args[i], &cells[i], &scope) != 0) {
-      PrefixArgError(i, nullptr);
-      return nullptr;
-    }
-  }
+  if (ConvertArgs(args, nargs, cells, &scope, nullptr) != 0) return nullptr;
   FerryAny result;
-  result.type_index = kFerryNone;
-  result.small_len = 0;
-  result.v_int64 = 0;
-  FerryFunctionSafeCall call = self->safe_call != nullptr ? self->safe_call : &FerryFunctionCall;
-  int rc;
-  if (self->release_gil) {
-    Py_BEGIN_ALLOW_THREADS;
-    rc = call(self->base.handle, cells, static_cast<int32_t>(nargs), &result);
-    Py_END_ALLOW_THREADS;
-  } else {
-    rc = call(self->base.handle, cells, static_cast<int32_t>(nargs), &result);
-  }
-  if (rc != 0) {
+  if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
+              self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
     return nullptr;
   }
@@ -332,7 +331,7 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
 
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   Py_INCREF(callable);
-  if (FerryFunctionCreate(callable, &CallPython, &ReleaseCallable, out) != 0) {
+  if (FerryFunctionCreate(callable, &CallPython, &DecRefWithGil, out) != 0) {
     Py_DECREF(callable);
     RaiseFerryError();
     return -1;
@@ -340,29 +339,28 @@ int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   return 0;
 }
 
-PyObject* CallSafe(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
-                   int32_t n, bool release_gil) {
-  FerryAny result;
-  result.type_index = kFerryNone;
-  result.small_len = 0;
-  result.v_int64 = 0;
+int CallRaw(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args, int32_t n,
+            bool release_gil, FerryAny* result) {
+  result->type_index = kFerryNone;
+  result->small_len = 0;
+  result->v_int64 = 0;
   int rc;
   if (release_gil) {
     Py_BEGIN_ALLOW_THREADS;
-    rc = call(func, args, n, &result);
+    rc = call(func, args, n, result);
     Py_END_ALLOW_THREADS;
   } else {
-    rc = call(func, args, n, &result);
+    rc = call(func, args, n, result);
   }
-  if (rc != 0) return RaiseFerryError();
-  // The commonest results, without the general conversion's call.
-  if (result.type_index == kFerryNone) Py_RETURN_NONE;
-  if (result.type_index == kFerryInt) return PyLong_FromLongLong(result.v_int64);
-  return AnyToPy(result, /*owned=*/true);
+  return rc;
 }
 
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil) {
-  return CallSafe(&FerryFunctionCall, func, args, n, release_gil);  // the checked entry
+  FerryAny result;
+  if (CallRaw(&FerryFunctionCall, func, args, n, release_gil, &result) != 0) {
+    return RaiseFerryError();
+  }
+  return ResultToPy(result);
 }
 
 }  // namespace ferry_py

@@ -77,17 +77,22 @@ void ObjectDealloc(PyObject* obj) {
   Py_TYPE(obj)->tp_free(obj);
 }
 
+/// Makes `self` own `handle` (a reference the caller hands over), releasing its old one.
+void ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
+  auto* obj = reinterpret_cast<PyFerryObject*>(self);
+  FerryObjectHandle old = obj->handle;
+  obj->handle = handle;
+  if (old != nullptr) FerryObjectDecRef(old);
+}
+
 /// Replaces the handle of `self` with a new reference to the handle of `other`.
 int AdoptHandle(PyObject* self, PyObject* other) {
   if (!IsFerryObject(other) || HandleOf(other) == nullptr) {
     PyErr_Format(PyExc_TypeError, "expected a Ferry object, got '%s'", Py_TYPE(other)->tp_name);
     return -1;
   }
-  auto* obj = reinterpret_cast<PyFerryObject*>(self);
-  FerryObjectHandle old = obj->handle;
-  obj->handle = HandleOf(other);
-  FerryObjectIncRef(obj->handle);
-  if (old != nullptr) FerryObjectDecRef(old);
+  FerryObjectIncRef(HandleOf(other));
+  ReplaceHandle(self, HandleOf(other));
   return 0;
 }
 
@@ -194,10 +199,7 @@ PyObject* ObjectInitByConstructor(PyObject* self, PyObject* const* args, Py_ssiz
     // The common case (a constructor global): adopt the result without wrapping it first.
     FerryObjectHandle made = CallForObject(args[0], args + 1, nargs - 1);
     if (made == nullptr) return nullptr;
-    auto* obj = reinterpret_cast<PyFerryObject*>(self);
-    FerryObjectHandle old = obj->handle;
-    obj->handle = made;
-    if (old != nullptr) FerryObjectDecRef(old);
+    ReplaceHandle(self, made);
     Py_RETURN_NONE;
   }
   PyObject* made = PyObject_Vectorcall(args[0], args + 1, static_cast<size_t>(nargs - 1), nullptr);
