@@ -71,7 +71,7 @@ class Map(_Object, Mapping):
             return False
 
     def __iter__(self):
-        return iter(list(self._items()[0::2]))
+        return iter(self.keys())
 
     def _items(self):
         return _core._array_to_list(_map_items(self))

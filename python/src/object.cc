@@ -85,15 +85,20 @@ void ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
   if (old != nullptr) FerryObjectDecRef(old);
 }
 
-/// Replaces the handle of `self` with a new reference to the handle of `other`.
-int AdoptHandle(PyObject* self, PyObject* other) {
-  if (!IsFerryObject(other) || HandleOf(other) == nullptr) {
-    PyErr_Format(PyExc_TypeError, "expected a Ferry object, got '%s'", Py_TYPE(other)->tp_name);
-    return -1;
+/// Makes `self` refer to the object of `made` (a new reference, or NULL after a failed call,
+/// which is passed on): 0, or -1 with an exception.
+int AdoptHandle(PyObject* self, PyObject* made) {
+  if (made == nullptr) return -1;
+  int rc = 0;
+  if (!IsFerryObject(made) || HandleOf(made) == nullptr) {
+    PyErr_Format(PyExc_TypeError, "expected a Ferry object, got '%s'", Py_TYPE(made)->tp_name);
+    rc = -1;
+  } else {
+    FerryObjectIncRef(HandleOf(made));
+    ReplaceHandle(self, HandleOf(made));
   }
-  FerryObjectIncRef(HandleOf(other));
-  ReplaceHandle(self, HandleOf(other));
-  return 0;
+  Py_DECREF(made);
+  return rc;
 }
 
 /// Object(**fields): creates the node registered for the class's `_type_key` by MakeNode.
@@ -125,10 +130,7 @@ int ObjectInit(PyObject* self, PyObject* args, PyObject* kwargs) {
   PyObject* made = CallGlobal("ferry.MakeNode", &g_make_node, call_args.data(),
                               static_cast<Py_ssize_t>(call_args.size()));
   Py_DECREF(key);
-  if (made == nullptr) return -1;
-  int rc = AdoptHandle(self, made);
-  Py_DECREF(made);
-  return rc;
+  return AdoptHandle(self, made);
 }
 
 /// The reflected field names of objects of `type_index` as a frozenset (borrowed; cached), or
@@ -203,10 +205,7 @@ PyObject* ObjectInitByConstructor(PyObject* self, PyObject* const* args, Py_ssiz
     Py_RETURN_NONE;
   }
   PyObject* made = PyObject_Vectorcall(args[0], args + 1, static_cast<size_t>(nargs - 1), nullptr);
-  if (made == nullptr) return nullptr;
-  int rc = AdoptHandle(self, made);
-  Py_DECREF(made);
-  if (rc != 0) return nullptr;
+  if (AdoptHandle(self, made) != 0) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -219,11 +218,7 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
 }
 
 PyObject* ObjectSetState(PyObject* self, PyObject* state) {
-  PyObject* loaded = CallGlobal("ferry.LoadJSON", &g_load_json, &state, 1);
-  if (loaded == nullptr) return nullptr;
-  int rc = AdoptHandle(self, loaded);
-  Py_DECREF(loaded);
-  if (rc != 0) return nullptr;
+  if (AdoptHandle(self, CallGlobal("ferry.LoadJSON", &g_load_json, &state, 1)) != 0) return nullptr;
   Py_RETURN_NONE;
 }
 
