@@ -51,8 +51,14 @@ def setup_ferry(testing_lib):
     class IntImm(ferry.Object):
         pass
 
+    echo = ferry.get_global_func("test.echo")
+
     def fn(name, release_gil):
-        f = ferry.get_global_func(name)
+        # get_global_func returns one Function object per registration, so setting release_gil
+        # on it would change both variants; a Function that crossed into C++ and back is a
+        # fresh Python object for the same function.
+        f = echo(ferry.get_global_func(name))
+        assert f is not ferry.get_global_func(name)
         f.release_gil = release_gil
         return f
 
@@ -69,6 +75,8 @@ def setup_ferry(testing_lib):
             "obj": obj,
             "field": "value",
         }
+    assert all(f.release_gil for k, f in out["Ferry"].items() if k in ("nop", "call_n"))
+    assert not any(f.release_gil for k, f in out["Ferry, GIL held"].items() if k in ("nop", "call_n"))
     return ferry.__version__, out
 
 
