@@ -1,9 +1,11 @@
 /// \file pointer_map_internal.h
-/// An insert-only hash map from object addresses to small values, for the memo and mapping
-/// tables of structural equality, hashing and SaveJSON. Open addressing with linear probing in
-/// one flat array: an insert or a lookup touches one or two cache lines and never allocates
-/// per entry, where std::unordered_map allocates a node per insert and chases a pointer per
-/// lookup. Internal to the runtime; not part of the API.
+/// A hash map from object addresses to small values, for the memo and mapping tables of
+/// structural equality, hashing and SaveJSON, and the Python extension's map from objects to
+/// their live Python wrappers. Open addressing with linear probing in one flat array: an insert
+/// or a lookup touches one or two cache lines and never allocates per entry, where
+/// std::unordered_map allocates a node per insert and chases a pointer per lookup. Erase shifts
+/// the entries after the erased one back (no tombstones), so lookups stay as short as if the
+/// erased key had never been inserted. Internal; not part of the API.
 #ifndef FERRY_SRC_POINTER_MAP_INTERNAL_H_
 #define FERRY_SRC_POINTER_MAP_INTERNAL_H_
 
@@ -41,6 +43,28 @@ class PointerMap {
         return {&slot.value, true};
       }
     }
+  }
+
+  /// Removes `key`; returns whether it was present.
+  bool Erase(const void* key) {
+    if (size_ == 0) return false;
+    size_t hole = Home(key);
+    for (;; hole = (hole + 1) & mask_) {
+      if (slots_[hole].key == key) break;
+      if (slots_[hole].key == nullptr) return false;
+    }
+    // Every entry of the run after the hole that may live at the hole (its home is not between
+    // the hole and its slot) moves there, leaving a new hole behind.
+    for (size_t i = (hole + 1) & mask_; slots_[i].key != nullptr; i = (i + 1) & mask_) {
+      const size_t home = Home(slots_[i].key);
+      if (((i - home) & mask_) >= ((i - hole) & mask_)) {
+        slots_[hole] = slots_[i];
+        hole = i;
+      }
+    }
+    slots_[hole] = Slot{};
+    --size_;
+    return true;
   }
 
   size_t size() const { return size_; }

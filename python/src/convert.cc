@@ -294,21 +294,11 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     if (owned) FerryObjectDecRef(h);
     return result;
   }
-  if (!owned) FerryObjectIncRef(h);
-  return WrapObject(h);
-}
-
-PyObject* WrapObject(FerryObjectHandle h) {
-  int32_t index = TypeIndexOf(h);
-  if (index == kFerryFunction) return WrapFunction(h);
-  PyTypeObject* cls = ClassOf(index);
-  PyObject* obj = cls->tp_alloc(cls, 0);
-  if (obj == nullptr) {
-    FerryObjectDecRef(h);
-    return nullptr;
+  if (!owned) {
+    if (PyObject* wrapper = FindWrapper(h)) return Py_NewRef(wrapper);
+    FerryObjectIncRef(h);
   }
-  reinterpret_cast<PyFerryObject*>(obj)->handle = h;
-  return obj;
+  return WrapObject(h);
 }
 
 }  // namespace ferry_py

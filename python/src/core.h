@@ -88,9 +88,12 @@ int PyToAnyOwned(PyObject* value, FerryAny* out);
 /// Converts a cell to Python. With `owned`, the cell's reference is taken over (and released
 /// on failure); otherwise the cell is only borrowed. NULL with a Python exception on failure.
 PyObject* AnyToPy(const FerryAny& cell, bool owned);
-/// Wraps an object handle, taking over the reference; NULL (and the reference released) on
-/// failure.
+/// The Python object of an object handle, taking over the reference: the object's live wrapper
+/// if it has one, else a new wrapper of its registered class; NULL (and the reference released)
+/// on failure.
 PyObject* WrapObject(FerryObjectHandle handle);
+/// The live Python wrapper of `handle` (borrowed), or NULL if it has none.
+PyObject* FindWrapper(FerryObjectHandle handle);
 
 // ---------------------------------------------------------------------------------------------
 // Classes.

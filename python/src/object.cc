@@ -1,10 +1,11 @@
 /// \file object.cc
 /// `ferry.Object`, the base of every Python class of a Ferry object; the field descriptor that
 /// reads reflected fields; and the registry from type index to Python class.
+#include <new>  // std::bad_alloc
 #include <string>
-#include <unordered_map>
 
 #include "core.h"
+#include "pointer_map_internal.h"
 
 namespace ferry_py {
 
@@ -60,6 +61,36 @@ PyTypeObject* Lookup(int32_t type_index) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The live wrapper of each object.
+
+/// Ferry object -> its live Python wrapper, so that an object that comes back to Python comes
+/// back as the same Python object (`echo(x) is x`, `y.a is x`), as in nanobind and pybind11: a
+/// lookup instead of a new wrapper, and what the wrapper carries (attributes set on it, weak
+/// references) survives the round trip. Entries are borrowed: a wrapper removes its own when it
+/// is deallocated, and it holds the Ferry object, so an address cannot be reused while its entry
+/// is there. Only wrappers made here and wrappers whose handle is set by a constructor or
+/// unpickling are entered; a second wrapper of the same object (a constructor that returns an
+/// existing object) is not. Functions are not entered. Touched under the GIL only.
+ferry::details::PointerMap<PyObject*> g_wrappers;
+
+/// Enters `obj` as the wrapper of `h` unless `h` has a live one.
+void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
+  try {
+    auto [slot, inserted] = g_wrappers.Insert(h, obj);
+    // A wrapper in its deallocation (reference count 0: clearing its __dict__ or weak references
+    // ran code that brought the object back) gives way; it does not remove the new entry.
+    if (!inserted && Py_REFCNT(*slot) == 0) *slot = obj;
+  } catch (const std::bad_alloc&) {
+    // Only identity is lost: the object gets a new wrapper next time.
+  }
+}
+
+void ForgetWrapper(FerryObjectHandle h, PyObject* obj) {
+  PyObject** slot = g_wrappers.Find(h);
+  if (slot != nullptr && *slot == obj) g_wrappers.Erase(h);
+}
+
+// ---------------------------------------------------------------------------------------------
 // ferry.Object
 
 PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
@@ -68,6 +99,8 @@ PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
 
 void ObjectDealloc(PyObject* obj) {
   auto* self = reinterpret_cast<PyFerryObject*>(obj);
+  // First: weak reference callbacks may bring the object back to Python.
+  if (self->handle != nullptr) ForgetWrapper(self->handle, obj);
   if (self->weakrefs != nullptr) PyObject_ClearWeakRefs(obj);
   if (self->handle != nullptr) {
     FerryObjectHandle h = self->handle;
@@ -81,7 +114,9 @@ void ObjectDealloc(PyObject* obj) {
 void ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
   auto* obj = reinterpret_cast<PyFerryObject*>(self);
   FerryObjectHandle old = obj->handle;
+  if (old != nullptr) ForgetWrapper(old, self);
   obj->handle = handle;
+  RememberWrapper(handle, self);
   if (old != nullptr) FerryObjectDecRef(old);
 }
 
@@ -391,6 +426,29 @@ void InitObjectTypes() {
 int InitClassRegistry() {
   g_classes_by_key = PyDict_New();
   return g_classes_by_key != nullptr ? 0 : -1;
+}
+
+PyObject* FindWrapper(FerryObjectHandle h) {
+  PyObject** slot = g_wrappers.Find(h);
+  return slot != nullptr && Py_REFCNT(*slot) > 0 ? *slot : nullptr;
+}
+
+PyObject* WrapObject(FerryObjectHandle h) {
+  int32_t index = TypeIndexOf(h);
+  if (index == kFerryFunction) return WrapFunction(h);
+  if (PyObject* wrapper = FindWrapper(h)) {
+    FerryObjectDecRef(h);  // the wrapper holds its own reference
+    return Py_NewRef(wrapper);
+  }
+  PyTypeObject* cls = ClassOf(index);
+  PyObject* obj = cls->tp_alloc(cls, 0);
+  if (obj == nullptr) {
+    FerryObjectDecRef(h);
+    return nullptr;
+  }
+  reinterpret_cast<PyFerryObject*>(obj)->handle = h;
+  RememberWrapper(h, obj);
+  return obj;
 }
 
 PyTypeObject* ClassOf(int32_t type_index) {

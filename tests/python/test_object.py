@@ -160,3 +160,68 @@ def test_classes_read_through_caches_can_die():
     gc.collect()
     assert ref() is None, "a cache kept a dead class alive"
     assert IntImm(3).value == 3
+
+
+def test_an_object_comes_back_as_its_live_wrapper(f):
+    x = IntImm(4)
+    assert f.echo(x) is x
+    y = x + Var("v")
+    assert y.a is x, "a field holding a live object reads as that object's wrapper"
+    x.note = "kept"  # what the wrapper carries survives the round trip
+    assert f.echo(x).note == "kept"
+    assert ferry.convert([x, x])[1] is x
+    f.keep(x)
+    handle = x.__ferry_handle__
+    del x, y
+    again = f.kept()  # the wrapper died: a new one, of the registered class
+    assert type(again) is IntImm and again.__ferry_handle__ == handle
+    assert not hasattr(again, "note") and again.value == 4
+    assert f.kept() is again
+    f.drop()
+
+
+def test_a_second_wrapper_made_by_a_constructor_is_not_the_one_returned(f):
+    x = IntImm(5)
+    twin = IntImm.__new__(IntImm)
+    twin.__init_handle_by_constructor__(f.echo, x)  # a constructor returning an existing object
+    assert twin is not x and twin.same_as(x) and twin == x
+    assert f.echo(twin) is x, "the first wrapper stays the object's wrapper"
+    del x
+    assert f.echo(twin) is not twin  # no live wrapper entered: a new one (same object)
+    assert f.echo(twin).same_as(twin)
+
+
+def test_an_object_brought_back_while_its_wrapper_dies(f):
+    # Clearing a dying wrapper's __dict__ runs __del__ of its attributes; one that asks C++ for
+    # the same object must get a working new wrapper, not the one being deallocated.
+    brought_back = []
+
+    class Probe:
+        def __del__(self):
+            obj = f.kept()
+            brought_back.append((type(obj), obj.value))
+            brought_back.append(obj)
+
+    x = IntImm(6)
+    handle = x.__ferry_handle__
+    f.keep(x)
+    x.probe = Probe()
+    del x
+    obj = brought_back.pop()
+    assert obj.__ferry_handle__ == handle, "the wrapper brought back was the dying one"
+    assert brought_back == [(IntImm, 6)]
+    assert f.kept() is obj and obj.value == 6
+    f.drop()
+
+
+def test_weakref_callbacks_that_bring_the_object_back(f):
+    import weakref
+
+    got = []
+    x = IntImm(8)
+    f.keep(x)
+    ref = weakref.ref(x, lambda r: got.append(f.kept()))
+    del x
+    assert ref() is None and got[0].value == 8
+    assert f.kept() is got[0]
+    f.drop()

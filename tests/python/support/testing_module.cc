@@ -50,10 +50,11 @@ FERRY_REGISTER_GLOBAL("test.use_count").set_body([](const AnyView* args, int32_t
   FERRY_CHECK(n == 1 && args[0].raw()->type_index >= kFerryStaticObjectBegin) << "an object";
   *out = static_cast<int64_t>(args[0].raw()->v_obj->ref_counter);
 });
-/// keep(x) / drop(): holds one value on the C++ side until dropped.
+/// keep(x) / kept() / drop(): holds one value on the C++ side until dropped.
 Any kept;
 FERRY_REGISTER_GLOBAL("test.keep").set_body_typed([](Any v) { kept = std::move(v); });
 FERRY_REGISTER_GLOBAL("test.drop").set_body_typed([]() { kept = Any(); });
+FERRY_REGISTER_GLOBAL("test.kept").set_body_typed([]() { return kept; });
 
 FERRY_REGISTER_GLOBAL("test.nop").set_body([](const AnyView*, int32_t, Any*) {});
 FERRY_REGISTER_GLOBAL("test.echo").set_body([](const AnyView* args, int32_t n, Any* out) {
