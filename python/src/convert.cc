@@ -127,7 +127,29 @@ inline bool IsFerryObjectFast(PyObject* value) {
   return true;
 }
 
+/// The value of an int of at most one digit (most ints), read straight from the object.
+inline bool CompactIntValue(PyObject* value, int64_t* out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  auto* v = reinterpret_cast<PyLongObject*>(value);
+  if (!PyUnstable_Long_IsCompact(v)) return false;
+  *out = PyUnstable_Long_CompactValue(v);
+  return true;
+#elif PY_VERSION_HEX >= 0x030B0000
+  Py_ssize_t size = Py_SIZE(value);  // the sign times the number of digits
+  if (size < -1 || size > 1) return false;
+  *out = size * static_cast<int64_t>(reinterpret_cast<PyLongObject*>(value)->ob_digit[0]);
+  return true;
+#else
+  (void)value;
+  (void)out;
+  return false;
+#endif
+}
+
 int IntToAny(PyObject* value, FerryAny* out) {
+  out->type_index = kFerryInt;
+  out->small_len = 0;
+  if (CompactIntValue(value, &out->v_int64)) return 0;
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
   if (overflow != 0) {
@@ -135,8 +157,6 @@ int IntToAny(PyObject* value, FerryAny* out) {
     return -1;
   }
   if (v == -1 && PyErr_Occurred()) return -1;
-  out->type_index = kFerryInt;
-  out->small_len = 0;
   out->v_int64 = v;
   return 0;
 }
@@ -232,10 +252,16 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
 }
 
 int PyToAnyOwned(PyObject* value, FerryAny* out) {
+  // The commonest callback results hold no object: no scope to set up and tear down.
+  if (Py_IS_TYPE(value, &PyLong_Type)) return IntToAny(value, out);
+  if (value == Py_None) {
+    SetNone(out);
+    return 0;
+  }
   TempScope scope;
   if (PyToAny(value, out, &scope) != 0) return -1;
   if (out->type_index >= kFerryStaticObjectBegin) {
-    FerryObjectIncRef(out->v_obj);  // the scope's reference is dropped when it ends
+    IncRef(out->v_obj);  // the scope's reference is dropped when it ends
   } else if (out->type_index == kFerryRawStr) {
     FerryObjectHandle h = nullptr;
     if (FerryStringCreate(out->v_c_str, std::strlen(out->v_c_str), &h) != 0) {
@@ -270,7 +296,7 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
       size_t size = 0;
       FerryStringGetData(text, &data, &size);
       PyObject* str = PyUnicode_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
-      FerryObjectDecRef(text);
+      DecRef(text);
       if (str == nullptr || g_dtype_class == nullptr) return str;
       PyObject* dtype = PyObject_CallOneArg(g_dtype_class, str);
       Py_DECREF(str);
@@ -291,12 +317,12 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     PyObject* result = cell.type_index == kFerryString
                            ? PyUnicode_DecodeUTF8(data, static_cast<Py_ssize_t>(size), "strict")
                            : PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
-    if (owned) FerryObjectDecRef(h);
+    if (owned) DecRef(h);
     return result;
   }
   if (!owned) {
     if (PyObject* wrapper = FindWrapper(h)) return Py_NewRef(wrapper);
-    FerryObjectIncRef(h);
+    IncRef(h);
   }
   return WrapObject(h);
 }

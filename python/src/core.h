@@ -46,6 +46,17 @@ inline int32_t TypeIndexOf(FerryObjectHandle h) {
   return static_cast<FerryObject*>(h)->type_index;
 }
 
+/// Reference counting inline, by the protocol c_api.h gives for the FerryObject header (relaxed
+/// increment; acq_rel decrement, the deleter at zero): what FerryObjectIncRef/DecRef do, without
+/// a call into libferry on every conversion.
+inline void IncRef(FerryObjectHandle h) {
+  __atomic_fetch_add(&static_cast<FerryObject*>(h)->ref_counter, 1, __ATOMIC_RELAXED);
+}
+inline void DecRef(FerryObjectHandle h) {
+  auto* obj = static_cast<FerryObject*>(h);
+  if (__atomic_fetch_sub(&obj->ref_counter, 1, __ATOMIC_ACQ_REL) == 1) obj->deleter(obj);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Conversion.
 
@@ -57,9 +68,9 @@ class TempScope {
   TempScope(const TempScope&) = delete;
   TempScope& operator=(const TempScope&) = delete;
   ~TempScope() {
-    for (int i = 0; i < num_inline_; ++i) FerryObjectDecRef(inline_[i]);
+    for (int i = 0; i < num_inline_; ++i) DecRef(inline_[i]);
     if (more_ != nullptr) {
-      for (FerryObjectHandle h : *more_) FerryObjectDecRef(h);
+      for (FerryObjectHandle h : *more_) DecRef(h);
       delete more_;
     }
   }
@@ -129,11 +140,20 @@ PyObject* WrapFunction(FerryObjectHandle handle);
 void DecRefWithGil(void* obj);
 /// Makes a Function from a Python callable (new reference in *out).
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
+/// `call(func, args, n, result)` with the GIL released around it.
+int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
+                     int32_t n, FerryAny* result);
 /// Calls through `call` (a function's entry point, or FerryFunctionCall) into `*result`, which
 /// starts as None, releasing the GIL around the call when asked. 0, or -1 with the Ferry error
 /// raised (not yet a Python exception).
-int CallRaw(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args, int32_t n,
-            bool release_gil, FerryAny* result);
+inline int CallRaw(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
+                   int32_t n, bool release_gil, FerryAny* result) {
+  result->type_index = kFerryNone;
+  result->small_len = 0;
+  result->v_int64 = 0;
+  return release_gil ? CallReleasingGil(call, func, args, n, result)
+                     : call(func, args, n, result);
+}
 /// Calls `func` (checked entry) with cells; the result is converted to Python.
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil);
 /// Calls the ferry.Function `func` with at most 8 positional arguments and returns the object it

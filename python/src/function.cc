@@ -14,25 +14,17 @@ namespace {
 /// How many argument cells live on the stack before a call allocates.
 constexpr Py_ssize_t kStackArgs = 8;
 
-/// The C callback of every Function made from a Python callable; `resource` is the callable.
-int CallPython(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
-  PyGILState_STATE state = PyGILState_Ensure();
+/// Calls `callable` with the cells converted into `argv` (room for `num_args`); the GIL is held.
+int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, PyObject** argv,
+                   FerryAny* result) {
   int rc = -1;
-  PyObject* stack[kStackArgs];
-  std::vector<PyObject*> heap;
-  PyObject** argv = stack;
-  if (num_args > kStackArgs) {
-    heap.resize(static_cast<size_t>(num_args));
-    argv = heap.data();
-  }
   int32_t converted = 0;
   for (; converted < num_args; ++converted) {
     argv[converted] = AnyToPy(args[converted], /*owned=*/false);
     if (argv[converted] == nullptr) break;
   }
   if (converted == num_args) {
-    PyObject* ret = PyObject_Vectorcall(static_cast<PyObject*>(resource), argv,
-                                        static_cast<size_t>(num_args), nullptr);
+    PyObject* ret = PyObject_Vectorcall(callable, argv, static_cast<size_t>(num_args), nullptr);
     if (ret != nullptr) {
       rc = PyToAnyOwned(ret, result);
       Py_DECREF(ret);
@@ -40,6 +32,32 @@ int CallPython(void* resource, const FerryAny* args, int32_t num_args, FerryAny*
   }
   for (int32_t i = 0; i < converted; ++i) Py_DECREF(argv[i]);
   if (rc != 0) SetFerryErrorFromPython();
+  return rc;
+}
+
+[[gnu::noinline]] int CallPythonManyArgs(PyObject* callable, const FerryAny* args,
+                                         int32_t num_args, FerryAny* result) {
+  std::vector<PyObject*> argv(static_cast<size_t>(num_args));
+  return CallPythonWith(callable, args, num_args, argv.data(), result);
+}
+
+int CallPythonHoldingGil(PyObject* callable, const FerryAny* args, int32_t num_args,
+                         FerryAny* result) {
+  if (num_args > kStackArgs) return CallPythonManyArgs(callable, args, num_args, result);
+  PyObject* argv[kStackArgs];
+  return CallPythonWith(callable, args, num_args, argv, result);
+}
+
+/// The C callback of every Function made from a Python callable; `resource` is the callable.
+/// Called from any thread. A thread that already holds the GIL (a C++ function called from
+/// Python with the GIL kept calling back) goes straight in; any other takes it first.
+/// (PyGILState_Check answers "yes" once subinterpreters exist; ferry._core supports the main
+/// interpreter only.)
+int CallPython(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
+  auto* callable = static_cast<PyObject*>(resource);
+  if (PyGILState_Check()) return CallPythonHoldingGil(callable, args, num_args, result);
+  PyGILState_STATE state = PyGILState_Ensure();
+  int rc = CallPythonHoldingGil(callable, args, num_args, result);
   PyGILState_Release(state);
   return rc;
 }
@@ -311,7 +329,7 @@ void InitFunctionType() {
 PyObject* WrapFunction(FerryObjectHandle handle) {
   PyObject* obj = FunctionType.tp_alloc(&FunctionType, 0);
   if (obj == nullptr) {
-    FerryObjectDecRef(handle);
+    DecRef(handle);
     return nullptr;
   }
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
@@ -339,19 +357,12 @@ int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   return 0;
 }
 
-int CallRaw(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args, int32_t n,
-            bool release_gil, FerryAny* result) {
-  result->type_index = kFerryNone;
-  result->small_len = 0;
-  result->v_int64 = 0;
+int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
+                     int32_t n, FerryAny* result) {
   int rc;
-  if (release_gil) {
-    Py_BEGIN_ALLOW_THREADS;
-    rc = call(func, args, n, result);
-    Py_END_ALLOW_THREADS;
-  } else {
-    rc = call(func, args, n, result);
-  }
+  Py_BEGIN_ALLOW_THREADS;
+  rc = call(func, args, n, result);
+  Py_END_ALLOW_THREADS;
   return rc;
 }
 

@@ -42,7 +42,7 @@ PyTypeObject* Lookup(int32_t type_index) {
   if (FerryTypeIndexToKey(type_index, &key) != 0) {
     FerryObjectHandle err = nullptr;
     FerryErrorMoveFromRaised(&err);
-    if (err != nullptr) FerryObjectDecRef(err);
+    if (err != nullptr) DecRef(err);
     return &ObjectType;
   }
   if (PyObject* cls = PyDict_GetItemString(g_classes_by_key, key)) {
@@ -105,7 +105,7 @@ void ObjectDealloc(PyObject* obj) {
   if (self->handle != nullptr) {
     FerryObjectHandle h = self->handle;
     self->handle = nullptr;
-    FerryObjectDecRef(h);
+    DecRef(h);
   }
   Py_TYPE(obj)->tp_free(obj);
 }
@@ -117,7 +117,7 @@ void ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
   if (old != nullptr) ForgetWrapper(old, self);
   obj->handle = handle;
   RememberWrapper(handle, self);
-  if (old != nullptr) FerryObjectDecRef(old);
+  if (old != nullptr) DecRef(old);
 }
 
 /// Makes `self` refer to the object of `made` (a new reference, or NULL after a failed call,
@@ -129,7 +129,7 @@ int AdoptHandle(PyObject* self, PyObject* made) {
     PyErr_Format(PyExc_TypeError, "expected a Ferry object, got '%s'", Py_TYPE(made)->tp_name);
     rc = -1;
   } else {
-    FerryObjectIncRef(HandleOf(made));
+    IncRef(HandleOf(made));
     ReplaceHandle(self, HandleOf(made));
   }
   Py_DECREF(made);
@@ -437,13 +437,13 @@ PyObject* WrapObject(FerryObjectHandle h) {
   int32_t index = TypeIndexOf(h);
   if (index == kFerryFunction) return WrapFunction(h);
   if (PyObject* wrapper = FindWrapper(h)) {
-    FerryObjectDecRef(h);  // the wrapper holds its own reference
+    DecRef(h);  // the wrapper holds its own reference
     return Py_NewRef(wrapper);
   }
   PyTypeObject* cls = ClassOf(index);
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) {
-    FerryObjectDecRef(h);
+    DecRef(h);
     return nullptr;
   }
   reinterpret_cast<PyFerryObject*>(obj)->handle = h;

@@ -18,6 +18,22 @@ def test_plain_values_round_trip(f, value):
     assert out == value and type(out) is type(value)
 
 
+def test_ints_at_every_digit_boundary_round_trip(f):
+    # Ints of one internal digit are read straight from the object; longer ones are not.
+    edges = [0, 1, 2**15, 2**30 - 1, 2**30, 2**31, 2**32, 2**60 - 1, 2**60, 2**62, 2**63 - 1]
+    for v in edges + [-e for e in edges] + [-(2**63)]:
+        assert f.echo(v) == v
+        assert f.add(v // 2, v - v // 2) == v
+    assert f.call_n(lambda i: -(2**40) * i, 3) == -(2**40) * 3  # callback results too
+    assert f.call_n(lambda i: -i, 4) == -6
+    assert f.call(lambda i: None, 1) is None
+
+    class MyInt(int):
+        pass
+
+    assert f.echo(MyInt(2**31)) == 2**31 and type(f.echo(MyInt(5))) is int
+
+
 def test_nan_round_trips(f):
     out = f.echo(float("nan"))
     assert out != out
