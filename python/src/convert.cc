@@ -12,16 +12,10 @@ namespace {
 FerryObjectHandle g_array_ctor = nullptr;
 FerryObjectHandle g_map_ctor = nullptr;
 
-inline void SetNone(FerryAny* out) {
-  out->type_index = kFerryNone;
-  out->small_len = 0;
-  out->v_int64 = 0;
-}
+inline void SetNone(FerryAny* out) { SetCell(out, kFerryNone, 0, 0); }
 
 inline void SetObject(FerryAny* out, FerryObjectHandle h) {
-  out->type_index = TypeIndexOf(h);
-  out->small_len = 0;
-  out->v_obj = static_cast<FerryObject*>(h);
+  SetCell(out, TypeIndexOf(h), 0, BitsOf(h));
 }
 
 /// Builds a container by calling the global `ctor` on converted items; the result is kept by
@@ -77,17 +71,14 @@ int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   const char* data = PyUnicode_AsUTF8AndSize(value, &size);
   if (data == nullptr) return -1;
   if (size < static_cast<Py_ssize_t>(sizeof(out->v_bytes))) {
-    out->type_index = kFerrySmallStr;
-    out->small_len = static_cast<uint32_t>(size);
-    out->v_int64 = 0;
-    std::memcpy(out->v_bytes, data, static_cast<size_t>(size));
+    uint64_t bytes = 0;
+    std::memcpy(&bytes, data, static_cast<size_t>(size));
+    SetCell(out, kFerrySmallStr, static_cast<uint32_t>(size), bytes);
     return 0;
   }
   if (std::memchr(data, '\0', static_cast<size_t>(size)) == nullptr) {
     // Borrowed from the str's cached UTF-8 form, which lives as long as the str.
-    out->type_index = kFerryRawStr;
-    out->small_len = 0;
-    out->v_c_str = data;
+    SetCell(out, kFerryRawStr, 0, BitsOf(data));
     return 0;
   }
   FerryObjectHandle h = nullptr;
@@ -147,24 +138,24 @@ inline bool CompactIntValue(PyObject* value, int64_t* out) {
 }
 
 int IntToAny(PyObject* value, FerryAny* out) {
-  out->type_index = kFerryInt;
-  out->small_len = 0;
-  if (CompactIntValue(value, &out->v_int64)) return 0;
+  int64_t v = 0;
+  if (CompactIntValue(value, &v)) {
+    SetCell(out, kFerryInt, 0, static_cast<uint64_t>(v));
+    return 0;
+  }
   int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+  v = PyLong_AsLongLongAndOverflow(value, &overflow);
   if (overflow != 0) {
     PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
     return -1;
   }
   if (v == -1 && PyErr_Occurred()) return -1;
-  out->v_int64 = v;
+  SetCell(out, kFerryInt, 0, static_cast<uint64_t>(v));
   return 0;
 }
 
 int FloatToAny(PyObject* value, FerryAny* out) {
-  out->type_index = kFerryFloat;
-  out->small_len = 0;
-  out->v_float64 = PyFloat_AS_DOUBLE(value);
+  SetCell(out, kFerryFloat, 0, BitsOf(PyFloat_AS_DOUBLE(value)));
   return 0;
 }
 
@@ -192,9 +183,7 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     return 0;
   }
   if (type == &PyBool_Type) {
-    out->type_index = kFerryBool;
-    out->small_len = 0;
-    out->v_int64 = value == Py_True;
+    SetCell(out, kFerryBool, 0, value == Py_True);
     return 0;
   }
   if (PyLong_Check(value)) return IntToAny(value, out);  // int subclasses (IntEnum, ...)
@@ -207,10 +196,9 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
         RaiseFerryError();
         return -1;
       }
-      out->type_index = kFerryDataType;
-      out->small_len = 0;
-      out->v_int64 = 0;
-      out->v_dtype = dtype;
+      uint64_t bits = 0;
+      std::memcpy(&bits, &dtype, sizeof(dtype));
+      SetCell(out, kFerryDataType, 0, bits);
       return 0;
     }
     return StrToAny(value, out, scope);
