@@ -13,7 +13,10 @@ Operations (each library's own way of doing the same thing):
 
 Ferry and tvm-ffi both release the GIL around every C++ call by default, so each is measured
 twice: as it comes, and with `f.release_gil = False`. nanobind keeps the GIL unless a binding
-asks otherwise (nb::call_guard<nb::gil_scoped_release>()).
+asks otherwise (nb::call_guard<nb::gil_scoped_release>()), so it too is measured twice: as it
+comes, and bound with that guard ("nanobind, GIL released"; its f(obj) is then the typed echo of
+the bound C++ object, since an untyped body must not touch a Python object without the GIL).
+The ratios pair like with like (both release, both keep) and also give each as it comes.
 
 Method: timeit loops (the callable bound to a local, many iterations per sample, garbage
 collector off), one calibration pass to size each loop to about --sample-ms, then --reps
@@ -123,8 +126,18 @@ def setup_nanobind():
             "call_n": nb_bench.call_n,
             "obj": obj,
             "field": "value",
-        }
+        },
+        "nanobind, GIL released": {
+            "nop": nb_bench.nop_release_gil,
+            "add": nb_bench.add_release_gil,
+            "echo": nb_bench.echo_box_release_gil,
+            "echo_str": nb_bench.echo_str_release_gil,
+            "call_n": nb_bench.call_n_release_gil,
+            "obj": obj,
+            "field": "value",
+        },
     }
+    assert nb_bench.echo_box_release_gil(obj) is obj
     return nanobind.__version__, out, nb_bench
 
 
@@ -266,7 +279,7 @@ def main():
         for name in names:
             lib = libs[name]
             if stmt is None:
-                if name.endswith("GIL held"):
+                if name.endswith(("GIL held", "GIL released")):
                     continue  # a field read calls no function: nothing to release
                 s, st = field_stmt(lib["field"])
             else:
@@ -289,8 +302,6 @@ def main():
         ("empty timeit loop", Sample("pass", "", {}, sample_s)),
         ("Python function call `f()`", Sample("f()", "f = L['f']", {"f": py_nop}, sample_s)),
         ("Python attribute read (`__slots__`)", Sample("x.value", "x = L['x']", {"x": Slots()}, sample_s)),
-        ("nanobind nop(), GIL released (call_guard)",
-         Sample("f()", "f = L['f']", {"f": nb_mod.nop_release_gil}, sample_s)),
         ("nanobind f(obj) typed (`IntBox*` -> existing instance)",
          Sample("f(x)", "f = L['f']; x = L['x']", {"f": nb_mod.echo_box, "x": box}, sample_s)),
     ]
@@ -327,36 +338,42 @@ def main():
           f"{notes['cores']} cores; measured in {elapsed:.0f} s "
           f"(1-minute load average {load_before:.2f} before, {load_after:.2f} after).")
     print()
-    header = ["operation"] + names + ["Ferry / tvm-ffi", "Ferry / tvm-ffi (GIL held)",
-                                      "Ferry / nanobind", "Ferry (GIL held) / nanobind"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-    for label in list(med):
-        m = med[label]
+    ratio_header = ["Ferry / tvm-ffi", "Ferry / tvm-ffi (GIL held)",
+                    "Ferry / nanobind (GIL released)", "Ferry / nanobind (GIL held)",
+                    "Ferry / nanobind, as shipped"]
+
+    def ratios(m):
+        """Like with like: both release the GIL, both keep it; then each as it comes."""
         held = lambda lib: m.get(f"{lib}, GIL held", m.get(lib))  # noqa: E731
-        cells = [label] + [fmt(m.get(name)) for name in names]
-        cells += [ratio(m.get("Ferry"), m.get("tvm-ffi")),
-                  ratio(held("Ferry"), held("tvm-ffi")),
-                  ratio(m.get("Ferry"), m.get("nanobind")),
-                  ratio(held("Ferry"), m.get("nanobind"))]
-        print("| " + " | ".join(cells) + " |")
+        released = m.get("nanobind, GIL released", m.get("nanobind"))
+        return [ratio(m.get("Ferry"), m.get("tvm-ffi")),
+                ratio(held("Ferry"), held("tvm-ffi")),
+                ratio(m.get("Ferry"), released),
+                ratio(held("Ferry"), m.get("nanobind")),
+                ratio(m.get("Ferry"), m.get("nanobind"))]
+
+    print("| operation | " + " | ".join(names) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * len(names)) + "|")
+    for label in list(med):
+        print("| " + " | ".join([label] + [fmt(med[label].get(name)) for name in names]) + " |")
+    print()
+    print("Ratios (below 1: Ferry is faster):")
+    print()
+    print("| operation | " + " | ".join(ratio_header) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * len(ratio_header)) + "|")
+    for label in list(med):
+        print("| " + " | ".join([label] + ratios(med[label])) + " |")
     print()
     loop = ctx["empty timeit loop"]
     print(f"The same ratios net of the empty loop ({fmt(loop)} ns, subtracted from every timeit "
           f"row; the callback row is timed inside C++ and has no loop to subtract):")
     print()
-    print("| operation | " + " | ".join(header[-4:]) + " |")
-    print("|" + "|".join(["---"] + ["---:"] * 4) + "|")
+    print("| operation | " + " | ".join(ratio_header) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * len(ratio_header)) + "|")
     for label in list(med):
         sub = 0.0 if label == CALLBACK else loop
         m = {k: v - sub for k, v in med[label].items()}
-        held = lambda lib: m.get(f"{lib}, GIL held", m.get(lib))  # noqa: E731
-        cells = [label,
-                 ratio(m.get("Ferry"), m.get("tvm-ffi")),
-                 ratio(held("Ferry"), held("tvm-ffi")),
-                 ratio(m.get("Ferry"), m.get("nanobind")),
-                 ratio(held("Ferry"), m.get("nanobind"))]
-        print("| " + " | ".join(cells) + " |")
+        print("| " + " | ".join([label] + ratios(m)) + " |")
     print()
     print("Context (same run):")
     print()
@@ -367,7 +384,9 @@ def main():
     print()
     print(f"GIL by default: Ferry releases it around C++ calls (`release_gil` per Function); "
           f"tvm-ffi too (`release_gil`={tvm_defaults['nop']}, env TVM_FFI_RELEASE_GIL_BY_DEFAULT); "
-          f"nanobind keeps it. Field reads call no function, so they have no GIL-held variant.")
+          f"nanobind keeps it unless a binding asks (`nb::call_guard<nb::gil_scoped_release>()`, "
+          f"the \"nanobind, GIL released\" variant). Field reads call no function, so they have "
+          f"one variant per library.")
 
     if args.json:
         with open(args.json, "w") as f:
