@@ -124,16 +124,17 @@ void ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
 /// which is passed on): 0, or -1 with an exception.
 int AdoptHandle(PyObject* self, PyObject* made) {
   if (made == nullptr) return -1;
-  int rc = 0;
   if (!IsFerryObject(made) || HandleOf(made) == nullptr) {
     PyErr_Format(PyExc_TypeError, "expected a Ferry object, got '%s'", Py_TYPE(made)->tp_name);
-    rc = -1;
-  } else {
-    IncRef(HandleOf(made));
-    ReplaceHandle(self, HandleOf(made));
+    Py_DECREF(made);
+    return -1;
   }
+  FerryObjectHandle handle = HandleOf(made);
+  IncRef(handle);
+  // `made` goes first: if it was the object's wrapper and dies now, `self` takes its place.
   Py_DECREF(made);
-  return rc;
+  ReplaceHandle(self, handle);
+  return 0;
 }
 
 /// Object(**fields): creates the node registered for the class's `_type_key` by MakeNode.

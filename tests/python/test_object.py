@@ -67,6 +67,9 @@ def test_make_node_and_keyword_construction():
         ferry.make_node("test.IntImm", value="five", dtype="int32")
     add = Add(a=IntImm(1), b=IntImm(2))  # Object.__init__(**fields) goes through MakeNode
     assert add.b.value == 2
+    assert Add(a=add, b=add).a is add, "an object made by keywords is its object's wrapper"
+    copy = pickle.loads(pickle.dumps(add))
+    assert Add(a=copy, b=add).a is copy, "and so is one made by unpickling"
     with pytest.raises(TypeError, match="keyword"):
         Add(IntImm(1), IntImm(2))
 
