@@ -70,8 +70,9 @@ PyTypeObject* Lookup(int32_t type_index) {
 /// is deallocated, and it holds the Ferry object, so an address cannot be reused while its entry
 /// is there. Only wrappers made here and wrappers whose handle is set by a constructor or
 /// unpickling are entered; a second wrapper of the same object (a constructor that returns an
-/// existing object) is not. Functions are not entered. Touched under the GIL only.
-ferry::details::PointerMap<PyObject*> g_wrappers;
+/// existing object) is not. Functions are not entered. Touched under the GIL only. Never
+/// destroyed, so no static destructor runs before the last wrapper's deallocation.
+ferry::details::PointerMap<PyObject*>& g_wrappers = *new ferry::details::PointerMap<PyObject*>();
 
 /// Enters `obj` as the wrapper of `h` unless `h` has a live one.
 void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
