@@ -11,8 +11,18 @@ namespace ferry_py {
 
 PyObject* g_error_factory = nullptr;
 
+namespace {
+bool IsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();  // the same, under its pre-3.13 name
+#endif
+}
+}  // namespace
+
 void DecRefWithGil(void* obj) {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone
+  if (!Py_IsInitialized() || IsFinalizing()) return;  // the interpreter is gone
   PyGILState_STATE state = PyGILState_Ensure();
   Py_DECREF(static_cast<PyObject*>(obj));
   PyGILState_Release(state);
