@@ -454,11 +454,14 @@ FERRY_REGISTER_GLOBAL("ferry.Array").set_body([](const AnyView* args, int32_t n,
   *out = std::move(array);
 });
 
+// The accessors below are registered quick(): they return promptly and never wait, so Python
+// keeps the GIL for them (MapKeys, MapItems and ShapeToArray copy, but at memory speed).
+
 /// ferry.ArraySize(array) -> int
 FERRY_REGISTER_GLOBAL("ferry.ArraySize").set_body([](const AnyView* args, int32_t n, Any* out) {
   CheckArgCount(n, 1, "ferry.ArraySize");
   *out = ArgArray(args[0], "ferry.ArraySize").size();
-});
+}).quick();
 
 /// ferry.ArrayGetItem(array, index) -> Any; negative indices count from the end.
 FERRY_REGISTER_GLOBAL("ferry.ArrayGetItem").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -467,7 +470,7 @@ FERRY_REGISTER_GLOBAL("ferry.ArrayGetItem").set_body([](const AnyView* args, int
   int64_t index = args[1].cast<int64_t>();
   if (index < 0 && index >= -array.size()) index += array.size();
   *out = array.at(index);
-});
+}).quick();
 
 /// ferry.Map(key0, value0, key1, value1, ...) -> Map
 FERRY_REGISTER_GLOBAL("ferry.Map").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -485,19 +488,19 @@ FERRY_REGISTER_GLOBAL("ferry.Map").set_body([](const AnyView* args, int32_t n, A
 FERRY_REGISTER_GLOBAL("ferry.MapSize").set_body([](const AnyView* args, int32_t n, Any* out) {
   CheckArgCount(n, 1, "ferry.MapSize");
   *out = ArgMap(args[0], "ferry.MapSize").size();
-});
+}).quick();
 
 /// ferry.MapGetItem(map, key) -> Any; KeyError when missing.
 FERRY_REGISTER_GLOBAL("ferry.MapGetItem").set_body([](const AnyView* args, int32_t n, Any* out) {
   CheckArgCount(n, 2, "ferry.MapGetItem");
   *out = ArgMap(args[0], "ferry.MapGetItem").At(args[1]);
-});
+}).quick();
 
 /// ferry.MapCount(map, key) -> int (0 or 1)
 FERRY_REGISTER_GLOBAL("ferry.MapCount").set_body([](const AnyView* args, int32_t n, Any* out) {
   CheckArgCount(n, 2, "ferry.MapCount");
   *out = ArgMap(args[0], "ferry.MapCount").Find(args[1]) != nullptr ? 1 : 0;
-});
+}).quick();
 
 /// ferry.MapKeys(map) -> Array of the keys, in order.
 FERRY_REGISTER_GLOBAL("ferry.MapKeys").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -509,7 +512,7 @@ FERRY_REGISTER_GLOBAL("ferry.MapKeys").set_body([](const AnyView* args, int32_t 
     if (!MapObj::IsErased(*e)) keys.push_back(e->key);
   }
   *out = std::move(keys);
-});
+}).quick();
 
 /// ferry.MapItems(map) -> Array [key0, value0, key1, value1, ...], in order.
 FERRY_REGISTER_GLOBAL("ferry.MapItems").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -523,7 +526,7 @@ FERRY_REGISTER_GLOBAL("ferry.MapItems").set_body([](const AnyView* args, int32_t
     items.push_back(e->value);
   }
   *out = std::move(items);
-});
+}).quick();
 
 /// ferry.Shape(*dims) -> Shape
 FERRY_REGISTER_GLOBAL("ferry.Shape").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -537,14 +540,14 @@ FERRY_REGISTER_GLOBAL("ferry.Shape").set_body([](const AnyView* args, int32_t n,
     dims[static_cast<size_t>(i)] = *dim;
   }
   *out = Shape(dims);
-});
+}).quick();
 
 /// ferry.ShapeToArray(shape) -> Array of ints
 FERRY_REGISTER_GLOBAL("ferry.ShapeToArray").set_body([](const AnyView* args, int32_t n, Any* out) {
   CheckArgCount(n, 1, "ferry.ShapeToArray");
   Shape shape = args[0].cast<Shape>();
   *out = Array<int64_t>(shape.begin(), shape.end());
-});
+}).quick();
 
 }  // namespace ferry
 

@@ -276,6 +276,15 @@ int FerryFunctionGetParamNames(FerryObjectHandle func, int32_t* out_count,
   FERRY_C_API_END();
 }
 
+int FerryFunctionGetFlags(FerryObjectHandle func, int32_t* out_flags) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  FERRY_C_API_CHECK_NOT_NULL(out_flags);
+  *out_flags =
+      FunctionFromHandle(func, "FerryFunctionGetFlags")->flags.load(std::memory_order_relaxed);
+  FERRY_C_API_END();
+}
+
 int FerryFunctionGetGlobal(const char* name, FerryObjectHandle* out_func) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(name);

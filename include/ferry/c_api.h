@@ -225,6 +225,15 @@ FERRY_DLL int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCall
 /// this function on the same thread; the strings as long as the function.
 FERRY_DLL int FerryFunctionGetParamNames(FerryObjectHandle func, int32_t* out_count,
                                          const char* const** out_names);
+/// Flags of a function: hints for callers in other languages.
+typedef enum {
+  /// The function returns promptly and never waits for another thread, so a caller that holds a
+  /// lock other threads need (Python's GIL) may keep it during the call. Set by
+  /// `FERRY_REGISTER_GLOBAL(name).quick()`; ferry._core then keeps the GIL for its calls.
+  kFerryFunctionQuick = 1,
+} FerryFunctionFlag;
+/// The flags of a function: a bitwise or of FerryFunctionFlag values, 0 for none.
+FERRY_DLL int FerryFunctionGetFlags(FerryObjectHandle func, int32_t* out_flags);
 /// Looks up a global function (new reference); `*out_func` is NULL when the name is not taken.
 FERRY_DLL int FerryFunctionGetGlobal(const char* name, FerryObjectHandle* out_func);
 /// Registers a global function; a taken name is an error unless `override` is non-zero.

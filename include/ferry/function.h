@@ -9,6 +9,7 @@
 #ifndef FERRY_FUNCTION_H_
 #define FERRY_FUNCTION_H_
 
+#include <atomic>    // FunctionObj::flags
 #include <optional>  // GetGlobal
 #include <string>
 #include <string_view>
@@ -36,6 +37,10 @@ class FunctionObj : public Object {
   /// The parameter names of a typed function registered with them (empty otherwise); they let
   /// other languages pass arguments by keyword.
   std::vector<std::string> param_names;
+  /// FerryFunctionFlag bits (kFerryFunctionQuick): hints for callers in other languages, not
+  /// part of what the function computes. Atomic, as a registration may set them when the
+  /// function is already in the registry; mutable, as they are hints.
+  mutable std::atomic<int32_t> flags{0};
 
   /// Calls; `*result` may hold a value, which the result replaces.
   void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
@@ -301,7 +306,17 @@ class GlobalRegistrar {
   GlobalRegistrar(const char* name, const char* file, int line)
       : name_(name), file_(file), line_(line) {}
   GlobalRegistrar& set_body(Function f) {
+    if (flags_ != 0) f->flags.fetch_or(flags_, std::memory_order_relaxed);
+    registered_ = f.get();
     RegisterGlobalFromStatic(name_, std::move(f), file_, line_);
+    return *this;
+  }
+  /// Marks the function quick (kFerryFunctionQuick): it returns promptly and never waits for
+  /// another thread, so Python keeps the GIL during its calls (about 20 ns less per call, and no
+  /// other Python thread runs meanwhile). Before or after the body.
+  GlobalRegistrar& quick() {
+    flags_ |= kFerryFunctionQuick;
+    if (registered_ != nullptr) registered_->flags.fetch_or(flags_, std::memory_order_relaxed);
     return *this;
   }
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Function>>>
@@ -322,6 +337,9 @@ class GlobalRegistrar {
   const char* name_;
   const char* file_;
   int line_;
+  int32_t flags_ = 0;
+  /// The function the last set_body registered (kept alive by the registry).
+  const FunctionObj* registered_ = nullptr;
 };
 }  // namespace details
 

@@ -127,5 +127,4 @@ _map_count = get_global_func("ferry.MapCount")
 _map_items = get_global_func("ferry.MapItems")
 _shape = get_global_func("ferry.Shape")
 _shape_to_array = get_global_func("ferry.ShapeToArray")
-for _f in (_map_size, _map_get, _map_count, _map_items, _shape, _shape_to_array):
-    _f.release_gil = False  # quick calls: taking the GIL back would cost more than they do
+# All registered quick() in src/container.cc, so calls keep the GIL.

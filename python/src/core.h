@@ -32,7 +32,7 @@ struct PyFerryFunction {
   /// argument checks; NULL until the handle is set.
   FerryFunctionSafeCall safe_call;
   /// Whether calls release the GIL: on for C++ functions, off for functions made from Python
-  /// callables (they would take it right back).
+  /// callables (they would take it right back) and functions registered quick.
   int release_gil;
   /// Parameter names as a tuple of str, NULL until first needed, Py_None when it has none.
   PyObject* param_names;

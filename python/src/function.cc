@@ -299,7 +299,7 @@ PyObject* GetParamNames(PyObject* self, void*) {
 PyGetSetDef kFunctionGetSet[] = {
     {"release_gil", GetReleaseGil, SetReleaseGil,
      "Whether a call releases the GIL while the C++ function runs (default: on, except for "
-     "functions made from Python callables).",
+     "functions made from Python callables and functions registered quick).",
      nullptr},
     {"param_names", GetParamNames, nullptr,
      "The parameter names the function was registered with (empty tuple if none).", nullptr},
@@ -338,7 +338,11 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
   FerryFunctionCallback callback = nullptr;
   void* resource = nullptr;
   FerryFunctionGetCallback(handle, &callback, &resource);
-  self->release_gil = callback != &CallPython;
+  int32_t flags = 0;
+  FerryFunctionGetFlags(handle, &flags);
+  // Keep the GIL for functions made from Python callables (they would take it right back) and
+  // for functions registered quick.
+  self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;
   self->param_names = nullptr;
   if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
     Py_DECREF(obj);

@@ -18,6 +18,8 @@ FERRY_REGISTER_GLOBAL("testing.taken").set_body_typed([]() { return 1; });
 FERRY_REGISTER_GLOBAL("testing.packed_count").set_body([](const AnyView*, int32_t n, Any* rv) {
   *rv = n;
 });
+FERRY_REGISTER_GLOBAL("testing.quick_before").quick().set_body_typed([]() { return 1; });
+FERRY_REGISTER_GLOBAL("testing.quick_after").set_body_typed([]() { return 2; }).quick();
 FERRY_REGISTER_GLOBAL("testing.throw_int").set_body_typed([]() -> int { throw 42; });
 FERRY_REGISTER_GLOBAL("testing.throw_bad_alloc").set_body_typed([]() -> int {
   throw std::bad_alloc();
@@ -402,6 +404,36 @@ TEST(CAbi, ListGlobalNames) {
   int32_t removed = -1;
   ASSERT_EQ(FerryFunctionRemoveGlobal("testing.never", &removed), 0);
   EXPECT_EQ(removed, 0);
+}
+
+int32_t FlagsOf(const Function& f) {
+  int32_t flags = -1;
+  EXPECT_EQ(FerryFunctionGetFlags(const_cast<FunctionObj*>(f.get()), &flags), 0);
+  return flags;
+}
+
+TEST(CAbi, QuickRegistrationsCarryTheirFlag) {
+  EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.quick_before")), kFerryFunctionQuick);
+  EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.quick_after")), kFerryFunctionQuick);
+  EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.add")), 0) << "no flags by default";
+  EXPECT_EQ(Function::GetGlobalRequired("testing.quick_after")().cast<int64_t>(), 2);
+
+  int32_t flags = 0;
+  EXPECT_EQ(FerryFunctionGetFlags(nullptr, &flags), -1);
+  FerryObjectHandle error = nullptr;
+  FerryErrorMoveFromRaised(&error);
+  ASSERT_NE(error, nullptr);
+  FerryObjectDecRef(error);
+  String not_a_function("x");
+  EXPECT_EQ(FerryFunctionGetFlags(const_cast<StringObj*>(not_a_function.get()), &flags), -1);
+  FerryErrorMoveFromRaised(&error);
+  ASSERT_NE(error, nullptr);
+  const char* kind = nullptr;
+  const char* message = nullptr;
+  ASSERT_EQ(FerryErrorGetInfo(error, &kind, &message, nullptr), 0);
+  EXPECT_STREQ(kind, "TypeError");
+  EXPECT_TRUE(Contains(message, "FerryFunctionGetFlags")) << message;
+  FerryObjectDecRef(error);
 }
 
 const std::string kModuleDir = FERRY_TEST_MODULE_DIR;

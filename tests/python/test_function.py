@@ -161,7 +161,8 @@ def test_callbacks_from_cpp_threads(f):
     assert len(seen) >= 1 and threading.get_ident() not in seen
 
 
-def test_a_long_cpp_call_lets_other_python_threads_run(f):
+def ticks_during(call):
+    """How many times a Python worker thread ran while call() ran."""
     ticks = []
     stop = threading.Event()
 
@@ -175,19 +176,41 @@ def test_a_long_cpp_call_lets_other_python_threads_run(f):
     try:
         time.sleep(0.01)
         before = len(ticks)
-        f.sleep_ms(200)
-        during = len(ticks) - before
+        call()
+        return len(ticks) - before
     finally:
         stop.set()
         t.join()
+
+
+def test_a_long_cpp_call_lets_other_python_threads_run(f):
+    during = ticks_during(lambda: f.sleep_ms(200))
     assert during > 20, "the worker thread did not run while C++ slept"
 
 
 def test_release_gil_can_be_turned_off_per_function(f):
     nop = f.nop
     assert nop.release_gil
-    nop.release_gil = False
-    assert nop() is None and not nop.release_gil
+    try:
+        nop.release_gil = False
+        assert nop() is None and not nop.release_gil
+        assert not ferry.get_global_func("test.nop").release_gil, "one Function per registration"
+    finally:
+        nop.release_gil = True
+
+
+def test_functions_registered_quick_keep_the_gil(f):
+    quick = f.sleep_ms_quick
+    assert not quick.release_gil, "FERRY_REGISTER_GLOBAL(...).quick() keeps the GIL"
+    assert not ferry.get_global_func("ferry.MapGetItem").release_gil  # the runtime's accessors
+    assert ferry.get_global_func("ferry.Map").release_gil
+    # At most one tick: the worker may run once between reading the count and the call.
+    assert ticks_during(lambda: quick(100)) <= 1, "another Python thread ran during the call"
+    try:
+        quick.release_gil = True  # the caller may still choose
+        assert ticks_during(lambda: quick(200)) > 20
+    finally:
+        quick.release_gil = False
 
 
 def test_register_func_and_call_from_cpp():
