@@ -469,17 +469,13 @@ class Any {
       const FerryAny old = data_;
       data_ = other.data_;
       other.data_ = details::NoneCell();
-      if (details::IsObjectIndex(old.type_index)) {
-        details::ObjectUnsafe::DecRef(details::ObjectUnsafe::FromHeader(old.v_obj));
-      }
+      Release(old);
     }
     return *this;
   }
   void swap(Any& other) noexcept { std::swap(data_, other.data_); }
   void reset() {
-    if (details::IsObjectIndex(data_.type_index)) {
-      details::ObjectUnsafe::DecRef(details::ObjectUnsafe::FromHeader(data_.v_obj));
-    }
+    Release(data_);
     data_ = details::NoneCell();
   }
 
@@ -512,6 +508,12 @@ class Any {
   }
 
  private:
+  /// Drops the reference `cell` owns, if it holds an object.
+  static void Release(const FerryAny& cell) {
+    if (details::IsObjectIndex(cell.type_index)) {
+      details::ObjectUnsafe::DecRef(details::ObjectUnsafe::FromHeader(cell.v_obj));
+    }
+  }
   void IncRefIfObject() {
     if (details::IsObjectIndex(data_.type_index)) {
       details::ObjectUnsafe::IncRef(details::ObjectUnsafe::FromHeader(data_.v_obj));

@@ -308,11 +308,7 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     if (owned) DecRef(h);
     return result;
   }
-  if (!owned) {
-    if (PyObject* wrapper = FindWrapper(h)) return Py_NewRef(wrapper);
-    IncRef(h);
-  }
-  return WrapObject(h);
+  return WrapObject(h, owned);
 }
 
 }  // namespace ferry_py

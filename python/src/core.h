@@ -129,12 +129,10 @@ int PyToAnyOwned(PyObject* value, FerryAny* out);
 /// Converts a cell to Python. With `owned`, the cell's reference is taken over (and released
 /// on failure); otherwise the cell is only borrowed. NULL with a Python exception on failure.
 PyObject* AnyToPy(const FerryAny& cell, bool owned);
-/// The Python object of an object handle, taking over the reference: the object's live wrapper
-/// if it has one, else a new wrapper of its registered class; NULL (and the reference released)
-/// on failure.
-PyObject* WrapObject(FerryObjectHandle handle);
-/// The live Python wrapper of `handle` (borrowed), or NULL if it has none.
-PyObject* FindWrapper(FerryObjectHandle handle);
+/// The Python object of an object handle: the object's live wrapper if it has one, else a new
+/// wrapper of its registered class. With `owned` the caller's reference is taken over (and
+/// released on failure); otherwise the handle is borrowed. NULL with an exception on failure.
+PyObject* WrapObject(FerryObjectHandle handle, bool owned);
 
 // ---------------------------------------------------------------------------------------------
 // Classes.

@@ -86,6 +86,12 @@ void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
   }
 }
 
+/// The live Python wrapper of `h` (borrowed), or NULL if it has none.
+PyObject* FindWrapper(FerryObjectHandle h) {
+  PyObject** slot = g_wrappers.Find(h);
+  return slot != nullptr && Py_REFCNT(*slot) > 0 ? *slot : nullptr;
+}
+
 void ForgetWrapper(FerryObjectHandle h, PyObject* obj) {
   PyObject** slot = g_wrappers.Find(h);
   if (slot != nullptr && *slot == obj) g_wrappers.Erase(h);
@@ -430,18 +436,16 @@ int InitClassRegistry() {
   return g_classes_by_key != nullptr ? 0 : -1;
 }
 
-PyObject* FindWrapper(FerryObjectHandle h) {
-  PyObject** slot = g_wrappers.Find(h);
-  return slot != nullptr && Py_REFCNT(*slot) > 0 ? *slot : nullptr;
-}
-
-PyObject* WrapObject(FerryObjectHandle h) {
+PyObject* WrapObject(FerryObjectHandle h, bool owned) {
   int32_t index = TypeIndexOf(h);
-  if (index == kFerryFunction) return WrapFunction(h);
-  if (PyObject* wrapper = FindWrapper(h)) {
-    DecRef(h);  // the wrapper holds its own reference
-    return Py_NewRef(wrapper);
+  if (index != kFerryFunction) {
+    if (PyObject* wrapper = FindWrapper(h)) {
+      if (owned) DecRef(h);  // the wrapper holds its own reference
+      return Py_NewRef(wrapper);
+    }
   }
+  if (!owned) IncRef(h);  // the new wrapper's
+  if (index == kFerryFunction) return WrapFunction(h);
   PyTypeObject* cls = ClassOf(index);
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) {
