@@ -6,6 +6,13 @@
 #include "ferry/string.h"
 
 namespace ferry {
+
+// The C ABI promises this layout (FerryStringObject) to readers in other languages: the header,
+// then `data` and `size`. (offsetof is not allowed on these classes; tests/c reads a String and
+// a Bytes through the struct.)
+static_assert(sizeof(StringObj) == sizeof(FerryStringObject), "StringObj is a FerryStringObject");
+static_assert(sizeof(BytesObj) == sizeof(FerryStringObject), "BytesObj is a FerryStringObject");
+
 namespace details {
 namespace {
 

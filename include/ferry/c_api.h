@@ -82,6 +82,15 @@ typedef struct FerryObject {
   void (*deleter)(struct FerryObject* self);
 } FerryObject;
 
+/// The layout of ferry.String and ferry.Bytes objects: the header, then `size` bytes at `data`
+/// followed by a NUL. The bytes live as long as the object and never change. Reading the fields
+/// directly is what FerryStringGetData does (after checking the type index), without the call.
+typedef struct {
+  FerryObject header;
+  const char* data;
+  uint64_t size;
+} FerryStringObject;
+
 /// A data type: type code, bits per lane, lanes (the DLPack layout).
 typedef struct {
   uint8_t code;

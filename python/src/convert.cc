@@ -118,24 +118,6 @@ inline bool IsFerryObjectFast(PyObject* value) {
   return true;
 }
 
-/// The value of an int of at most one digit (most ints), read straight from the object.
-inline bool CompactIntValue(PyObject* value, int64_t* out) {
-#if PY_VERSION_HEX >= 0x030C0000
-  auto* v = reinterpret_cast<PyLongObject*>(value);
-  if (!PyUnstable_Long_IsCompact(v)) return false;
-  *out = PyUnstable_Long_CompactValue(v);
-  return true;
-#elif PY_VERSION_HEX >= 0x030B0000
-  Py_ssize_t size = Py_SIZE(value);  // the sign times the number of digits
-  if (size < -1 || size > 1) return false;
-  *out = size * static_cast<int64_t>(reinterpret_cast<PyLongObject*>(value)->ob_digit[0]);
-  return true;
-#else
-  (void)value;
-  (void)out;
-  return false;
-#endif
-}
 
 int IntToAny(PyObject* value, FerryAny* out) {
   int64_t v = 0;
@@ -280,10 +262,8 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     case kFerryDataType: {
       FerryObjectHandle text = nullptr;
       if (FerryDataTypeToString(cell.v_dtype, &text) != 0) return RaiseFerryError();
-      const char* data = nullptr;
-      size_t size = 0;
-      FerryStringGetData(text, &data, &size);
-      PyObject* str = PyUnicode_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
+      PyObject* str = PyUnicode_FromStringAndSize(
+          StringOf(text)->data, static_cast<Py_ssize_t>(StringOf(text)->size));
       DecRef(text);
       if (str == nullptr || g_dtype_class == nullptr) return str;
       PyObject* dtype = PyObject_CallOneArg(g_dtype_class, str);
@@ -299,9 +279,8 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
   }
   FerryObjectHandle h = cell.v_obj;
   if (cell.type_index == kFerryString || cell.type_index == kFerryBytes) {
-    const char* data = nullptr;
-    size_t size = 0;
-    FerryStringGetData(h, &data, &size);
+    const char* data = StringOf(h)->data;
+    auto size = static_cast<size_t>(StringOf(h)->size);
     PyObject* result = cell.type_index == kFerryString
                            ? PyUnicode_DecodeUTF8(data, static_cast<Py_ssize_t>(size), "strict")
                            : PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(size));

@@ -87,8 +87,33 @@ inline void DecRef(FerryObjectHandle h) {
   if (__atomic_fetch_sub(&obj->ref_counter, 1, __ATOMIC_ACQ_REL) == 1) obj->deleter(obj);
 }
 
+/// The bytes of a ferry.String or ferry.Bytes object, read through the layout c_api.h gives.
+inline const FerryStringObject* StringOf(FerryObjectHandle h) {
+  return static_cast<const FerryStringObject*>(h);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Conversion.
+
+/// The value of an int of at most one digit (most ints), read straight from the object; false
+/// for longer ones (PyLong_AsLongLongAndOverflow handles those).
+inline bool CompactIntValue(PyObject* value, int64_t* out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  auto* v = reinterpret_cast<PyLongObject*>(value);
+  if (!PyUnstable_Long_IsCompact(v)) return false;
+  *out = PyUnstable_Long_CompactValue(v);
+  return true;
+#elif PY_VERSION_HEX >= 0x030B0000
+  Py_ssize_t size = Py_SIZE(value);  // the sign times the number of digits
+  if (size < -1 || size > 1) return false;
+  *out = size * static_cast<int64_t>(reinterpret_cast<PyLongObject*>(value)->ob_digit[0]);
+  return true;
+#else
+  (void)value;
+  (void)out;
+  return false;
+#endif
+}
 
 /// Objects created while converting arguments (strings with NULs, lists, dicts, callables);
 /// released when the scope ends, after the call that used them.

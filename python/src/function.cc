@@ -167,9 +167,15 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
 
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
 /// parameter name when `names` has them).
-int ConvertArgs(PyObject* const* args, Py_ssize_t nargs, FerryAny* cells, TempScope* scope,
-                PyObject* names) {
+[[gnu::always_inline]] inline int ConvertArgs(PyObject* const* args, Py_ssize_t nargs,
+                                              FerryAny* cells, TempScope* scope,
+                                              PyObject* names) {
   for (Py_ssize_t i = 0; i < nargs; ++i) {
+    int64_t v;  // the commonest argument, converted inline
+    if (Py_IS_TYPE(args[i], &PyLong_Type) && CompactIntValue(args[i], &v)) {
+      SetCell(&cells[i], kFerryInt, 0, static_cast<uint64_t>(v));
+      continue;
+    }
     if (PyToAny(args[i], &cells[i], scope) != 0) {
       PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
                                                               : nullptr);
@@ -180,10 +186,11 @@ int ConvertArgs(PyObject* const* args, Py_ssize_t nargs, FerryAny* cells, TempSc
 }
 
 /// The result cell of a successful call as Python (its reference taken over).
-PyObject* ResultToPy(const FerryAny& result) {
+[[gnu::always_inline]] inline PyObject* ResultToPy(const FerryAny& result) {
   // The commonest results, without the general conversion's call.
   if (result.type_index == kFerryNone) Py_RETURN_NONE;
   if (result.type_index == kFerryInt) return PyLong_FromLongLong(result.v_int64);
+  if (result.type_index >= kFerryDynamicObjectBegin) return WrapObject(result.v_obj, true);
   return AnyToPy(result, /*owned=*/true);
 }
 

@@ -146,6 +146,17 @@ int main(int argc, char** argv) {
   EXPECT(FerryStringGetData(str, &data, &size) == 0);
   EXPECT(size == 5 && strcmp(data, "hello") == 0);
   EXPECT(((FerryObject*)str)->type_index == kFerryString);
+  /* The layout c_api.h promises: the same bytes through the struct as through the call. */
+  EXPECT(((FerryStringObject*)str)->data == data && ((FerryStringObject*)str)->size == 5);
+  {
+    FerryObjectHandle bytes = NULL;
+    const FerryStringObject* view;
+    EXPECT(FerryBytesCreate("a\0b", 3, &bytes) == 0);
+    view = (const FerryStringObject*)bytes;
+    EXPECT(view->header.type_index == kFerryBytes && view->size == 3);
+    EXPECT(memcmp(view->data, "a\0b", 4) == 0); /* and the NUL after them */
+    EXPECT(FerryObjectDecRef(bytes) == 0);
+  }
   EXPECT(FerryObjectIncRef(str) == 0);
   EXPECT(((FerryObject*)str)->ref_counter == 2);
   EXPECT(FerryObjectDecRef(str) == 0);
