@@ -98,16 +98,12 @@ FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
   return *slot;
 }
 
-namespace {
-/// A weak reference to the last Ferry object class seen, so that the common case skips the
-/// subclass walk; weak, so the class can die (and its address be reused) while it is cached.
 PyObject* g_last_object_type = nullptr;
 
+namespace {
 inline bool IsFerryObjectFast(PyObject* value) {
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
-  if (g_last_object_type != nullptr && PyWeakref_GET_OBJECT(g_last_object_type) == type) {
-    return true;
-  }
+  if (IsLastObjectType(Py_TYPE(value))) return true;
   if (!IsFerryObject(value)) return false;
   PyObject* ref = PyWeakref_NewRef(type, nullptr);
   if (ref == nullptr) {
@@ -117,7 +113,6 @@ inline bool IsFerryObjectFast(PyObject* value) {
   Py_XSETREF(g_last_object_type, ref);
   return true;
 }
-
 
 int IntToAny(PyObject* value, FerryAny* out) {
   int64_t v = 0;

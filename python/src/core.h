@@ -95,6 +95,14 @@ inline const FerryStringObject* StringOf(FerryObjectHandle h) {
 // ---------------------------------------------------------------------------------------------
 // Conversion.
 
+/// A weak reference to the class of the last Ferry object converted, so that the common case
+/// skips the subclass walk; weak, so the class can die (and its address be reused) while cached.
+extern PyObject* g_last_object_type;
+inline bool IsLastObjectType(PyTypeObject* type) {
+  return g_last_object_type != nullptr &&
+         PyWeakref_GET_OBJECT(g_last_object_type) == reinterpret_cast<PyObject*>(type);
+}
+
 /// The value of an int of at most one digit (most ints), read straight from the object; false
 /// for longer ones (PyLong_AsLongLongAndOverflow handles those).
 inline bool CompactIntValue(PyObject* value, int64_t* out) {

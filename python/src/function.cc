@@ -171,9 +171,15 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
                                               FerryAny* cells, TempScope* scope,
                                               PyObject* names) {
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    int64_t v;  // the commonest argument, converted inline
+    // The commonest arguments, converted inline: small ints, objects of the last class seen.
+    int64_t v;
     if (Py_IS_TYPE(args[i], &PyLong_Type) && CompactIntValue(args[i], &v)) {
       SetCell(&cells[i], kFerryInt, 0, static_cast<uint64_t>(v));
+      continue;
+    }
+    if (IsLastObjectType(Py_TYPE(args[i])) && HandleOf(args[i]) != nullptr) {
+      FerryObjectHandle h = HandleOf(args[i]);
+      SetCell(&cells[i], TypeIndexOf(h), 0, BitsOf(h));
       continue;
     }
     if (PyToAny(args[i], &cells[i], scope) != 0) {
