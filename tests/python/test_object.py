@@ -115,8 +115,9 @@ def _init_worker():
 def test_uninitialized_objects_are_reported():
     raw = Expr.__new__(Expr)
     assert "uninitialized" in repr(raw)
-    with pytest.raises(ValueError, match="not initialized"):
-        ferry.get_global_func("test.echo")(raw)
+    for _ in range(2):  # the second time its class is the cached one (the inline path)
+        with pytest.raises(ValueError, match="argument 0: .*not initialized"):
+            ferry.get_global_func("test.echo")(raw)
     with pytest.raises(ValueError, match="uninitialized"):
         pickle.dumps(raw)
 
