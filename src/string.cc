@@ -1,6 +1,12 @@
 /// \file string.cc
 /// String allocation and the C ABI of strings.
-#include <cstring>  // memcpy
+#include <cstring>      // memcpy
+#include <new>          // operator new, placement new
+#include <type_traits>  // std::is_trivially_destructible_v
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include "c_api_internal.h"
 #include "ferry/string.h"
@@ -16,15 +22,118 @@ static_assert(sizeof(BytesObj) == sizeof(FerryStringObject), "BytesObj is a Ferr
 namespace details {
 namespace {
 
-/// A StringObj with room for `size` bytes and the NUL; `data` points at the trailing bytes.
-ObjectPtr<StringObj> AllocateString(size_t size) {
-  ObjectPtr<StringObj> obj = make_inplace_array_object<StringObj, char>(size + 1);
+// Strings and byte strings of up to kSmallPayload bytes (names, keys, short messages: most of
+// them) take their block from a per-thread cache of equal blocks rather than from the heap: a
+// dozen instructions where malloc and free take ~130. A thread keeps at most kCacheBlocks free
+// blocks; one freed on another thread joins that thread's cache. Under AddressSanitizer a cached
+// block is poisoned, so a use after release is still reported.
+constexpr size_t kSmallBlock = 64;
+constexpr size_t kSmallPayload = kSmallBlock - sizeof(StringObj) - 1;  // and the NUL
+constexpr int kCacheBlocks = 256;
+#if defined(__SANITIZE_ADDRESS__)
+inline void Poison(void* block) { ASAN_POISON_MEMORY_REGION(block, kSmallBlock); }
+inline void Unpoison(void* block) { ASAN_UNPOISON_MEMORY_REGION(block, kSmallBlock); }
+#else
+inline void Poison(void*) {}
+inline void Unpoison(void*) {}
+#endif
+static_assert(sizeof(StringObj) == sizeof(BytesObj) && kSmallPayload >= 15, "the block holds both");
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+/// One thread's free blocks. Plain data, so a thread's first use needs no initialization and each
+/// use is one TLS lookup; the blocks are freed when the thread exits (BlockCacheDrain), after
+/// which `closed` sends every block back to the heap.
+struct BlockCache {
+  FreeBlock* head;
+  int32_t count;
+  bool closed;
+  bool drain_registered;
+};
+thread_local BlockCache t_cache;
+
+struct BlockCacheDrain {
+  ~BlockCacheDrain() {
+    BlockCache& cache = t_cache;
+    cache.closed = true;
+    while (cache.head != nullptr) {
+      Unpoison(cache.head);
+      FreeBlock* next = cache.head->next;
+      ::operator delete(cache.head);
+      cache.head = next;
+    }
+    cache.count = 0;
+  }
+};
+
+inline void PushBlock(BlockCache* cache, void* mem) {
+  auto* block = static_cast<FreeBlock*>(mem);
+  block->next = cache->head;
+  cache->head = block;
+  ++cache->count;
+  Poison(block);
+}
+
+/// A thread's first cached block: arranges for the cache to be drained when the thread exits.
+[[gnu::noinline]] void PushFirstBlock(BlockCache* cache, void* mem) {
+  cache->drain_registered = true;
+  thread_local BlockCacheDrain drain;  // constructed here once, destroyed at thread exit
+  (void)drain;
+  PushBlock(cache, mem);
+}
+
+inline void* TakeBlock() {
+  BlockCache* cache = &t_cache;
+  if (FreeBlock* block = cache->head) {  // empty once closed
+    Unpoison(block);
+    cache->head = block->next;
+    --cache->count;
+    return block;
+  }
+  return ::operator new(kSmallBlock);
+}
+
+inline void GiveBlock(void* mem) {
+  BlockCache* cache = &t_cache;
+  if (cache->count >= kCacheBlocks || cache->closed) {
+    ::operator delete(mem);
+  } else if (!cache->drain_registered) {
+    PushFirstBlock(cache, mem);
+  } else {
+    PushBlock(cache, mem);
+  }
+}
+
+template <typename T>
+void SmallDeleter(FerryObject* header) noexcept {
+  static_assert(std::is_trivially_destructible_v<T>, "released without the release guard");
+  T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
+  obj->~T();
+  GiveBlock(obj);
+}
+
+/// A StringObj or BytesObj with room for `size` bytes and the NUL; `data` points at the trailing
+/// bytes.
+template <typename T>
+ObjectPtr<T> AllocateBytesObject(size_t size) {
+  ObjectPtr<T> obj;
+  if (size <= kSmallPayload) {
+    T* raw = new (TakeBlock()) T();
+    ObjectUnsafe::SetHeader(raw, T::RuntimeTypeIndex(), &SmallDeleter<T>);
+    obj = ObjectUnsafe::PtrFromNew<T>(raw);
+  } else {
+    obj = make_inplace_array_object<T, char>(size + 1);
+  }
   char* bytes = reinterpret_cast<char*>(obj.get() + 1);
   bytes[size] = '\0';
   obj->data = bytes;
   obj->size = size;
   return obj;
 }
+
+ObjectPtr<StringObj> AllocateString(size_t size) { return AllocateBytesObject<StringObj>(size); }
 
 }  // namespace
 
@@ -45,12 +154,8 @@ ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b) {
 
 ObjectPtr<Object> MakeBytes(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "Bytes: nullptr with non-zero size");
-  ObjectPtr<BytesObj> obj = make_inplace_array_object<BytesObj, char>(size + 1);
-  char* bytes = reinterpret_cast<char*>(obj.get() + 1);
-  if (size != 0) std::memcpy(bytes, data, size);
-  bytes[size] = '\0';
-  obj->data = bytes;
-  obj->size = size;
+  ObjectPtr<BytesObj> obj = AllocateBytesObject<BytesObj>(size);
+  if (size != 0) std::memcpy(const_cast<char*>(obj->data), data, size);
   return obj;
 }
 
@@ -73,7 +178,8 @@ int FerryStringCreate(const char* data, size_t size, FerryObjectHandle* out_stri
 int FerryBytesCreate(const char* data, size_t size, FerryObjectHandle* out_bytes) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(out_bytes);
-  *out_bytes = ferry::details::MoveToHandle(ferry::ObjectRef(ferry::details::MakeBytes(data, size)));
+  *out_bytes =
+      ferry::details::MoveToHandle(ferry::ObjectRef(ferry::details::MakeBytes(data, size)));
   FERRY_C_API_END();
 }
 

@@ -68,8 +68,14 @@ int DictToAny(PyObject* dict, FerryAny* out, TempScope* scope) {
 
 int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(value, &size);
-  if (data == nullptr) return -1;
+  const char* data;
+  if (PyUnicode_IS_COMPACT_ASCII(value)) {  // most strs: their characters are the UTF-8 bytes
+    data = static_cast<const char*>(PyUnicode_DATA(value));
+    size = PyUnicode_GET_LENGTH(value);
+  } else {
+    data = PyUnicode_AsUTF8AndSize(value, &size);
+    if (data == nullptr) return -1;
+  }
   if (size < static_cast<Py_ssize_t>(sizeof(out->v_bytes))) {
     uint64_t bytes = 0;
     std::memcpy(&bytes, data, static_cast<size_t>(size));
@@ -77,7 +83,7 @@ int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     return 0;
   }
   if (std::memchr(data, '\0', static_cast<size_t>(size)) == nullptr) {
-    // Borrowed from the str's cached UTF-8 form, which lives as long as the str.
+    // Borrowed from the str (its ASCII characters or its cached UTF-8 form): it outlives the call.
     SetCell(out, kFerryRawStr, 0, BitsOf(data));
     return 0;
   }
