@@ -203,8 +203,9 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
 /// waits, and those need the GIL (keeping it would deadlock them).
-PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs,
-                         FerryAny* cells, PyObject* names) {
+[[gnu::always_inline]] inline PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args,
+                                                     Py_ssize_t nargs, FerryAny* cells,
+                                                     PyObject* names) {
   TempScope scope;
   if (ConvertArgs(args, nargs, cells, &scope, names) != 0) return nullptr;
   FerryAny result;
