@@ -161,6 +161,41 @@ def test_callbacks_from_cpp_threads(f):
     assert len(seen) >= 1 and threading.get_ident() not in seen
 
 
+def test_callbacks_while_another_python_thread_holds_the_gil(f):
+    # call_n releases the GIL, so between callbacks a busy Python thread takes it: each callback
+    # must see that its own thread does not hold the GIL (another one does) and wait for it.
+    # With release_gil off the same callbacks run straight on the caller's GIL.
+    stop = threading.Event()
+    spins = [0]
+
+    def busy():
+        while not stop.is_set():
+            spins[0] += 1
+
+    t = threading.Thread(target=busy)
+    t.start()
+    try:
+        me = threading.get_ident()
+        threads = set()
+
+        def callback(i):
+            threads.add(threading.get_ident())
+            return i
+
+        for release in (True, False):
+            call_n = f.echo(f.call_n)  # a Function object of its own: f.call_n stays as it is
+            assert call_n is not f.call_n
+            call_n.release_gil = release
+            before = spins[0]
+            assert call_n(callback, 20000) == sum(range(20000))
+            assert threads == {me}
+            if release:
+                assert spins[0] > before, "the busy thread never ran during the call"
+    finally:
+        stop.set()
+        t.join()
+
+
 def ticks_during(call):
     """How many times a Python worker thread ran while call() ran."""
     ticks = []
