@@ -167,6 +167,15 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned);
 /// released on failure); otherwise the handle is borrowed. NULL with an exception on failure.
 PyObject* WrapObject(FerryObjectHandle handle, bool owned);
 
+/// AnyToPy of an owned cell, with the commonest kinds (None, int, objects of registered types)
+/// inline: call results and field reads.
+[[gnu::always_inline]] inline PyObject* OwnedCellToPy(const FerryAny& cell) {
+  if (cell.type_index == kFerryNone) Py_RETURN_NONE;
+  if (cell.type_index == kFerryInt) return PyLong_FromLongLong(cell.v_int64);
+  if (cell.type_index >= kFerryDynamicObjectBegin) return WrapObject(cell.v_obj, true);
+  return AnyToPy(cell, /*owned=*/true);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Classes.
 

@@ -204,14 +204,6 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
   return 0;
 }
 
-/// The result cell of a successful call as Python (its reference taken over).
-[[gnu::always_inline]] inline PyObject* ResultToPy(const FerryAny& result) {
-  // The commonest results, without the general conversion's call.
-  if (result.type_index == kFerryNone) Py_RETURN_NONE;
-  if (result.type_index == kFerryInt) return PyLong_FromLongLong(result.v_int64);
-  if (result.type_index >= kFerryDynamicObjectBegin) return WrapObject(result.v_obj, true);
-  return AnyToPy(result, /*owned=*/true);
-}
 
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
@@ -226,7 +218,7 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
               self->release_gil != 0, &result) != 0) {
     return RaiseFerryError();
   }
-  return ResultToPy(result);
+  return OwnedCellToPy(result);
 }
 
 }  // namespace
@@ -402,7 +394,7 @@ PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, 
   if (CallRaw(&FerryFunctionCall, func, args, n, release_gil, &result) != 0) {
     return RaiseFerryError();
   }
-  return ResultToPy(result);
+  return OwnedCellToPy(result);
 }
 
 }  // namespace ferry_py

@@ -377,7 +377,7 @@ PyObject* FieldGet(PyObject* descr, PyObject* obj, PyObject*) {
   if (self->getter(static_cast<const char*>(h) + self->offset, &cell) != 0) {
     return RaiseFerryError();
   }
-  return AnyToPy(cell, /*owned=*/true);
+  return OwnedCellToPy(cell);
 }
 
 int FieldSet(PyObject* descr, PyObject*, PyObject*) {

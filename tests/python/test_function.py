@@ -162,16 +162,22 @@ def test_callbacks_from_cpp_threads(f):
 
 
 def test_callbacks_while_another_python_thread_holds_the_gil(f):
-    # call_n releases the GIL, so between callbacks a busy Python thread takes it: each callback
+    # call_n releases the GIL, so between callbacks a busy Python thread may hold it: each callback
     # must see that its own thread does not hold the GIL (another one does) and wait for it.
-    # With release_gil off the same callbacks run straight on the caller's GIL.
+    # With release_gil off the same callbacks run straight on the caller's GIL. Every 1000th
+    # callback hands the GIL to the busy thread and waits until it has run, so the two contend
+    # for the GIL throughout the call.
     stop = threading.Event()
+    ran = threading.Event()
     spins = [0]
 
     def busy():
         while not stop.is_set():
             spins[0] += 1
+            ran.set()
 
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)  # the waits for the GIL: 0.1 ms, not 5
     t = threading.Thread(target=busy)
     t.start()
     try:
@@ -180,6 +186,9 @@ def test_callbacks_while_another_python_thread_holds_the_gil(f):
 
         def callback(i):
             threads.add(threading.get_ident())
+            if i % 1000 == 0:
+                ran.clear()
+                assert ran.wait(10), "the busy thread did not run"
             return i
 
         for release in (True, False):
@@ -187,13 +196,12 @@ def test_callbacks_while_another_python_thread_holds_the_gil(f):
             assert call_n is not f.call_n
             call_n.release_gil = release
             before = spins[0]
-            assert call_n(callback, 20000) == sum(range(20000))
-            assert threads == {me}
-            if release:
-                assert spins[0] > before, "the busy thread never ran during the call"
+            assert call_n(callback, 100000) == sum(range(100000))
+            assert threads == {me} and spins[0] > before
     finally:
         stop.set()
         t.join()
+        sys.setswitchinterval(interval)
 
 
 def ticks_during(call):
