@@ -14,10 +14,6 @@ FerryObjectHandle g_map_ctor = nullptr;
 
 inline void SetNone(FerryAny* out) { SetCell(out, kFerryNone, 0, 0); }
 
-inline void SetObject(FerryAny* out, FerryObjectHandle h) {
-  SetCell(out, TypeIndexOf(h), 0, BitsOf(h));
-}
-
 /// Builds a container by calling the global `ctor` on converted items; the result is kept by
 /// `scope`.
 int MakeContainer(FerryObjectHandle ctor, PyObject* const* items, Py_ssize_t n, FerryAny* out,

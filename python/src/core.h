@@ -75,6 +75,10 @@ inline uint64_t BitsOf(double d) {
   return bits;
 }
 static_assert(sizeof(FerryAny) == 16 && offsetof(FerryAny, v_int64) == 8, "the cell layout");
+/// A cell borrowing the object `h`.
+inline void SetObject(FerryAny* out, FerryObjectHandle h) {
+  SetCell(out, TypeIndexOf(h), 0, BitsOf(h));
+}
 
 /// Reference counting inline, by the protocol c_api.h gives for the FerryObject header (relaxed
 /// increment; acq_rel decrement, the deleter at zero): what FerryObjectIncRef/DecRef do, without

@@ -191,8 +191,7 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
       continue;
     }
     if (IsLastObjectType(Py_TYPE(args[i])) && HandleOf(args[i]) != nullptr) {
-      FerryObjectHandle h = HandleOf(args[i]);
-      SetCell(&cells[i], TypeIndexOf(h), 0, BitsOf(h));
+      SetObject(&cells[i], HandleOf(args[i]));
       continue;
     }
     if (PyToAny(args[i], &cells[i], scope) != 0) {
@@ -203,7 +202,6 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
   }
   return 0;
 }
-
 
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
