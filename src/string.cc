@@ -52,7 +52,10 @@ struct BlockCache {
   bool closed;
   bool drain_registered;
 };
-thread_local BlockCache t_cache;
+// initial-exec: an offset from the thread pointer instead of a __tls_get_addr call per use (a
+// fifth of the cost of a short string). It takes 16 bytes of the static TLS space the loader
+// keeps for libraries opened later (Python loads libferry with ferry._core), well within it.
+[[gnu::tls_model("initial-exec")]] thread_local BlockCache t_cache;
 
 struct BlockCacheDrain {
   ~BlockCacheDrain() {
