@@ -2,7 +2,7 @@
 /// Python values <-> FerryAny cells. Arguments convert straight into cells that borrow from the
 /// Python objects (strings point into the str's UTF-8 buffer), so a call builds no temporary
 /// Python objects; only lists, dicts, callables and bytes need a Ferry object made for them.
-#include <cstring>  // memcpy
+#include <cstring>  // memchr, memcpy
 
 #include "core.h"
 
@@ -62,6 +62,21 @@ int DictToAny(PyObject* dict, FerryAny* out, TempScope* scope) {
   return rc;
 }
 
+/// Whether data[0, size) holds a NUL byte. Strings of 8 to 16 bytes (those too long to go inline
+/// and most others) are checked as two overlapping words rather than through memchr.
+inline bool HasNul(const char* data, size_t size) {
+  if (size >= 8 && size <= 16) {
+    auto has_zero_byte = [](uint64_t x) {
+      return ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
+    };
+    uint64_t head, tail;
+    std::memcpy(&head, data, 8);
+    std::memcpy(&tail, data + size - 8, 8);
+    return has_zero_byte(head) || has_zero_byte(tail);
+  }
+  return std::memchr(data, '\0', size) != nullptr;
+}
+
 int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   Py_ssize_t size = 0;
   const char* data;
@@ -78,7 +93,7 @@ int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     SetCell(out, kFerrySmallStr, static_cast<uint32_t>(size), bytes);
     return 0;
   }
-  if (std::memchr(data, '\0', static_cast<size_t>(size)) == nullptr) {
+  if (!HasNul(data, static_cast<size_t>(size))) {
     // Borrowed from the str (its ASCII characters or its cached UTF-8 form): it outlives the call.
     SetCell(out, kFerryRawStr, 0, BitsOf(data));
     return 0;

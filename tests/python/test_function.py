@@ -18,6 +18,19 @@ def test_plain_values_round_trip(f, value):
     assert out == value and type(out) is type(value)
 
 
+def test_strings_with_a_nul_at_every_position_round_trip(f):
+    # A str goes inline (< 8 bytes), borrowed (no NUL) or copied (a NUL inside); lengths 8-16
+    # are checked for a NUL word-wise, longer ones by memchr.
+    for n in range(1, 40):
+        base = "".join(chr(ord("a") + i % 26) for i in range(n))
+        assert f.echo(base) == base
+        for i in range(n):
+            s = base[:i] + "\0" + base[i + 1:]
+            assert f.echo(s) == s, (n, i)
+            assert f.echo(s.encode()) == s.encode()
+        assert f.echo("\x80" * n) == "\x80" * n  # bytes >= 0x80 are not NULs
+
+
 def test_ints_at_every_digit_boundary_round_trip(f):
     # Ints of one internal digit are read straight from the object; longer ones are not.
     edges = [0, 1, 2**15, 2**30 - 1, 2**30, 2**31, 2**32, 2**60 - 1, 2**60, 2**62, 2**63 - 1]
