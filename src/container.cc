@@ -352,6 +352,9 @@ void MapObj::Clear() {
 }
 
 void MapObj::Reserve(size_t count) {
+  if (count >= kIndexMask - 1) {  // also keeps slots_for's doubling from overflowing
+    FERRY_THROW(MemoryError) << "Map: cannot reserve " << count << " entries";
+  }
   if (count * 2 > slots_.size()) Rehash(slots_for(std::max(count, size_)));
   entries_.reserve(count);
 }

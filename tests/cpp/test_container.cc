@@ -200,6 +200,21 @@ TEST(Array, InsertAndEraseRanges) {
   EXPECT_EQ(ToVector(a), (std::vector<int64_t>{1, 5}));
 }
 
+TEST(Array, ResizeAndAssignMayReadTheArrayItself) {
+  // The fill value and the source range are this array's own cells, which growing moves.
+  Array<Any> a;
+  a.push_back(String("a string too long to be stored inline in the cell"));
+  a.resize(100, a[0]);
+  ASSERT_EQ(a.size(), 100);
+  EXPECT_EQ(a[99].cast<String>(), "a string too long to be stored inline in the cell");
+  Array<int64_t> b = {1, 2, 3, 4};
+  b.assign(b.begin() + 1, b.end());
+  EXPECT_EQ(ToVector(b), (std::vector<int64_t>{2, 3, 4}));
+  Array<int64_t> c = {7, 8};
+  c.assign(c.begin(), c.end());
+  EXPECT_EQ(ToVector(c), (std::vector<int64_t>{7, 8}));
+}
+
 TEST(Array, HoldsObjectsAndReleasesThem) {
   Leaf leaf(1);
   {
@@ -374,6 +389,14 @@ TEST(Map, MissingKeysAreKeyErrorsNamingTheKey) {
   Map<int64_t, int64_t> ints = {{1, 1}};
   ExpectError([&] { ints.at(42); }, "KeyError", {"key 42"});
   ExpectError([&] { m.Get("missing").value(); }, "ValueError", {"Optional[int] has no value"});
+}
+
+TEST(Map, ReservingMoreThanAMapCanHoldIsAMemoryError) {
+  Map<int64_t, int64_t> m = {{1, 1}};
+  ExpectError([&] { m.reserve(SIZE_MAX / 2); }, "MemoryError", {"cannot reserve"});
+  ExpectError([&] { m.reserve(size_t{1} << 32); }, "MemoryError", {"cannot reserve"});
+  m.reserve(100);
+  EXPECT_EQ(m.at(1), 1);
 }
 
 TEST(Map, TypedConversionFailuresNameTheKey) {

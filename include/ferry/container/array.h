@@ -259,9 +259,10 @@ class Array : public ObjectRef {
   /// Grows with copies of `value` or shrinks to `size` elements.
   void resize(int64_t size, const T& value = T()) {
     if (size < 0) ArrayObj::ThrowIndexError(size, get()->size());
+    const Any fill(value);  // before the storage moves: `value` may be one of our elements
     ArrayObj* array = Writable(std::max(size, get()->size()));
     array->ShrinkTo(size);
-    while (array->size() < size) array->EmplaceBack(Any(value));
+    while (array->size() < size) array->EmplaceBack(Any(fill));
   }
   /// Makes room for `capacity` elements without changing the contents.
   void reserve(int64_t capacity) { Writable(std::max(capacity, get()->size())); }
@@ -272,15 +273,16 @@ class Array : public ObjectRef {
       data_ = details::EmptyArray();
     }
   }
-  /// Replaces the contents with the elements [first, last).
+  /// Replaces the contents with the elements [first, last), which may be this array's own.
   template <typename It>
   void assign(It first, It last) {
-    clear();
+    Array fresh;
     if constexpr (std::is_base_of_v<std::forward_iterator_tag,
                                     typename std::iterator_traits<It>::iterator_category>) {
-      Writable(static_cast<int64_t>(std::distance(first, last)));
+      fresh.reserve(static_cast<int64_t>(std::distance(first, last)));
     }
-    for (; first != last; ++first) push_back(T(*first));
+    for (; first != last; ++first) fresh.push_back(T(*first));
+    *this = std::move(fresh);
   }
 
   /// Converts the cell of an element to `T`.
