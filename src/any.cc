@@ -2,6 +2,7 @@
 /// The cold paths of Any: type keys of cells, cast errors, string storage, and FerryAnyRelease.
 #include "ferry/any.h"
 
+#include <cstring>  // memchr
 #include <sstream>
 #include <string>
 
@@ -55,6 +56,24 @@ std::string DescribeCastFailure(const FerryAny* value, const std::string& expect
 void ThrowCastError(const FerryAny* value, const std::string& expected, const std::string& detail) {
   const char* kind = IsIntegerOutOfRange(value, expected) ? "OverflowError" : "TypeError";
   ThrowError(kind, DescribeCastFailure(value, expected, detail).c_str());
+}
+
+void StringToAnyView(const char* data, size_t size, FerryAny* out) {
+  if (size < sizeof(out->v_bytes)) {
+    StringToAny(data, size, out);  // inline: no object is made
+    return;
+  }
+  if (const void* nul = std::memchr(data, '\0', size)) {
+    FERRY_THROW(ValueError) << "a std::string of " << size << " bytes with a NUL at byte "
+                            << (static_cast<const char*>(nul) - data)
+                            << " cannot be passed by reference as a C string, which would end "
+                               "there; pass ferry::String(s) instead";
+  }
+  FerryAny cell;
+  cell.type_index = kFerryRawStr;
+  cell.small_len = 0;
+  cell.v_c_str = data;
+  *out = cell;
 }
 
 void StringToAny(const char* data, size_t size, FerryAny* out) {

@@ -51,6 +51,10 @@ FERRY_DLL bool AnyEqual(const FerryAny* a, const FerryAny* b) noexcept;
 FERRY_DLL std::string AnyRepr(const FerryAny* value);
 /// Stores the string in `out`: inline when it fits in 7 bytes, else as a new String object.
 FERRY_DLL void StringToAny(const char* data, size_t size, FerryAny* out);
+/// Stores a view of the string in `out`: inline when it fits in 7 bytes, else borrowed as a
+/// NUL-terminated kFerryRawStr (`data[size]` must be NUL). A longer string with a NUL inside
+/// cannot be borrowed that way: ValueError.
+FERRY_DLL void StringToAnyView(const char* data, size_t size, FerryAny* out);
 /// Reads a string from any of its forms; false when the cell holds no string.
 inline bool AnyToStringView(const FerryAny* value, std::string_view* out) {
   switch (value->type_index) {
@@ -261,7 +265,7 @@ template <>
 struct TypeTraits<std::string> {
   static constexpr bool kEnabled = true;
   static void CopyToAnyView(const std::string& src, FerryAny* out) {
-    TypeTraits<const char*>::CopyToAnyView(src.c_str(), out);
+    details::StringToAnyView(src.c_str(), src.size(), out);
   }
   static void MoveToAny(const std::string& src, FerryAny* out) {
     details::StringToAny(src.data(), src.size(), out);

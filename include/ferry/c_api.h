@@ -54,8 +54,8 @@ typedef enum {
   kFerryFloat = 3,      ///< double in v_float64.
   kFerryOpaquePtr = 4,  ///< void* in v_ptr, not owned.
   kFerryDataType = 5,   ///< FerryDataType in v_dtype.
-  kFerryRawStr = 6,     ///< const char* in v_c_str, borrowed, NUL-terminated.
-  kFerrySmallStr = 7,   ///< up to 7 bytes inline in v_bytes, length in small_len.
+  kFerryRawStr = 6,     ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL.
+  kFerrySmallStr = 7,   ///< up to 7 bytes inline in v_bytes, length (<= 7) in small_len.
   kFerryStaticObjectBegin = 64,
   kFerryObject = 64,    ///< the root of all objects.
   kFerryString = 65,    ///< ferry.String

@@ -125,6 +125,23 @@ TEST(Any, OwnsItsStringsButAnyViewBorrows) {
       << "a raw string converts to a String where an ObjectRef is expected";
 }
 
+TEST(Any, AStdStringWithANulIsNeverCutShort) {
+  // Short ones go inline with their length; a longer one cannot be borrowed as a C string.
+  std::string short_nul("a\0b", 3);
+  AnyView view = short_nul;
+  EXPECT_EQ(view.type_index(), kFerrySmallStr);
+  EXPECT_EQ(view.cast<std::string>(), short_nul);
+  Map<String, int64_t> m = {{"a", 1}};
+  EXPECT_FALSE(m.contains(short_nul)) << "\"a\\0b\" is not the key \"a\"";
+  Function size = Function::FromTyped([](std::string s) { return static_cast<int64_t>(s.size()); });
+  EXPECT_EQ(size(short_nul).cast<int64_t>(), 3);
+  std::string long_nul("a string with\0 a NUL inside", 27);
+  ExpectError([&] { size(long_nul); }, "ValueError",
+              {"std::string of 27 bytes with a NUL at byte 13", "ferry::String(s)"});
+  EXPECT_EQ(size(String(long_nul)).cast<int64_t>(), 27);
+  EXPECT_EQ(Any(long_nul).cast<std::string>(), long_nul) << "an Any owns a copy: no limit";
+}
+
 TEST(Any, HoldsObjectsAndCountsReferences) {
   Point p(make_object<PointNode>());
   {
