@@ -52,9 +52,9 @@ class TypeTable {
   int32_t GetOrAlloc(const char* key, int32_t static_index, int32_t parent_index,
                      int32_t num_child_slots, bool can_overflow) {
     if (key == nullptr || *key == '\0') FERRY_THROW(ValueError) << "type key must not be empty";
-    if (num_child_slots < 0) {
-      FERRY_THROW(ValueError) << "type '" << key << "': num_child_slots must be >= 0, got "
-                              << num_child_slots;
+    if (num_child_slots < 0 || num_child_slots >= kMaxTypes) {
+      FERRY_THROW(ValueError) << "type '" << key << "': num_child_slots must be in [0, "
+                              << kMaxTypes << "), got " << num_child_slots;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = key_to_index_.find(key);
@@ -66,6 +66,17 @@ class TypeTable {
         FERRY_THROW(RuntimeError) << "type key '" << key << "' is already registered with parent '"
                                   << KeyOf(known_parent) << "', cannot register it again with "
                                   << "parent '" << KeyOf(parent_index) << "'";
+      }
+      // IsInstance trusts a class's declared child slots: a range that was never reserved
+      // would make unrelated types look like subtypes.
+      if (entry->info.num_child_slots != num_child_slots ||
+          (entry->info.child_slots_can_overflow != 0) != can_overflow) {
+        FERRY_THROW(RuntimeError)
+            << "type key '" << key << "' is already registered with "
+            << entry->info.num_child_slots << " child slots"
+            << (entry->info.child_slots_can_overflow ? " (can overflow)" : " (cannot overflow)")
+            << ", cannot register it again with " << num_child_slots << " child slots"
+            << (can_overflow ? " (can overflow)" : " (cannot overflow)");
       }
       return it->second;
     }

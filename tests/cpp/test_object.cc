@@ -10,9 +10,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
 using namespace ferry;  // NOLINT
+using ferry_test::ExpectError;
 
 // Live-instance counter shared by the test node types, to prove destruction happens exactly once.
 std::atomic<int> live_nodes{0};
@@ -356,6 +359,32 @@ TEST(TypeRegistry, SameKeyWithAnotherParentIsAnError) {
         << e.what();
     EXPECT_NE(e.message().view().find("test.Base"), std::string_view::npos) << e.what();
   }
+}
+
+TEST(TypeRegistry, SameKeyWithOtherChildSlotsIsAnError) {
+  // A class that declares slots the first registration did not reserve would see unrelated
+  // types registered after it as its subtypes.
+  int32_t index = -1, again = -1;
+  ASSERT_EQ(FerryTypeGetOrAllocIndex("test.Slots", -1, kFerryObject, 0, 1, &index), 0);
+  ASSERT_EQ(FerryTypeGetOrAllocIndex("test.Slots", -1, kFerryObject, 0, 1, &again), 0);
+  EXPECT_EQ(again, index);
+  EXPECT_EQ(FerryTypeGetOrAllocIndex("test.Slots", -1, kFerryObject, 4, 0, &again), -1);
+  ExpectError([] { details::ThrowRaised(); }, "RuntimeError",
+              {"'test.Slots' is already registered with 0 child slots (can overflow)",
+               "again with 4 child slots (cannot overflow)"});
+  EXPECT_EQ(FerryTypeGetOrAllocIndex("test.Slots", -1, kFerryObject, 0, 0, &again), -1);
+  EXPECT_THROW(details::ThrowRaised(), Error);
+}
+
+TEST(TypeRegistry, AbsurdChildSlotCountsAreValueErrors) {
+  int32_t index = -1;
+  EXPECT_EQ(FerryTypeGetOrAllocIndex("test.Huge", -1, kFerryObject, INT32_MAX, 1, &index), -1);
+  ExpectError([] { details::ThrowRaised(); }, "ValueError",
+              {"'test.Huge': num_child_slots must be in [0, "});
+  EXPECT_EQ(FerryTypeGetOrAllocIndex("test.Huge", -1, kFerryObject, -1, 1, &index), -1);
+  EXPECT_THROW(details::ThrowRaised(), Error);
+  EXPECT_EQ(FerryTypeKeyToIndex("test.Huge", &index), -1) << "nothing was registered";
+  EXPECT_THROW(details::ThrowRaised(), Error);
 }
 
 TEST(TypeRegistry, UnknownKeysAndIndicesAreErrors) {
