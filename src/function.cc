@@ -41,6 +41,7 @@ class GlobalTable {
       FERRY_THROW(ValueError) << "cannot register global function '" << name << "': it is null";
     }
     Entry entry{String(name), std::move(func)};
+    Function replaced;  // released after the lock: its deleter may use the registry
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
     if (it != table_.end()) {
@@ -48,15 +49,23 @@ class GlobalTable {
         FERRY_THROW(RuntimeError) << "global function '" << name
                                   << "' is already registered (pass override=true to replace it)";
       }
+      replaced = std::move(it->second.func);
       table_.erase(it);
     }
     std::string_view key = entry.name.view();
     table_.emplace(key, std::move(entry));
+    lock.unlock();
   }
 
   bool Remove(std::string_view name) {
+    Function removed;  // released after the lock, as in Set
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    return table_.erase(name) != 0;
+    auto it = table_.find(name);
+    if (it == table_.end()) return false;
+    removed = std::move(it->second.func);
+    table_.erase(it);
+    lock.unlock();
+    return true;
   }
 
   std::vector<String> Names() {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <new>
 #include <string>
 #include <thread>
@@ -249,6 +250,31 @@ TEST(Registry, GetSetRemoveList) {
   EXPECT_FALSE(Function::GetGlobal("testing.set").has_value());
   EXPECT_THROW(Function::SetGlobal("", one), Error);
   EXPECT_THROW(Function::SetGlobal("testing.null", Function()), Error);
+}
+
+TEST(Registry, AFunctionReleasedByTheRegistryMayUseTheRegistry) {
+  // The last reference to a removed or replaced function goes after the registry's lock is
+  // released, so its destructor (a frontend's finalizer, say) can look up globals.
+  struct LooksUpOnRelease {
+    explicit LooksUpOnRelease(int* count) : lookups(count) {}
+    ~LooksUpOnRelease() {
+      if (Function::GetGlobal("testing.add").has_value()) ++*lookups;
+    }
+    int* lookups;
+  };
+  int lookups = 0;
+  auto make = [&lookups] {
+    auto guard = std::make_shared<LooksUpOnRelease>(&lookups);
+    return Function::FromPacked([guard](const AnyView*, int32_t, Any*) {});
+  };
+  Function::SetGlobal("testing.released", make());
+  EXPECT_TRUE(RemoveGlobal("testing.released"));
+  EXPECT_EQ(lookups, 1);
+  Function::SetGlobal("testing.released", make());
+  Function::SetGlobal("testing.released", make(), /*override=*/true);
+  EXPECT_EQ(lookups, 2);
+  EXPECT_TRUE(RemoveGlobal("testing.released"));
+  EXPECT_EQ(lookups, 3);
 }
 
 TEST(Registry, StaticRegistrationFromAnotherTranslationUnitOrder) {
