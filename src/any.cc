@@ -35,10 +35,21 @@ const char* AnyTypeKey(const FerryAny* value) noexcept {
   }
 }
 
+/// Whether `name` is what TypeTraits call an integer type: int, int8 ... int64, uint8 ... uint64.
+bool IsIntegerTypeName(std::string_view name) {
+  if (name.rfind("uint", 0) == 0) {
+    name.remove_prefix(4);
+  } else if (name.rfind("int", 0) == 0) {
+    name.remove_prefix(3);
+  } else {
+    return false;
+  }
+  return name.empty() || name == "8" || name == "16" || name == "32" || name == "64";
+}
+
 bool IsIntegerOutOfRange(const FerryAny* value, const std::string& expected) {
   // An int cell fails an integer cast only when it does not fit.
-  return value->type_index == kFerryInt &&
-         (expected.rfind("int", 0) == 0 || expected.rfind("uint", 0) == 0);
+  return value->type_index == kFerryInt && IsIntegerTypeName(expected);
 }
 
 std::string DescribeCastFailure(const FerryAny* value, const std::string& expected,

@@ -24,6 +24,17 @@ class Point : public ObjectRef {
   FERRY_DEFINE_OBJECT_REF_METHODS(Point, ObjectRef, PointNode);
 };
 
+// A type key that begins like an integer type's name.
+class IntervalNode : public Object {
+ public:
+  static constexpr const char* _type_key = "interval.Interval";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(IntervalNode, Object);
+};
+class Interval : public ObjectRef {
+ public:
+  FERRY_DEFINE_OBJECT_REF_METHODS(Interval, ObjectRef, IntervalNode);
+};
+
 using ferry_test::ExpectError;
 
 TEST(Any, IsSixteenBytes) {
@@ -70,6 +81,11 @@ TEST(Any, RejectsOutOfRangeIntegers) {
   ExpectError([&] { Any(int64_t{1} << 40).cast<int32_t>(); }, "OverflowError", {"int32"});
   ExpectError([&] { Any(std::numeric_limits<uint64_t>::max()); }, "OverflowError", {"int64"});
   EXPECT_EQ(Any(uint64_t{1} << 62).cast<uint64_t>(), uint64_t{1} << 62);
+  // An int where an object is expected is a TypeError, whatever the type key begins with.
+  ExpectError([] { Any(5).cast<Interval>(); }, "TypeError",
+              {"expected interval.Interval but got int"});
+  Function f = Function::FromTyped([](Interval) {}, "f");
+  ExpectError([&] { f(5); }, "TypeError", {"interval.Interval"});
 }
 
 TEST(Any, HoldsFloats) {
