@@ -25,11 +25,14 @@ DataType::DataType(int code, int bits, int lanes) {
   if (code < kInt || code > kBFloat) {
     FERRY_THROW(ValueError) << "DataType: unknown type code " << code;
   }
-  if (bits < 0 || bits > 255) {
-    FERRY_THROW(ValueError) << "DataType: bits must be in [0, 255], got " << bits;
+  // The ranges the parser accepts, so that every DataType prints as text that reads back;
+  // the one exception is void, the handle of 0 bits and 0 lanes.
+  const bool is_void = code == kHandle && bits == 0 && lanes == 0;
+  if ((bits < 1 || bits > 255) && !is_void) {
+    FERRY_THROW(ValueError) << "DataType: bits must be in [1, 255], got " << bits;
   }
-  if (lanes < 0 || lanes > 65535) {
-    FERRY_THROW(ValueError) << "DataType: lanes must be in [0, 65535], got " << lanes;
+  if ((lanes < 1 || lanes > 65535) && !is_void) {
+    FERRY_THROW(ValueError) << "DataType: lanes must be in [1, 65535], got " << lanes;
   }
   data_.code = static_cast<uint8_t>(code);
   data_.bits = static_cast<uint8_t>(bits);

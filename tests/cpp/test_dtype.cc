@@ -68,6 +68,12 @@ TEST(DataType, RejectsMalformedTextNamingIt) {
   EXPECT_THROW(DataType(9, 8, 1), ferry::Error);
   EXPECT_THROW(DataType(DataType::kInt, 256, 1), ferry::Error);
   EXPECT_THROW(DataType(DataType::kInt, 8, 70000), ferry::Error);
+  // What the parser rejects cannot be built either, so every DataType reads back.
+  EXPECT_THROW(DataType::Int(0), ferry::Error);
+  EXPECT_THROW(DataType::Float(32, 0), ferry::Error);
+  EXPECT_THROW(DataType::Handle(0), ferry::Error);
+  EXPECT_TRUE(DataType(DataType::kHandle, 0, 0).is_void());
+  EXPECT_EQ(DataType(DataType::Void().ToString()), DataType::Void());
 }
 
 TEST(DataType, CrossesTheCAbi) {
