@@ -12,6 +12,7 @@
 #include <exception>      // exception_ptr: a node's error waits for the end of the parse
 #include <memory>         // unique_ptr of type texts
 #include <unordered_map>  // node types by key, during a load
+#include <unordered_set>  // the keys of a large object
 #include <vector>         // the parsed document
 
 #include "ferry/container/shape.h"
@@ -256,16 +257,30 @@ class Reader {
         Expect(']');
       } else {
         if (!Peek('}')) {
+          // Duplicate keys: the members so far are searched in place up to kLinearKeys of
+          // them, then through a set (a hostile object of 1e5 keys took 17 s to check).
+          constexpr uint64_t kLinearKeys = 16;
+          std::unordered_set<std::string_view> seen;
           do {
             SkipSpace();
             const size_t key_pos = pos_;
             if (!Peek('"')) Fail("expected a string key");
             const size_t key = tape_.size();
             PushString();
-            tape_[at].size = count;  // Find looks at the members so far
-            if (Find(at, tape_[key].str()) != 0) {
-              FailAt(key_pos, "duplicate key \"" + std::string(tape_[key].str()) + "\"");
+            const std::string_view name = tape_[key].str();  // into the text or unescaped_
+            bool duplicate;
+            if (count < kLinearKeys) {
+              tape_[at].size = count;  // Find looks at the members so far
+              duplicate = Find(at, name) != 0;
+            } else {
+              if (seen.empty()) {
+                for (size_t k = at + 1, m = 0; m < count; ++m, k = Next(k + 1)) {
+                  seen.insert(tape_[k].str());
+                }
+              }
+              duplicate = !seen.insert(name).second;
             }
+            if (duplicate) FailAt(key_pos, "duplicate key \"" + std::string(name) + "\"");
             Expect(':');
             ParseValue(depth + 1,
                        depth == 0 && on_item_ != nullptr && tape_[key].str() == "nodes");

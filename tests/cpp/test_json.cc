@@ -183,6 +183,29 @@ TEST(JSON, MalformedAndHostileInputIsAValueErrorSayingWhere) {
   }
 }
 
+TEST(JSON, DuplicateKeysOfLargeObjectsAreFound) {
+  // Past 16 members the keys are checked through a set: a late duplicate of an early key, of
+  // the key just before it, and of a key with an escape are all caught, with their position.
+  auto object_of = [](int n, const std::string& last) {
+    std::string text = "{\"ferry_json\": 1, \"root\": 1, \"nodes\": [], \"x\": {";
+    for (int i = 0; i < n; ++i) text += "\"k" + std::to_string(i) + "\": 0, ";
+    return text + last + ": 0}}";
+  };
+  for (int n : {15, 16, 17, 40, 20000}) {
+    SCOPED_TRACE(n);
+    ExpectError([&] { LoadJSON(object_of(n, "\"k0\"")); }, "ValueError",
+                {"duplicate key \"k0\""});
+    const std::string last = "\"k" + std::to_string(n - 1) + "\"";
+    ExpectError([&] { LoadJSON(object_of(n, last)); }, "ValueError",
+                {("duplicate key " + last).c_str()});
+    ExpectError([&] { LoadJSON(object_of(n, "\"\\u006b1\"")); }, "ValueError",
+                {"duplicate key \"k1\""});
+    // Without a duplicate the document gets as far as the unknown top-level key.
+    ExpectError([&] { LoadJSON(object_of(n, "\"other\"")); }, "ValueError",
+                {"unknown key \"x\""});
+  }
+}
+
 TEST(JSON, ErrorPositionsPastTheFirstLineAndEscapedKeys) {
   // The reader does not keep positions; an error finds its value's position again.
   const std::vector<BadCase> cases = {
