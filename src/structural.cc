@@ -317,6 +317,7 @@ class SHashHandler {
     Enter(value.raw(), false, kRootSlot);
     while (!frames_.empty()) {
       Frame& frame = frames_.back();
+      if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
       if (frame.next < frame.end) {
         const size_t i = frame.next++;
         const Child child = children_[i];
@@ -366,6 +367,8 @@ class SHashHandler {
     bool commutative;  // a map: entries in any order hash alike
     bool memo;         // shared: has an entry in memo_
     size_t slot;       // where the hash goes: an index into hashes_, or kRootSlot
+    uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
+    uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
   struct Memo {
     uint64_t hash;
@@ -373,6 +376,17 @@ class SHashHandler {
   };
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
   uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : hashes_[slot]; }
+
+  /// Between the entries of a map (and after the last): each entry numbers the variables it
+  /// defines from the same start, so the hash does not depend on the order of the entries, as
+  /// equality does not. After the map the numbering goes on past all of them.
+  void NextMapEntry(Frame* frame) {
+    if (frame->next != frame->begin) {
+      frame->vars_defined += free_var_counter_ - frame->var_base;
+      free_var_counter_ = frame->var_base;
+    }
+    if (frame->next == frame->end) free_var_counter_ = frame->var_base + frame->vars_defined;
+  }
 
   static uint64_t Mix(uint64_t x) {
     x ^= x >> 33;
@@ -432,6 +446,7 @@ class SHashHandler {
       static const uint64_t kMapKeyHash = KeyHash(MapObj::_type_key);
       frame.acc = HashCombine(kMapKeyHash, map->size());
       frame.commutative = true;
+      frame.var_base = free_var_counter_;
       for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
         if (MapObj::IsErased(*e)) continue;
         AddChild(e->key.raw(), define);

@@ -61,6 +61,33 @@ TEST(Structural, DefinitionSitesMapVariables) {
   EXPECT_FALSE(Equal(Func({a, b}, Add(a, b)), Func({c, d}, Add(d, c))));
 }
 
+TEST(Structural, MapsOfDefinitionsHashAlikeInAnyOrder) {
+  // Each entry numbers the variables it defines from the same start, as equality pairs the
+  // entries by key whatever their order; what comes after the map is numbered past them all.
+  auto let = [](const char* name, int64_t v) {
+    Var x(name);
+    return Let(x, IntImm(v), Add(x, IntImm(v)));
+  };
+  Map<String, Expr> ab = {{"a", let("x", 1)}, {"b", let("y", 2)}};
+  Map<String, Expr> ba = {{"b", let("y", 2)}, {"a", let("x", 1)}};
+  ASSERT_TRUE(Equal(ab, ba));
+  EXPECT_EQ(Hash(ab), Hash(ba));
+  EXPECT_EQ(Hash(ab, true), Hash(ba, true));
+  Map<String, Expr> ab3 = {{"a", let("x", 1)}, {"b", let("y", 3)}};
+  EXPECT_FALSE(Equal(ab, ab3));
+  EXPECT_NE(Hash(ab), Hash(ab3));
+  // Definitions after a map, and maps in maps.
+  Var p("p"), q("q");
+  Array<Any> after_ab = {ab, Func({p}, Add(p, IntImm(1)))};
+  Array<Any> after_ba = {ba, Func({q}, Add(q, IntImm(1)))};
+  ASSERT_TRUE(Equal(after_ab, after_ba));
+  EXPECT_EQ(Hash(after_ab), Hash(after_ba));
+  Map<String, Any> outer1 = {{"m", ab}, {"n", let("z", 5)}};
+  Map<String, Any> outer2 = {{"n", let("z", 5)}, {"m", ba}};
+  ASSERT_TRUE(Equal(outer1, outer2));
+  EXPECT_EQ(Hash(outer1), Hash(outer2));
+}
+
 TEST(Structural, FreeVariablesMapOnlyOnRequest) {
   Var x("x"), y("y");
   EXPECT_FALSE(Equal(Add(x, IntImm(1)), Add(y, IntImm(1))));
