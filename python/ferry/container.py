@@ -95,7 +95,6 @@ class Shape(_Object, Sequence):
     """An immutable tuple of int64 dimensions: ``Shape([2, 3])``."""
 
     __slots__ = ()
-    __hash__ = _Object.__hash__
 
     def __new__(cls, dims=()):
         return _shape(*dims)
@@ -112,10 +111,19 @@ class Shape(_Object, Sequence):
     def __getitem__(self, index):
         return self._dims()[index]
 
+    # A value, like the tuple it equals: hashed as that tuple, so Shape([2, 3]) and (2, 3)
+    # are one key of a dict or a set.
     def __eq__(self, other):
         if isinstance(other, (Shape, tuple, list)):
             return tuple(self) == tuple(other)
         return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self):
+        return hash(tuple(self._dims()))
 
     def __reduce__(self):
         return (Shape, (self._dims(),))

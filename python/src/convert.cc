@@ -212,8 +212,15 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     SetObject(out, h);
     return 0;
   }
-  if (PyList_Check(value) || PyTuple_Check(value)) return ListToAny(value, out, scope);
-  if (PyDict_Check(value)) return DictToAny(value, out, scope);
+  if (PyList_Check(value) || PyTuple_Check(value) || PyDict_Check(value)) {
+    // A list that holds itself, or nesting deeper than the recursion limit: RecursionError.
+    if (Py_EnterRecursiveCall(" while converting a nested container to a Ferry value") != 0) {
+      return -1;
+    }
+    int rc = PyDict_Check(value) ? DictToAny(value, out, scope) : ListToAny(value, out, scope);
+    Py_LeaveRecursiveCall();
+    return rc;
+  }
   if (PyCallable_Check(value)) {
     FerryObjectHandle h = nullptr;
     if (FunctionFromCallable(value, &h) != 0) return -1;

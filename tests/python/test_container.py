@@ -48,6 +48,32 @@ def test_shape():
         ferry.Shape(["a"])
 
 
+def test_shapes_are_values_equal_and_hashed_as_their_tuple():
+    a, b = ferry.Shape([2, 3]), ferry.Shape([2, 3])
+    assert a == b and not (a != b) and a != ferry.Shape([3, 2]) and not (a == [3, 2])
+    assert hash(a) == hash(b) == hash((2, 3))
+    assert len({a, b}) == 1 and (2, 3) in {a} and {(2, 3): 1}[b] == 1
+    assert a.__eq__("23") is NotImplemented and a != "23"
+
+
+def test_containers_that_hold_themselves_or_nest_too_deep_are_recursion_errors(f):
+    looped = [1]
+    looped.append(looped)
+    with pytest.raises(RecursionError, match="while converting a nested container"):
+        f.echo(looped)
+    keyed = {}
+    keyed["self"] = keyed
+    with pytest.raises(RecursionError):
+        ferry.convert(keyed)
+    deep = []
+    for _ in range(100000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        ferry.convert(deep)
+    nested = [[[[1]]]]
+    assert f.echo(nested)[0][0][0][0] == 1  # moderate nesting still converts
+
+
 def test_strings_come_back_as_str():
     a = ferry.convert(["x" * 3, "y" * 30])
     assert all(type(s) is str for s in a)
