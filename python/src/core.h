@@ -209,6 +209,9 @@ extern PyObject* g_error_factory;
 
 /// Wraps a Function handle (taking over the reference).
 PyObject* WrapFunction(FerryObjectHandle handle);
+/// Sets what a ferry.Function wrapper caches about its handle (entry point, GIL policy,
+/// parameter names), after the handle was set or replaced: 0, or -1 with an exception.
+int SetFunctionHandleFields(PyObject* function);
 /// Drops a Python reference from any thread (taking the GIL); nothing once the interpreter is
 /// finalizing. The deleter of every Python object a Ferry object holds (callables, exceptions).
 void DecRefWithGil(void* obj);

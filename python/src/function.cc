@@ -343,6 +343,26 @@ void InitFunctionType() {
   FunctionType.tp_getset = kFunctionGetSet;
 }
 
+int SetFunctionHandleFields(PyObject* obj) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(obj);
+  FerryObjectHandle handle = self->base.handle;
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  FerryFunctionGetCallback(handle, &callback, &resource);
+  int32_t flags = 0;
+  FerryFunctionGetFlags(handle, &flags);
+  // Keep the GIL for functions made from Python callables (they would take it right back) and
+  // for functions registered quick.
+  self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;
+  Py_CLEAR(self->param_names);
+  if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
+    self->safe_call = nullptr;  // calls go through the checked FerryFunctionCall
+    RaiseFerryError();
+    return -1;
+  }
+  return 0;
+}
+
 PyObject* WrapFunction(FerryObjectHandle handle) {
   PyObject* obj = FunctionType.tp_alloc(&FunctionType, 0);
   if (obj == nullptr) {
@@ -352,18 +372,10 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->base.handle = handle;
   self->vectorcall = FunctionVectorcall;
-  FerryFunctionCallback callback = nullptr;
-  void* resource = nullptr;
-  FerryFunctionGetCallback(handle, &callback, &resource);
-  int32_t flags = 0;
-  FerryFunctionGetFlags(handle, &flags);
-  // Keep the GIL for functions made from Python callables (they would take it right back) and
-  // for functions registered quick.
-  self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;
   self->param_names = nullptr;
-  if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
+  if (SetFunctionHandleFields(obj) != 0) {
     Py_DECREF(obj);
-    return RaiseFerryError();
+    return nullptr;
   }
   return obj;
 }

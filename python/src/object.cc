@@ -117,14 +117,75 @@ void ObjectDealloc(PyObject* obj) {
   Py_TYPE(obj)->tp_free(obj);
 }
 
-/// Makes `self` own `handle` (a reference the caller hands over), releasing its old one.
-void ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
+/// Whether an object of `type_index` is of the type `key` names or of a type derived from it.
+bool IsOfTypeKey(int32_t type_index, const char* key) {
+  int32_t wanted = -1;
+  if (FerryTypeKeyToIndex(key, &wanted) != 0) {
+    FerryObjectHandle err = nullptr;  // an unknown key: no object is of its type
+    FerryErrorMoveFromRaised(&err);
+    if (err != nullptr) DecRef(err);
+    return false;
+  }
+  if (wanted == type_index) return true;
+  const FerryTypeInfo* info = nullptr;
+  if (FerryTypeGetInfo(type_index, &info) != 0) return false;
+  for (int32_t d = 0; d < info->type_depth; ++d) {
+    if (info->type_ancestors[d] == wanted) return true;
+  }
+  return false;
+}
+
+/// Whether a wrapper of `self`'s class may hold `handle`: a ferry.Function holds functions
+/// only, a class registered for a type key objects of that type or derived types, any other
+/// class (ferry.Object) any object. 0, or -1 with a TypeError.
+int CheckHandleFits(PyObject* self, FerryObjectHandle handle) {
+  const int32_t type_index = TypeIndexOf(handle);
+  PyTypeObject* cls = Py_TYPE(self);
+  std::string wanted;
+  if (PyType_IsSubtype(cls, &FunctionType)) {
+    if (type_index == kFerryFunction) return 0;
+    wanted = "ferry.Function";
+  } else {
+    PyObject* key = PyObject_GetAttrString(reinterpret_cast<PyObject*>(cls), "_type_key");
+    if (key == nullptr || !PyUnicode_Check(key)) {
+      Py_XDECREF(key);
+      PyErr_Clear();
+      return 0;
+    }
+    const char* text = PyUnicode_AsUTF8(key);
+    if (text == nullptr) {
+      Py_DECREF(key);
+      return -1;
+    }
+    wanted = text;
+    Py_DECREF(key);
+    if (IsOfTypeKey(type_index, wanted.c_str())) return 0;
+  }
+  const char* got = "?";
+  if (FerryTypeIndexToKey(type_index, &got) != 0) {
+    FerryObjectHandle err = nullptr;
+    FerryErrorMoveFromRaised(&err);
+    if (err != nullptr) DecRef(err);
+  }
+  PyErr_Format(PyExc_TypeError, "a %s holds objects of type '%s' (or derived), not '%s'",
+               cls->tp_name, wanted.c_str(), got);
+  return -1;
+}
+
+/// Makes `self` own `handle` (a reference the caller hands over), releasing its old one; or
+/// releases `handle` and fails with a TypeError if it does not fit `self`'s class. 0 or -1.
+int ReplaceHandle(PyObject* self, FerryObjectHandle handle) {
+  if (CheckHandleFits(self, handle) != 0) {
+    DecRef(handle);
+    return -1;
+  }
   auto* obj = reinterpret_cast<PyFerryObject*>(self);
   FerryObjectHandle old = obj->handle;
   if (old != nullptr) ForgetWrapper(old, self);
   obj->handle = handle;
   RememberWrapper(handle, self);
   if (old != nullptr) DecRef(old);
+  return PyObject_TypeCheck(self, &FunctionType) ? SetFunctionHandleFields(self) : 0;
 }
 
 /// Makes `self` refer to the object of `made` (a new reference, or NULL after a failed call,
@@ -140,8 +201,7 @@ int AdoptHandle(PyObject* self, PyObject* made) {
   IncRef(handle);
   // `made` goes first: if it was the object's wrapper and dies now, `self` takes its place.
   Py_DECREF(made);
-  ReplaceHandle(self, handle);
-  return 0;
+  return ReplaceHandle(self, handle);
 }
 
 /// Object(**fields): creates the node registered for the class's `_type_key` by MakeNode.
@@ -243,8 +303,7 @@ PyObject* ObjectInitByConstructor(PyObject* self, PyObject* const* args, Py_ssiz
   if (Py_IS_TYPE(args[0], &FunctionType) && nargs - 1 <= 8) {
     // The common case (a constructor global): adopt the result without wrapping it first.
     FerryObjectHandle made = CallForObject(args[0], args + 1, nargs - 1);
-    if (made == nullptr) return nullptr;
-    ReplaceHandle(self, made);
+    if (made == nullptr || ReplaceHandle(self, made) != 0) return nullptr;
     Py_RETURN_NONE;
   }
   PyObject* made = PyObject_Vectorcall(args[0], args + 1, static_cast<size_t>(nargs - 1), nullptr);

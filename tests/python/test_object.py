@@ -122,6 +122,36 @@ def test_uninitialized_objects_are_reported():
         pickle.dumps(raw)
 
 
+def test_a_wrapper_takes_only_objects_of_its_class_type():
+    # A constructor or unpickling that hands a wrapper an object of another type is a
+    # TypeError, and the wrapper keeps what it held.
+    x = IntImm(3)
+    with pytest.raises(TypeError, match="IntImm holds objects of type 'test.IntImm'.*not 'test.Var'"):
+        x.__init_handle_by_constructor__(ferry.get_global_func("test.Var"), "v")
+    with pytest.raises(TypeError, match="not 'ferry.String'"):
+        x.__init_handle_by_constructor__(ferry.get_global_func("test.echo"), "a long string value")
+    with pytest.raises(TypeError, match="not 'test.Var'"):
+        x.__setstate__(Var("v").__getstate__())
+    assert x.value == 3
+    e = Expr.__new__(Expr)  # a base class takes objects of derived types
+    e.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), 4)
+    assert e.value == 4
+    o = ferry.Object.__new__(ferry.Object)  # the root takes anything
+    o.__setstate__(Var("w").__getstate__())
+    assert o.name == "w"
+    # A Function wrapper holds functions only: it caches how to call its handle.
+    for fn in (ferry.convert(lambda: 1), ferry.get_global_func("test.add")):
+        with pytest.raises(TypeError, match="ferry.Function holds objects of type 'ferry.Function'"):
+            fn.__setstate__(IntImm(5).__getstate__())
+        with pytest.raises(TypeError, match="not 'test.IntImm'"):
+            fn.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), 5)
+    assert fn(1, 2) == 3
+    # ... and one that gets another function calls that one, keywords included.
+    made = ferry.convert(lambda: 1)
+    made.__init_handle_by_constructor__(ferry.get_global_func("test.echo"), fn)
+    assert made(a=1, b=2) == 3 and made.release_gil == fn.release_gil
+
+
 def test_register_object_rejects_non_objects():
     with pytest.raises(TypeError, match="does not derive from ferry.Object"):
         ferry.register_object("x.Y")(int)
