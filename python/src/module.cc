@@ -90,6 +90,10 @@ PyObject* RegisterGlobal(PyObject*, PyObject* args) {
   FerryObjectHandle handle = nullptr;
   if (PyObject_TypeCheck(f, &FunctionType)) {
     handle = HandleOf(f);
+    if (handle == nullptr) {
+      return PyErr_Format(PyExc_ValueError, "register_func('%s'): the ferry.Function is not "
+                          "initialized", name);
+    }
     FerryObjectIncRef(handle);
   } else if (PyCallable_Check(f)) {
     if (FunctionFromCallable(f, &handle) != 0) return nullptr;

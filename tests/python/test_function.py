@@ -286,6 +286,8 @@ def test_register_func_and_call_from_cpp():
     assert ferry.get_global_func("test.py.double", allow_missing=True) is None
     with pytest.raises(KeyError, match="test.py.double"):
         ferry.get_global_func("test.py.double")
+    with pytest.raises(ValueError, match=r"register_func\('test.py.raw'\): .* not initialized"):
+        ferry.register_func("test.py.raw", ferry.Function.__new__(ferry.Function))
 
 
 def test_init_api_fills_a_module():
