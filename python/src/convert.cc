@@ -186,7 +186,9 @@ int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
     if (g_dtype_class != nullptr &&
         PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(g_dtype_class))) {
       FerryDataType dtype;
-      if (FerryDataTypeFromString(PyUnicode_AsUTF8(value), &dtype) != 0) {
+      const char* text = PyUnicode_AsUTF8(value);
+      if (text == nullptr) return -1;
+      if (FerryDataTypeFromString(text, &dtype) != 0) {
         RaiseFerryError();
         return -1;
       }

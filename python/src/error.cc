@@ -39,13 +39,11 @@ std::string KindOf(PyObject* exc) {
       PyExc_OverflowError,       PyExc_ZeroDivisionError,   PyExc_RuntimeError,
   };
   PyObject* kind = PyObject_GetAttrString(exc, "__ferry_kind__");
-  if (kind != nullptr && PyUnicode_Check(kind)) {
-    std::string out = PyUnicode_AsUTF8(kind);
-    Py_DECREF(kind);
-    return out;
-  }
+  const char* text = kind != nullptr && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : nullptr;
+  std::string out = text != nullptr ? text : "";  // not UTF-8 (a lone surrogate): ignored
   Py_XDECREF(kind);
   PyErr_Clear();
+  if (!out.empty()) return out;
   for (PyObject* known : kKnown) {
     if (PyObject_TypeCheck(exc, reinterpret_cast<PyTypeObject*>(known))) {
       return reinterpret_cast<PyTypeObject*>(known)->tp_name;
@@ -138,11 +136,12 @@ PyObject* RaiseFerryError() {
   if (g_error_factory != nullptr) {
     exc = PyObject_CallFunction(g_error_factory, "sss", kind, message, backtrace);
   }
-  FerryObjectDecRef(error);
   if (exc == nullptr) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, message);
+    FerryObjectDecRef(error);  // after: `message` is the error's
     return nullptr;
   }
+  FerryObjectDecRef(error);
   PyErr_Restore(Py_NewRef(reinterpret_cast<PyObject*>(Py_TYPE(exc))), exc,
                 PyException_GetTraceback(exc));
   return nullptr;

@@ -4,6 +4,7 @@
 /// released during C++ calls), and Python callables as Ferry functions (the GIL taken on entry,
 /// from any thread).
 #include <cstring>  // strcmp
+#include <new>      // std::bad_alloc
 #include <string>
 
 #include "core.h"
@@ -41,11 +42,22 @@ int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, P
   return CallPythonWith(callable, args, num_args, argv.data(), result);
 }
 
+/// Never throws: a C++ exception on the way (out of memory) becomes the raised Ferry error, so
+/// that it cannot unwind past the GIL's release into C++ that expects a status code.
 int CallPythonHoldingGil(PyObject* callable, const FerryAny* args, int32_t num_args,
-                         FerryAny* result) {
-  if (num_args > kStackArgs) return CallPythonManyArgs(callable, args, num_args, result);
-  PyObject* argv[kStackArgs];
-  return CallPythonWith(callable, args, num_args, argv, result);
+                         FerryAny* result) noexcept {
+  try {
+    if (num_args > kStackArgs) return CallPythonManyArgs(callable, args, num_args, result);
+    PyObject* argv[kStackArgs];
+    return CallPythonWith(callable, args, num_args, argv, result);
+  } catch (const std::bad_alloc&) {
+    PyErr_Clear();
+    FerryErrorSetRaisedFromCStr("MemoryError", "out of memory calling a Python callback");
+  } catch (...) {
+    PyErr_Clear();
+    FerryErrorSetRaisedFromCStr("RuntimeError", "a C++ exception calling a Python callback");
+  }
+  return -1;
 }
 
 /// Whether the calling thread holds the GIL: PyGILState_Check's answer for the main interpreter
@@ -101,11 +113,38 @@ PyObject* ParamNames(PyFerryFunction* self) {
   return tuple;
 }
 
-/// Re-raises the pending conversion error with the argument position in front.
+/// Whether exceptions of `type` are made from their message alone, so that one can be raised
+/// again with a longer message: the plain kinds a conversion raises, not their subclasses
+/// (UnicodeEncodeError takes five arguments; a user's class may take anything).
+bool TakesOnlyAMessage(PyObject* type) {
+  static PyObject* const kPlain[] = {PyExc_TypeError,     PyExc_ValueError,    PyExc_OverflowError,
+                                     PyExc_RuntimeError,  PyExc_KeyError,      PyExc_IndexError,
+                                     PyExc_AttributeError, PyExc_RecursionError};
+  for (PyObject* plain : kPlain) {
+    if (type == plain) return true;
+  }
+  return false;
+}
+
+/// Re-raises the pending conversion error with the argument position in front; an exception
+/// that cannot be rebuilt that way is raised as it is, with the position as a note (3.11+).
 void PrefixArgError(Py_ssize_t index, PyObject* name) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
+  if (type == nullptr || !TakesOnlyAMessage(type)) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject* note = value == nullptr ? nullptr
+                     : name != nullptr ? PyUnicode_FromFormat("while converting argument '%U'", name)
+                                       : PyUnicode_FromFormat("while converting argument %zd", index);
+    PyObject* added = note != nullptr ? PyObject_CallMethod(value, "add_note", "O", note) : nullptr;
+    Py_XDECREF(added);
+    Py_XDECREF(note);
+    PyErr_Clear();  // a note is a courtesy: without one the error is still the right one
+#endif
+    PyErr_Restore(type, value, tb);
+    return;
+  }
   PyObject* text = value ? PyObject_Str(value) : nullptr;
   if (text == nullptr) {
     PyErr_Restore(type, value, tb);

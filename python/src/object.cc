@@ -259,9 +259,18 @@ PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
   PyObject* found = PyObject_GenericGetAttr(self, name);
   if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
   FerryObjectHandle h = HandleOf(self);
-  const char* cname = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
-  if (h == nullptr || cname == nullptr || (cname[0] == '_' && cname[1] == '_')) return nullptr;
-  PyErr_Clear();
+  if (h == nullptr || !PyUnicode_Check(name)) return nullptr;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);  // the AttributeError, unless the name is a field
+  const char* cname = PyUnicode_AsUTF8(name);
+  if (cname == nullptr || (cname[0] == '_' && cname[1] == '_')) {
+    PyErr_Clear();  // a name that is not UTF-8 is no field either
+    PyErr_Restore(type, value, tb);
+    return nullptr;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
   // hasattr() probes must stay cheap: answer "no such field" here, without a C++ exception.
   PyObject* names = FieldNamesOf(self, TypeIndexOf(h));
   int has = names != nullptr ? PySet_Contains(names, name) : -1;

@@ -105,6 +105,70 @@ def test_cpp_sees_the_python_kind_and_message(f):
     assert f.catch_kind(lambda: None) == ""
 
 
+def test_an_unusable_ferry_kind_falls_back_to_the_class(f):
+    # A __ferry_kind__ that is not UTF-8 once hung the process: a C++ exception unwound past
+    # the callback's GIL release.
+    class Odd(ValueError):
+        __ferry_kind__ = "Bad\ud800Kind"
+
+    def callback():
+        raise Odd("odd")
+
+    assert f.catch_kind(callback) == "ValueError: odd"
+    call = ferry.get_global_func("test.call")  # the one shared Function object of the name
+    try:
+        for release in (True, False):
+            call.release_gil = release
+            with pytest.raises(Odd, match="odd"):
+                call(callback)
+    finally:
+        call.release_gil = True
+
+
+def test_argument_errors_keep_their_class_and_say_where(f):
+    # Errors whose class takes more than a message are raised as they are, with a note.
+    with pytest.raises(UnicodeEncodeError) as info:
+        f.echo("\ud800 not UTF-8")
+    if sys.version_info >= (3, 11):
+        assert info.value.__notes__ == ["while converting argument 0"]
+    with pytest.raises(UnicodeEncodeError) as info:
+        f.add(a=1, b="\udc80" * 3)
+    if sys.version_info >= (3, 11):
+        assert info.value.__notes__ == ["while converting argument 'b'"]
+    with pytest.raises(TypeError, match="argument 0: cannot convert a value of type 'object'"):
+        f.echo(object())
+
+
+def test_attribute_names_that_are_not_utf8_are_attribute_errors(f):
+    x = ferry.get_global_func("test.IntImm")(1)
+    with pytest.raises(AttributeError, match="has no attribute"):
+        getattr(x, "\ud800")
+    assert not hasattr(x, "\ud800")
+
+
+def test_errors_without_the_package_factory_keep_their_message(tmp_path):
+    # _core alone (no ferry package, so no factory that builds Python exceptions) raises a
+    # RuntimeError with the C++ message, read before the error is released.
+    import subprocess
+
+    core = ferry._core.__file__
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('_core', {core!r})\n"
+        "core = importlib.util.module_from_spec(spec); spec.loader.exec_module(core)\n"
+        "load = core.get_global_func('ferry.LoadJSON')\n"
+        "for _ in range(3):\n"
+        "    try:\n"
+        "        load('{xxx')\n"
+        "    except RuntimeError as e:\n"
+        "        print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["LoadJSON: line 1, column 2: expected a string key"] * 3
+
+
 def test_registered_error_classes_map_kinds_both_ways(f):
     @ferry.register_error("test.Custom")
     class Custom(Exception):
