@@ -136,6 +136,10 @@ PyObject* LoadLibrary(PyObject*, PyObject* arg) {
 }
 
 PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls),
+                                              &PyUnicode_Type)) {
+    return PyErr_Format(PyExc_TypeError, "_set_dtype_class: %R is not a subclass of str", cls);
+  }
   Py_XSETREF(g_dtype_class, Py_NewRef(cls));
   Py_RETURN_NONE;
 }

@@ -292,11 +292,14 @@ PyObject* ObjectRepr(PyObject* self) {
   return CallGlobal("ferry.Repr", &g_repr, &self, 1);
 }
 
-Py_hash_t ObjectHash(PyObject* self) { return _Py_HashPointer(HandleOf(self)); }
+// Wrappers of one object are equal; an uninitialized wrapper is equal to itself only.
+Py_hash_t ObjectHash(PyObject* self) {
+  return HandleOf(self) != nullptr ? _Py_HashPointer(HandleOf(self)) : _Py_HashPointer(self);
+}
 
 PyObject* ObjectRichCompare(PyObject* a, PyObject* b, int op) {
   if ((op != Py_EQ && op != Py_NE) || !IsFerryObject(b)) Py_RETURN_NOTIMPLEMENTED;
-  bool same = HandleOf(a) == HandleOf(b);
+  bool same = HandleOf(a) != nullptr ? HandleOf(a) == HandleOf(b) : a == b;
   return PyBool_FromLong(op == Py_EQ ? same : !same);
 }
 

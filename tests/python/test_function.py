@@ -114,6 +114,11 @@ def test_datatype_round_trips(f):
     assert (t.type_code, t.bits, t.lanes) == (2, 32, 4)
     with pytest.raises(ValueError):
         ferry.DataType("notatype")
+    forged = str.__new__(ferry.DataType, "\ud800")  # a DataType that skipped its parser
+    with pytest.raises(UnicodeEncodeError):
+        f.echo(forged)
+    with pytest.raises(TypeError, match="not a subclass of str"):
+        ferry._core._set_dtype_class(int)
 
 
 def test_keyword_arguments(f):

@@ -120,6 +120,9 @@ def test_uninitialized_objects_are_reported():
             ferry.get_global_func("test.echo")(raw)
     with pytest.raises(ValueError, match="uninitialized"):
         pickle.dumps(raw)
+    other = Expr.__new__(Expr)  # two uninitialized wrappers are two values
+    assert raw == raw and raw != other and not (raw == other)
+    assert len({raw, other}) == 2
 
 
 def test_a_wrapper_takes_only_objects_of_its_class_type():
