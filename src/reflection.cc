@@ -90,11 +90,7 @@ class NodeRegistry {
     if (static_cast<uint32_t>(index) < kFastSlots) {
       if (NodeInfo* hit = fast_[index].load(std::memory_order_acquire)) return hit;
     }
-    NodeInfo* info = FindSlow(obj, index);
-    if (info != nullptr && static_cast<uint32_t>(index) < kFastSlots) {
-      fast_[index].store(info, std::memory_order_release);  // fields are recorded by now
-    }
-    return info;
+    return FindSlow(obj, index);
   }
 
   NodeInfo* FindSlow(const Object* obj, int32_t index) {
@@ -106,7 +102,8 @@ class NodeRegistry {
       if (it != by_index_.end()) {
         info = it->second;
         known = true;
-        if (info == nullptr || info->fields_recorded) return info;
+        if (info == nullptr) return nullptr;
+        if (info->fields_recorded) return Remember(index, info);
       }
     }
     std::unique_lock<std::shared_mutex> lock(mutex_);
@@ -114,7 +111,18 @@ class NodeRegistry {
       info = Resolve(index);
       by_index_[index] = info;
     }
-    if (info != nullptr && !info->fields_recorded) RecordFields(info, obj);
+    if (info == nullptr) return nullptr;
+    if (!info->fields_recorded) RecordFields(info, obj);
+    return Remember(index, info);
+  }
+
+  /// Enters a resolution with its fields recorded in the lock-free table. With the lock held
+  /// (shared or not), so a Register that clears the table cannot come between the lookup and
+  /// this store and leave a resolution it made stale.
+  NodeInfo* Remember(int32_t index, NodeInfo* info) {
+    if (static_cast<uint32_t>(index) < kFastSlots) {
+      fast_[index].store(info, std::memory_order_release);
+    }
     return info;
   }
 
