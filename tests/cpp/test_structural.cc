@@ -88,6 +88,15 @@ TEST(Structural, MapsOfDefinitionsHashAlikeInAnyOrder) {
   EXPECT_EQ(Hash(outer1), Hash(outer2));
 }
 
+TEST(Structural, ObjectMapKeysMatchThemselvesOrAnEarlierPairing) {
+  Var x("x"), y("y");
+  Map<Any, int64_t> mx = {{x, 1}}, my = {{y, 1}};
+  EXPECT_TRUE(Equal(mx, Map<Any, int64_t>{{x, 1}}));
+  EXPECT_FALSE(Equal(mx, my)) << "different free variables";
+  EXPECT_TRUE(Equal(Array<Any>{x, mx}, Array<Any>{y, my}, true)) << "x was paired with y";
+  EXPECT_FALSE(Equal(Array<Any>{mx, x}, Array<Any>{my, y}, true)) << "not yet paired";
+}
+
 TEST(Structural, FreeVariablesMapOnlyOnRequest) {
   Var x("x"), y("y");
   EXPECT_FALSE(Equal(Add(x, IntImm(1)), Add(y, IntImm(1))));
