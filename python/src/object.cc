@@ -255,9 +255,10 @@ PyObject* FieldNamesOf(PyObject* self, int32_t type_index) {
   return names;
 }
 
-PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
-  PyObject* found = PyObject_GenericGetAttr(self, name);
-  if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
+/// After the generic lookup failed: a reflected field the class has no descriptor for (an
+/// object of a derived type that comes back as its registered ancestor's class).
+[[gnu::noinline]] PyObject* GetAttrFallback(PyObject* self, PyObject* name) {
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return nullptr;
   FerryObjectHandle h = HandleOf(self);
   if (h == nullptr || !PyUnicode_Check(name)) return nullptr;
   PyObject *type, *value, *tb;
@@ -283,6 +284,14 @@ PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
   FerryAny cell;
   if (FerryObjectGetAttr(h, cname, &cell) != 0) return RaiseFerryError();
   return AnyToPy(cell, /*owned=*/true);
+}
+
+/// Descriptors (field reads) and the instance dict first, as for any object; only a miss pays
+/// for the fallback, so the hit path is a call and a test.
+PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
+  PyObject* found = PyObject_GenericGetAttr(self, name);
+  if (found != nullptr) return found;
+  return GetAttrFallback(self, name);
 }
 
 PyObject* ObjectRepr(PyObject* self) {
@@ -392,9 +401,6 @@ PyGetSetDef kObjectGetSet[] = {
 
 struct PyField {
   PyObject_HEAD PyObject* name;
-  /// A weak reference to the last Python class read through this descriptor (known to be a
-  /// ferry.Object); weak, so a class can die (and its address be reused) while it is cached.
-  PyObject* checked_class;
   int32_t cached_type_index;
   int64_t offset;
   FerryFieldGetter getter;
@@ -406,30 +412,23 @@ PyObject* FieldNew(PyTypeObject* type, PyObject* args, PyObject*) {
   auto* self = reinterpret_cast<PyField*>(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
   self->name = Py_NewRef(name);
-  self->checked_class = nullptr;
   self->cached_type_index = -1;
   return reinterpret_cast<PyObject*>(self);
 }
 
 void FieldDealloc(PyObject* obj) {
   Py_CLEAR(reinterpret_cast<PyField*>(obj)->name);
-  Py_CLEAR(reinterpret_cast<PyField*>(obj)->checked_class);
   Py_TYPE(obj)->tp_free(obj);
 }
 
 PyObject* FieldGet(PyObject* descr, PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<PyField*>(descr);
   if (obj == nullptr || obj == Py_None) return Py_NewRef(descr);
-  // Classes live as long as their descriptors' owner class, so the pointer stays meaningful.
-  PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(obj));
-  bool known_class = self->checked_class != nullptr &&
-                     PyWeakref_GET_OBJECT(self->checked_class) == cls;
-  if (!known_class && IsFerryObject(obj)) {
-    PyObject* ref = PyWeakref_NewRef(cls, nullptr);
-    if (ref == nullptr) return nullptr;
-    Py_XSETREF(self->checked_class, ref);
-  }
-  FerryObjectHandle h = (known_class || IsFerryObject(obj)) ? HandleOf(obj) : nullptr;
+  // The descriptor may be applied to anything by hand (`Field.__get__(other)`). Only classes
+  // derived from ferry.Object inherit its tp_getattro, so that is a one-load check for almost
+  // all of them; the others (a __getattr__ of their own) take the subtype walk.
+  const bool is_ferry_object = Py_TYPE(obj)->tp_getattro == &ObjectGetAttro || IsFerryObject(obj);
+  FerryObjectHandle h = is_ferry_object ? HandleOf(obj) : nullptr;
   if (h == nullptr) {
     return PyErr_Format(PyExc_AttributeError, "'%s' object has no Ferry object to read '%U' from",
                         Py_TYPE(obj)->tp_name, self->name);

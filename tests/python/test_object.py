@@ -199,6 +199,29 @@ def test_classes_read_through_caches_can_die():
     assert IntImm(3).value == 3
 
 
+def test_field_descriptors_check_what_they_read():
+    value = IntImm.value  # the descriptor, from the class
+    assert isinstance(value, ferry.Field) and value.name == "value"
+    with pytest.raises(AttributeError, match="'int' object has no Ferry object to read 'value'"):
+        value.__get__(5)
+
+    class Plain:
+        pass
+
+    with pytest.raises(AttributeError, match="'Plain' object has no Ferry object"):
+        value.__get__(Plain())
+
+    class Hooked(IntImm):  # its own __getattr__: not the base's tp_getattro, still an object
+        def __getattr__(self, name):
+            return "hooked " + name
+
+    h = Hooked.__new__(Hooked)
+    h.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), 8)
+    assert h.value == 8 and value.__get__(h) == 8 and h.nope == "hooked nope"
+    with pytest.raises(AttributeError, match="no Ferry object"):
+        value.__get__(Hooked.__new__(Hooked))  # uninitialized
+
+
 def test_an_object_comes_back_as_its_live_wrapper(f):
     x = IntImm(4)
     assert f.echo(x) is x
