@@ -141,12 +141,21 @@ bool IsOfTypeKey(int32_t type_index, const char* key) {
 int CheckHandleFits(PyObject* self, FerryObjectHandle handle) {
   const int32_t type_index = TypeIndexOf(handle);
   PyTypeObject* cls = Py_TYPE(self);
+  // The common case first: the class registered for the object's type (cached by type index)
+  // is the wrapper's class or derives from it.
+  PyTypeObject* registered = ClassOf(type_index);
+  if (registered == cls || (registered != nullptr && PyType_IsSubtype(registered, cls))) {
+    return 0;
+  }
   std::string wanted;
   if (PyType_IsSubtype(cls, &FunctionType)) {
     if (type_index == kFerryFunction) return 0;
     wanted = "ferry.Function";
   } else {
-    PyObject* key = PyObject_GetAttrString(reinterpret_cast<PyObject*>(cls), "_type_key");
+    static PyObject* const kTypeKeyName = PyUnicode_InternFromString("_type_key");
+    PyObject* key = kTypeKeyName != nullptr
+                        ? PyObject_GetAttr(reinterpret_cast<PyObject*>(cls), kTypeKeyName)
+                        : nullptr;
     if (key == nullptr || !PyUnicode_Check(key)) {
       Py_XDECREF(key);
       PyErr_Clear();
