@@ -37,12 +37,17 @@ PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const*
   return CallFunction(f, cells.data(), static_cast<int32_t>(n), false);
 }
 
+/// Drops this thread's raised Ferry error, for a failure that has an answer of its own.
+void DiscardFerryError() {
+  FerryObjectHandle err = nullptr;
+  FerryErrorMoveFromRaised(&err);
+  if (err != nullptr) DecRef(err);
+}
+
 PyTypeObject* Lookup(int32_t type_index) {
   const char* key = nullptr;
   if (FerryTypeIndexToKey(type_index, &key) != 0) {
-    FerryObjectHandle err = nullptr;
-    FerryErrorMoveFromRaised(&err);
-    if (err != nullptr) DecRef(err);
+    DiscardFerryError();
     return &ObjectType;
   }
   if (PyObject* cls = PyDict_GetItemString(g_classes_by_key, key)) {
@@ -121,9 +126,7 @@ void ObjectDealloc(PyObject* obj) {
 bool IsOfTypeKey(int32_t type_index, const char* key) {
   int32_t wanted = -1;
   if (FerryTypeKeyToIndex(key, &wanted) != 0) {
-    FerryObjectHandle err = nullptr;  // an unknown key: no object is of its type
-    FerryErrorMoveFromRaised(&err);
-    if (err != nullptr) DecRef(err);
+    DiscardFerryError();  // an unknown key: no object is of its type
     return false;
   }
   if (wanted == type_index) return true;
@@ -143,10 +146,7 @@ int CheckHandleFits(PyObject* self, FerryObjectHandle handle) {
   PyTypeObject* cls = Py_TYPE(self);
   // The common case first: the class registered for the object's type (cached by type index)
   // is the wrapper's class or derives from it.
-  PyTypeObject* registered = ClassOf(type_index);
-  if (registered == cls || (registered != nullptr && PyType_IsSubtype(registered, cls))) {
-    return 0;
-  }
+  if (PyType_IsSubtype(ClassOf(type_index), cls)) return 0;
   std::string wanted;
   if (PyType_IsSubtype(cls, &FunctionType)) {
     if (type_index == kFerryFunction) return 0;
@@ -171,11 +171,7 @@ int CheckHandleFits(PyObject* self, FerryObjectHandle handle) {
     if (IsOfTypeKey(type_index, wanted.c_str())) return 0;
   }
   const char* got = "?";
-  if (FerryTypeIndexToKey(type_index, &got) != 0) {
-    FerryObjectHandle err = nullptr;
-    FerryErrorMoveFromRaised(&err);
-    if (err != nullptr) DecRef(err);
-  }
+  if (FerryTypeIndexToKey(type_index, &got) != 0) DiscardFerryError();
   PyErr_Format(PyExc_TypeError, "a %s holds objects of type '%s' (or derived), not '%s'",
                cls->tp_name, wanted.c_str(), got);
   return -1;
@@ -274,8 +270,7 @@ PyObject* FieldNamesOf(PyObject* self, int32_t type_index) {
   PyErr_Fetch(&type, &value, &tb);  // the AttributeError, unless the name is a field
   const char* cname = PyUnicode_AsUTF8(name);
   if (cname == nullptr || (cname[0] == '_' && cname[1] == '_')) {
-    PyErr_Clear();  // a name that is not UTF-8 is no field either
-    PyErr_Restore(type, value, tb);
+    PyErr_Restore(type, value, tb);  // replaces AsUTF8's error: a name not UTF-8 is no field
     return nullptr;
   }
   Py_XDECREF(type);
