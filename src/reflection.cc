@@ -308,6 +308,29 @@ Any GetAttr(const ObjectRef& obj, std::string_view name) {
   return field->type->get(reinterpret_cast<const char*>(obj.get()) + field->offset);
 }
 
+void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) {
+  if (!obj.defined()) FERRY_THROW(AttributeError) << "None has no attribute '" << name << "'";
+  const NodeInfo* info = GetNodeInfo(obj.get());
+  const FieldInfo* field = info != nullptr ? info->FindField(name) : nullptr;
+  if (field == nullptr) {
+    FERRY_THROW(AttributeError) << "'" << obj->GetTypeKey() << "' object has no attribute '" << name
+                                << "'";
+  }
+  if (!info->mutable_fields) {
+    FERRY_THROW(AttributeError) << "field '" << name << "' of '" << obj->GetTypeKey()
+                                << "' is read-only (the type is not declared _type_mutable)";
+  }
+  try {
+    // FieldType::set converts first and assigns after, so a failed conversion changes nothing.
+    field->type->set(
+        reinterpret_cast<char*>(const_cast<Object*>(obj.get())) + field->offset, value);
+  } catch (const Error& e) {
+    std::string message = "field '" + std::string(name) + "' of '" + obj->GetTypeKey() +
+                          "': " + std::string(e.message());
+    details::ThrowError(std::string(e.kind()).c_str(), message.c_str());
+  }
+}
+
 Array<String> ListAttrNames(const ObjectRef& obj) {
   Array<String> names;
   if (!obj.defined()) return names;
@@ -367,6 +390,13 @@ FERRY_REGISTER_GLOBAL("ferry.NodeGetAttr").set_body_typed([](ObjectRef obj, Stri
   return GetAttr(obj, name.view());
 });
 
+/// ferry.NodeSetAttr(obj, name, value): writes a field of a mutable type (SetAttr).
+FERRY_REGISTER_GLOBAL("ferry.NodeSetAttr")
+    .set_body_typed([](ObjectRef obj, String name, AnyView value) {
+      SetAttr(obj, name.view(), value);
+    })
+    .quick();
+
 /// ferry.NodeListAttrNames(obj) -> Array of field names.
 FERRY_REGISTER_GLOBAL("ferry.NodeListAttrNames").set_body_typed([](ObjectRef obj) {
   return ListAttrNames(obj);
@@ -423,6 +453,16 @@ int FerryObjectGetFieldGetter(FerryObjectHandle obj, const char* name, int64_t* 
   const char* base = reinterpret_cast<const char*>(node);
   *out_offset = static_cast<int64_t>(field->offset) + (base - static_cast<const char*>(obj));
   *out_getter = field->type->get_c;
+  FERRY_C_API_END();
+}
+
+int FerryObjectSetAttr(FerryObjectHandle obj, const char* name, const FerryAny* value) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(obj);
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(value);
+  ferry::ObjectRef ref = ferry::GetRef<ferry::ObjectRef>(ferry::details::FromHandle(obj));
+  ferry::SetAttr(ref, name, *reinterpret_cast<const ferry::AnyView*>(value));
   FERRY_C_API_END();
 }
 

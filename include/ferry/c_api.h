@@ -193,6 +193,12 @@ FERRY_DLL int FerryObjectGetFieldGetter(FerryObjectHandle obj, const char* name,
 /// the caller releases with FerryAnyRelease; an AttributeError when there is no such field.
 FERRY_DLL int FerryObjectGetAttr(FerryObjectHandle obj, const char* name, FerryAny* out);
 
+/// Writes the field `name` of an object whose type is declared mutable (`_type_mutable`),
+/// converting `*value` (borrowed) as a constructor does. AttributeError for an unknown field or
+/// a read-only type, TypeError naming the field for a value that does not convert; the object
+/// is unchanged on failure. Every holder of the object sees the write.
+FERRY_DLL int FerryObjectSetAttr(FerryObjectHandle obj, const char* name, const FerryAny* value);
+
 /// The cells of an Array: `*out_size` values at `*out_data`, borrowed from the array (valid
 /// while it lives and is not mutated). TypeError for any other object.
 FERRY_DLL int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size,

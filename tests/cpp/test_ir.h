@@ -215,6 +215,37 @@ class OpaqueNode : public Object {
   FERRY_DECLARE_FINAL_OBJECT_INFO(OpaqueNode, Object);
 };
 
+// Fields writable through reflection (SetAttr, Python assignment); subclassed by MutableChildNode.
+class MutableNode : public Object {
+ public:
+  int64_t count = 0;
+  int32_t small = 0;
+  String label;
+  Optional<Expr> expr;
+  Array<Expr> items;
+  void VisitAttrs(AttrVisitor* v) {
+    v->Visit("count", &count);
+    v->Visit("small", &small);
+    v->Visit("label", &label);
+    v->Visit("expr", &expr);
+    v->Visit("items", &items);
+  }
+  static constexpr bool _type_mutable = true;
+  static constexpr bool _type_sequal_by_fields = true;
+  static constexpr const char* _type_key = "test.Mutable";
+  FERRY_DECLARE_BASE_OBJECT_INFO(MutableNode, Object);
+};
+class MutableChildNode : public MutableNode {
+ public:
+  double ratio = 0;
+  void VisitAttrs(AttrVisitor* v) {
+    MutableNode::VisitAttrs(v);
+    v->Visit("ratio", &ratio);
+  }
+  static constexpr const char* _type_key = "test.MutableChild";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(MutableChildNode, MutableNode);
+};
+
 FERRY_REGISTER_NODE_TYPE(IntImmNode);
 FERRY_REGISTER_NODE_TYPE(VarNode);
 FERRY_REGISTER_NODE_TYPE(AddNode);
@@ -222,6 +253,8 @@ FERRY_REGISTER_NODE_TYPE(LetNode);
 FERRY_REGISTER_NODE_TYPE(FuncNode);
 FERRY_REGISTER_NODE_TYPE(AttrsNode);
 FERRY_REGISTER_NODE_TYPE(FixedNode);
+FERRY_REGISTER_NODE_TYPE(MutableNode);
+FERRY_REGISTER_NODE_TYPE(MutableChildNode);
 
 }  // namespace test_ir
 

@@ -198,4 +198,69 @@ TEST(Reflection, GlobalsAndCApi) {
   EXPECT_EQ(error.kind(), "AttributeError");
 }
 
+TEST(Reflection, SetAttrWritesFieldsOfMutableTypesInPlace) {
+  ObjectRef node = MakeNode("test.MutableChild", {{"count", Any(1)},
+                                                  {"small", Any(2)},
+                                                  {"label", Any("a")},
+                                                  {"expr", Any()},
+                                                  {"items", Any(Array<Expr>())},
+                                                  {"ratio", Any(0.5)}});
+  ObjectRef other_holder = node;  // no copy-on-write: every holder sees the write
+  SetAttr(node, "count", 42);
+  SetAttr(node, "label", "written");
+  SetAttr(node, "expr", IntImm(3));
+  SetAttr(node, "ratio", 2.5);  // a field of the subclass, mutable through its parent
+  EXPECT_EQ(GetAttr(other_holder, "count").cast<int64_t>(), 42);
+  EXPECT_EQ(GetAttr(other_holder, "label").cast<String>(), "written");
+  EXPECT_EQ(GetAttr(other_holder, "expr").cast<IntImm>()->value, 3);
+  EXPECT_EQ(GetAttr(other_holder, "ratio").cast<double>(), 2.5);
+  SetAttr(node, "expr", Any());  // Optional accepts None
+  EXPECT_TRUE(GetAttr(node, "expr").is_none());
+}
+
+TEST(Reflection, SetAttrErrorsLeaveTheObjectUnchanged) {
+  ObjectRef node = MakeNode("test.Mutable", {{"count", Any(7)},
+                                             {"small", Any(1)},
+                                             {"label", Any("keep")},
+                                             {"expr", Any()},
+                                             {"items", Any(Array<Expr>())}});
+  ExpectError([&] { SetAttr(node, "count", "text"); }, "TypeError", {"'count'", "test.Mutable"});
+  ExpectError([&] { SetAttr(node, "label", 3); }, "TypeError", {"'label'"});
+  ExpectError([&] { SetAttr(node, "items", Array<Any>{1}); }, "TypeError", {"'items'"});
+  ExpectError([&] { SetAttr(node, "small", int64_t{1} << 40); }, "OverflowError", {"'small'"});
+  ExpectError([&] { SetAttr(node, "nope", 1); }, "AttributeError", {"'test.Mutable'", "'nope'"});
+  EXPECT_EQ(GetAttr(node, "count").cast<int64_t>(), 7);
+  EXPECT_EQ(GetAttr(node, "label").cast<String>(), "keep");
+  EXPECT_EQ(GetAttr(node, "small").cast<int64_t>(), 1);
+  EXPECT_EQ(GetAttr(node, "items").cast<Array<Expr>>().size(), 0u);
+  // A type that is not _type_mutable is read-only through reflection.
+  IntImm imm(5);
+  ExpectError([&] { SetAttr(imm, "value", 6); }, "AttributeError", {"'value'", "read-only"});
+  EXPECT_EQ(imm->value, 5);
+  ExpectError([&] { SetAttr(ObjectRef(), "x", 1); }, "AttributeError", {"None"});
+}
+
+TEST(Reflection, SetAttrThroughTheGlobalAndTheCApi) {
+  ObjectRef node = MakeNode("test.Mutable", {{"count", Any(0)},
+                                             {"small", Any(0)},
+                                             {"label", Any("")},
+                                             {"expr", Any()},
+                                             {"items", Any(Array<Expr>())}});
+  Function::GetGlobalRequired("ferry.NodeSetAttr")(node, "count", 5);
+  EXPECT_EQ(GetAttr(node, "count").cast<int64_t>(), 5);
+  FerryObjectHandle h = details::ObjectUnsafe::GetHeader(node.get());
+  AnyView value(int64_t{9});
+  ASSERT_EQ(FerryObjectSetAttr(h, "count", value.raw()), 0);
+  EXPECT_EQ(GetAttr(node, "count").cast<int64_t>(), 9);
+  AnyView bad("not an int");
+  EXPECT_EQ(FerryObjectSetAttr(h, "count", bad.raw()), -1);
+  FerryObjectHandle err = nullptr;
+  FerryErrorMoveFromRaised(&err);
+  ASSERT_NE(err, nullptr);
+  Error error(details::ObjectUnsafe::PtrFromOwned<Object>(
+      details::ObjectUnsafe::FromHeader(static_cast<FerryObject*>(err))));
+  EXPECT_EQ(error.kind(), "TypeError");
+  EXPECT_EQ(GetAttr(node, "count").cast<int64_t>(), 9);
+}
+
 }  // namespace

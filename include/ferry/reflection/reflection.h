@@ -20,6 +20,12 @@
 /// and `void SHashReduce(SHashReducer hash) const` (see structural.h); the registration finds
 /// them. A node without them compares by identity unless it sets
 /// `static constexpr bool _type_sequal_by_fields = true`, which compares all visited fields.
+///
+/// Fields are read-only through reflection unless the node declares
+/// `static constexpr bool _type_mutable = true;` (inherited by subclasses): then `SetAttr`, the
+/// C ABI's FerryObjectSetAttr and Python attribute assignment write them in place. Such a write
+/// is seen by every holder of the object (there is no copy-on-write on this path) and is not
+/// synchronized: write a field only while no other thread reads the object.
 #ifndef FERRY_REFLECTION_REFLECTION_H_
 #define FERRY_REFLECTION_REFLECTION_H_
 
@@ -132,6 +138,8 @@ struct NodeInfo {
   bool (*sequal_reduce)(const Object* lhs, const Object* rhs, SEqualReducer equal) = nullptr;
   void (*shash_reduce)(const Object* obj, SHashReducer hash) = nullptr;
   bool sequal_by_fields = false;
+  /// Whether reflection may write the fields (`_type_mutable`): SetAttr, FerryObjectSetAttr.
+  bool mutable_fields = false;
   /// The fields in VisitAttrs order. Recorded at registration for default-constructible
   /// nodes, else from the first object that reflection sees.
   std::vector<FieldInfo> fields;
@@ -156,6 +164,11 @@ template <typename T>
 struct HasSHashReduce<
     T, std::void_t<decltype(std::declval<const T&>().SHashReduce(std::declval<SHashReducer>()))>>
     : std::true_type {};
+template <typename T, typename = void>
+struct TypeMutable : std::false_type {};
+template <typename T>
+struct TypeMutable<T, std::void_t<decltype(T::_type_mutable)>>
+    : std::bool_constant<T::_type_mutable> {};
 template <typename T, typename = void>
 struct SEqualByFields : std::false_type {};
 template <typename T>
@@ -185,6 +198,7 @@ bool RegisterNodeType() {
     };
   }
   info.sequal_by_fields = SEqualByFields<T>::value;
+  info.mutable_fields = TypeMutable<T>::value;
   RegisterNode(std::move(info));
   return true;
 }
@@ -207,6 +221,13 @@ FERRY_DLL const NodeInfo* GetNodeInfo(std::string_view type_key);
 
 /// The field `name` of `obj`; an AttributeError naming the type and the field when absent.
 FERRY_DLL Any GetAttr(const ObjectRef& obj, std::string_view name);
+/// Writes the field `name` of `obj` in place, converting `value` as MakeNode does. An
+/// AttributeError when there is no such field or the type is not `_type_mutable`; a TypeError
+/// (or OverflowError) naming the field when the value does not convert: the object is unchanged
+/// then. Every holder of `obj` sees the write.
+///
+///     SetAttr(counter, "count", 3);
+FERRY_DLL void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value);
 /// The field names of `obj`, in VisitAttrs order (empty for an unregistered type).
 FERRY_DLL Array<String> ListAttrNames(const ObjectRef& obj);
 /// Creates the node registered as `type_key` from named field values. Every field must be
