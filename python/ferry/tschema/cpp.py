@@ -186,6 +186,8 @@ def node_class(node: NodeDef, names: CppNames, custom: Optional[str]) -> List[Li
         out.append("")
     type_key = ty.cpp_string_literal(node.type_key)
     out.append(f"  static constexpr const char* _type_key = {type_key};")
+    if node.is_mutable != (node.parent.is_mutable if node.parent else False):
+        out.append(f"  static constexpr bool _type_mutable = {str(node.is_mutable).lower()};")
     if node.final:
         out.append(f"  FERRY_DECLARE_FINAL_OBJECT_INFO({node.name}, {parent});")
     else:

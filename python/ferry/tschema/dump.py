@@ -42,6 +42,7 @@ def _node(node: NodeDef, base: str) -> Dict[str, Any]:
         "parent": node.parent.name if node.parent else None,
         "children": [c.name for c in node.children],
         "final": node.final,
+        "mutable": node.is_mutable,
         "type_child_slots": node.type_child_slots,
         "type_child_slots_explicit": node.explicit_child_slots,
         "default_visit_attrs": node.default_visit_attrs,

@@ -26,6 +26,7 @@ CLASS_ATTRIBUTES: Dict[str, Any] = {
     "default_shash_reduce": True,
     "ref_name": None,
     "final": None,
+    "mutable": None,
     "type_child_slots": None,
     "namespace": None,
 }

@@ -78,6 +78,9 @@ class NodeDef:
     children: List["NodeDef"] = field(repr=False, default_factory=list)
     #: False for nodes only referenced from the files being generated (declared elsewhere).
     emitted: bool = True
+    #: Fields writable through reflection (`_type_mutable`); None when the schema leaves it to
+    #: the parent (see `is_mutable`).
+    mutable: Optional[bool] = None
     #: Line of each class attribute set in the schema, for messages.
     attr_lines: Dict[str, int] = field(repr=False, default_factory=dict)
 
@@ -90,6 +93,17 @@ class NodeDef:
             chain.append(node)
             node = node.parent
         return [f for n in reversed(chain) for f in n.fields]
+
+    @property
+    def is_mutable(self) -> bool:
+        """Whether the fields are writable through reflection: `mutable`, else the parent's (as
+        C++ inherits `_type_mutable`)."""
+        node: Optional[NodeDef] = self
+        while node is not None:
+            if node.mutable is not None:
+                return node.mutable
+            node = node.parent
+        return False
 
     @property
     def is_base(self) -> bool:
@@ -219,6 +233,9 @@ class _Builder:
         if values["final"] is not None and not isinstance(values["final"], bool):
             self.error(cls, f"final of {name} must be True or False", "final")
             ok = False
+        if values["mutable"] is not None and not isinstance(values["mutable"], bool):
+            self.error(cls, f"mutable of {name} must be True or False", "mutable")
+            ok = False
         slots = values["type_child_slots"]
         if slots is not None and (not isinstance(slots, int) or isinstance(slots, bool)
                                   or not 0 <= slots < 2**31):
@@ -282,6 +299,8 @@ class _Builder:
                 values[key] = bool(values[key])
             if not isinstance(values["final"], bool):
                 values["final"] = None
+            if not isinstance(values["mutable"], bool):
+                values["mutable"] = None
             if not isinstance(slots, int) or isinstance(slots, bool) or slots < 0:
                 slots = None
         node = NodeDef(
@@ -298,6 +317,7 @@ class _Builder:
             default_shash_reduce=values["default_shash_reduce"],
             final=values["final"],  # type: ignore[arg-type]  # resolved in finish()
             type_child_slots=slots if slots is not None else 0,
+            mutable=values["mutable"],
             explicit_child_slots=slots is not None,
             fields=[],
             emitted=emitted,

@@ -513,3 +513,48 @@ def test_dump_error(tmp_path):
     path = schema(tmp_path, "@declare\nclass XNode(Object):\n    pass\n")
     code, out, err = run_cli("dump", path)
     assert code == 2 and out == "" and f"schema.py:{line_of(path, 'class XNode')}:" in err
+
+
+# mutable -----------------------------------------------------------------------------------------
+
+def test_mutable_is_generated_where_it_changes_and_inherited(tmp_path):
+    path = schema(tmp_path, BASE + '''
+@declare
+class CounterNode(ExprNode):
+    type_key = "t.Counter"
+    mutable = True
+    count: ty.int64_t
+
+@declare
+class TickNode(CounterNode):
+    type_key = "t.Tick"
+    step: ty.int64_t
+
+@declare
+class FrozenTickNode(CounterNode):
+    type_key = "t.FrozenTick"
+    mutable = False
+''')
+    code, _, err = run_cli(*gen_args(tmp_path, path))
+    assert code == 0, err
+    header = (tmp_path / "out.h").read_text()
+
+    def body(name):
+        return header[header.index(f"class {name} "):].split("};", 1)[0]
+
+    assert "_type_mutable" not in body("ExprNode")
+    assert "static constexpr bool _type_mutable = true;" in body("CounterNode")
+    assert "_type_mutable" not in body("TickNode")  # inherited through C++
+    assert "static constexpr bool _type_mutable = false;" in body("FrozenTickNode")
+    nodes = {n.name: n for n in load_schema([path]).nodes}
+    assert [nodes[n].is_mutable for n in ("ExprNode", "CounterNode", "TickNode", "FrozenTickNode")] \
+        == [False, True, True, False]
+
+
+def test_mutable_must_be_a_bool(tmp_path):
+    check_error(tmp_path, '''
+@declare
+class CounterNode(ExprNode):
+    type_key = "t.Counter"
+    mutable = "yes"
+''', 'mutable = "yes"', "mutable of CounterNode must be True or False")
