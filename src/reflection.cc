@@ -308,9 +308,10 @@ Any GetAttr(const ObjectRef& obj, std::string_view name) {
   return field->type->get(reinterpret_cast<const char*>(obj.get()) + field->offset);
 }
 
-void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) {
-  if (!obj.defined()) FERRY_THROW(AttributeError) << "None has no attribute '" << name << "'";
-  const NodeInfo* info = GetNodeInfo(obj.get());
+namespace {
+/// The field `name` of `obj` that reflection may write; AttributeError otherwise.
+const FieldInfo* WritableField(const Object* obj, std::string_view name) {
+  const NodeInfo* info = GetNodeInfo(obj);
   const FieldInfo* field = info != nullptr ? info->FindField(name) : nullptr;
   if (field == nullptr) {
     FERRY_THROW(AttributeError) << "'" << obj->GetTypeKey() << "' object has no attribute '" << name
@@ -320,6 +321,13 @@ void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) 
     FERRY_THROW(AttributeError) << "field '" << name << "' of '" << obj->GetTypeKey()
                                 << "' is read-only (the type is not declared _type_mutable)";
   }
+  return field;
+}
+}  // namespace
+
+void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) {
+  if (!obj.defined()) FERRY_THROW(AttributeError) << "None has no attribute '" << name << "'";
+  const FieldInfo* field = WritableField(obj.get(), name);
   try {
     // FieldType::set converts first and assigns after, so a failed conversion changes nothing.
     field->type->set(
@@ -453,6 +461,21 @@ int FerryObjectGetFieldGetter(FerryObjectHandle obj, const char* name, int64_t* 
   const char* base = reinterpret_cast<const char*>(node);
   *out_offset = static_cast<int64_t>(field->offset) + (base - static_cast<const char*>(obj));
   *out_getter = field->type->get_c;
+  FERRY_C_API_END();
+}
+
+int FerryObjectGetFieldSetter(FerryObjectHandle obj, const char* name, int64_t* out_offset,
+                              FerryFieldSetter* out_setter) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(obj);
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(out_offset);
+  FERRY_C_API_CHECK_NOT_NULL(out_setter);
+  const ferry::Object* node = ferry::details::FromHandle(obj);
+  const ferry::FieldInfo* field = ferry::WritableField(node, name);
+  const char* base = reinterpret_cast<const char*>(node);
+  *out_offset = static_cast<int64_t>(field->offset) + (base - static_cast<const char*>(obj));
+  *out_setter = field->type->set_c;
   FERRY_C_API_END();
 }
 

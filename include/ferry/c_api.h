@@ -145,6 +145,28 @@ FERRY_DLL int FerryObjectIncRef(FerryObjectHandle obj);
 /// Drops one strong reference; the last one destroys the object.
 FERRY_DLL int FerryObjectDecRef(FerryObjectHandle obj);
 
+#if defined(__GNUC__) || defined(__clang__)
+/// FerryObjectIncRef inline, for frontends that count on every conversion: the header's
+/// protocol, relaxed increment. The C++ object model counts through these too, so the two
+/// cannot drift apart.
+static inline void FerryObjectIncRefInline(FerryObjectHandle obj) {
+  __atomic_fetch_add(&((FerryObject*)obj)->ref_counter, 1, __ATOMIC_RELAXED);
+}
+/// FerryObjectDecRef inline: acq_rel decrement, the deleter at zero. The last reference needs
+/// no atomic write (nobody else can reach the object to race with it); the acquire load still
+/// orders the free after every other owner's release.
+static inline void FerryObjectDecRefInline(FerryObjectHandle obj) {
+  FerryObject* header = (FerryObject*)obj;
+  if (__atomic_load_n(&header->ref_counter, __ATOMIC_ACQUIRE) == 1 ||
+      __atomic_fetch_sub(&header->ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
+    header->deleter(header);
+  }
+}
+#else
+static inline void FerryObjectIncRefInline(FerryObjectHandle obj) { FerryObjectIncRef(obj); }
+static inline void FerryObjectDecRefInline(FerryObjectHandle obj) { FerryObjectDecRef(obj); }
+#endif
+
 /// Finds the index of a registered type key; an unknown key is a KeyError.
 FERRY_DLL int FerryTypeKeyToIndex(const char* type_key, int32_t* out_type_index);
 /// Finds the key of a registered type index; an unknown index is an IndexError.
@@ -192,6 +214,17 @@ FERRY_DLL int FerryObjectGetFieldGetter(FerryObjectHandle obj, const char* name,
 /// Reads the field `name` of a reflected object (FERRY_REGISTER_NODE_TYPE) into `*out`, which
 /// the caller releases with FerryAnyRelease; an AttributeError when there is no such field.
 FERRY_DLL int FerryObjectGetAttr(FerryObjectHandle obj, const char* name, FerryAny* out);
+
+/// Writes one field of an object from a borrowed cell, converting it: `field` is the object
+/// handle plus the field's offset. Returns 0, or -1 with a TypeError/OverflowError raised (the
+/// message names the expected and the given type, not the field); the field is unchanged then.
+typedef int (*FerryFieldSetter)(void* field, const FerryAny* value);
+
+/// Finds how to write the field `name` of objects of `obj`'s type, as
+/// FerryObjectGetFieldGetter does for reads. AttributeError when there is no such field or the
+/// type is not mutable (`_type_mutable`), naming the type and the field.
+FERRY_DLL int FerryObjectGetFieldSetter(FerryObjectHandle obj, const char* name,
+                                        int64_t* out_offset, FerryFieldSetter* out_setter);
 
 /// Writes the field `name` of an object whose type is declared mutable (`_type_mutable`),
 /// converting `*value` (borrowed) as a constructor does. AttributeError for an unknown field or

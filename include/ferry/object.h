@@ -94,18 +94,11 @@ class Object {
   ~Object() = default;
 
  private:
-  void IncRef() { __atomic_fetch_add(&header_.ref_counter, 1, __ATOMIC_RELAXED); }
-  void DecRef() {
-    // The last reference needs no atomic write: nobody else can reach the object to race with
-    // us. The acquire load still orders the frees after every other owner's release.
-    // The deleter is called directly. One whose destructor can release other objects runs
-    // itself under details::ObjectFreeGuarded, so a trivially destructible object's drop is
-    // just its free.
-    if (__atomic_load_n(&header_.ref_counter, __ATOMIC_ACQUIRE) == 1 ||
-        __atomic_fetch_sub(&header_.ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
-      header_.deleter(&header_);
-    }
-  }
+  // The protocol of the FerryObject header, shared with every frontend (c_api.h).
+  void IncRef() { FerryObjectIncRefInline(&header_); }
+  // The deleter is called directly. One whose destructor can release other objects runs itself
+  // under details::ObjectFreeGuarded, so a trivially destructible object's drop is just its free.
+  void DecRef() { FerryObjectDecRefInline(&header_); }
 
   FerryObject header_;
 

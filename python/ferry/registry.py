@@ -1,5 +1,7 @@
 """Global functions and object classes: the registries shared with C++."""
+import os
 import sys
+import weakref
 
 from . import _core
 
@@ -22,7 +24,13 @@ def load_library(path):
     """Loads a shared library and runs its registrations (``FERRY_REGISTER_GLOBAL``,
     ``FERRY_REGISTER_NODE_TYPE``). The library stays loaded for the life of the process.
     A missing file or a library that fails to load is a RuntimeError naming the path."""
-    _core.load_library(str(path))
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"load_library: path must be a str or os.PathLike, not {type(path).__name__}")
+    _core.load_library(os.fspath(path))
+    _fields_done.clear()  # registered classes may now find their types' fields
 
 
 def register_func(name, f=None, override=False):
@@ -45,19 +53,31 @@ def register_func(name, f=None, override=False):
 
 
 def register_object(type_key=None):
-    """Class decorator: objects of C++ type ``type_key`` (or of a type derived from it without
-    a class of its own) come back to Python as instances of the decorated class.
+    """Class decorator: objects of C++ type ``type_key`` come back to Python as instances of the
+    decorated class (and objects of a derived type without a class of its own, as instances of
+    a class made for that type, deriving from this one).
 
     The class must derive from ``ferry.Object``. The reflected fields of the type become
-    read-only attributes (a class attribute of the same name wins). Without an argument the
-    class name is the type key.
+    attributes (a class attribute of the same name wins): read-only, or writable when the C++
+    type is ``_type_mutable``. A wrapper holds no state of its own, so the class gets
+    ``__slots__ = ()`` (a class without ``__slots__`` is rebuilt with it, as
+    ``dataclass(slots=True)`` does); a class that asks for a ``__dict__`` or for slots of its
+    own is refused. Without an argument the class name is the type key.
+
+    The key need not be known yet: the class is bound to the key by name, and its field
+    descriptors are installed when the first object of that type comes back to Python, or
+    right away when a loaded library already defines it.
     """
 
     def register(cls):
         key = type_key if type_key is not None else cls.__name__
+        if not isinstance(key, str):
+            raise TypeError(f"register_object: the type key must be a str, not {type(key).__name__}")
         if not (isinstance(cls, type) and issubclass(cls, _core.Object)):
             raise TypeError(f"register_object({key!r}): {cls!r} does not derive from ferry.Object")
+        cls = _without_dict(cls, key)
         cls._type_key = key
+        cls.__ferry_type_key__ = _TypeKeyAttr(key)
         _core._register_class(key, cls)
         _install_fields(cls, key)
         return cls
@@ -68,15 +88,124 @@ def register_object(type_key=None):
     return register
 
 
+class _TypeKeyAttr:
+    """``__ferry_type_key__`` of a class made for a Ferry type: the key on the class, the
+    object's own type key on an instance."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __get__(self, obj, cls=None):
+        return self.key if obj is None else _object_type_key(obj)
+
+    def __set__(self, obj, value):
+        raise AttributeError("__ferry_type_key__ is read-only")
+
+
+_object_type_key = _core.Object.__ferry_type_key__.__get__
+
+
+def _slot_names(slots):
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _without_dict(cls, key):
+    """``cls`` if its instances have no ``__dict__``, else the same class rebuilt with
+    ``__slots__ = ()``; a TypeError when the class asks for instance state."""
+    where = f"register_object({key!r}): {cls.__qualname__}"
+    if "__slots__" in cls.__dict__:
+        own = [n for n in _slot_names(cls.__dict__["__slots__"]) if n != "__weakref__"]
+        if own:
+            raise TypeError(
+                f"{where} declares __slots__ {tuple(own)!r}: a Ferry object's Python wrapper "
+                "holds no state of its own (what Python reads must be what C++ holds); store it "
+                "in a field of the object, or leave __slots__ out")
+    for base in cls.__mro__[1:]:
+        if base.__dictoffset__ != 0 and base is not object:
+            raise TypeError(
+                f"{where} derives from {base.__qualname__}, whose instances have a __dict__: "
+                f"declare __slots__ = () in {base.__qualname__} (a Ferry object's Python wrapper "
+                "holds no state of its own)")
+    if cls.__dictoffset__ == 0:
+        return cls
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = ()
+    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    new.__qualname__ = cls.__qualname__
+    # Zero-argument super() finds the class through a __class__ cell: point it at the new one.
+    for value in namespace.values():
+        if isinstance(value, (classmethod, staticmethod)):
+            funcs = [value.__func__]
+        elif isinstance(value, property):
+            funcs = [value.fget, value.fset, value.fdel]
+        else:
+            funcs = [value]
+        for func in funcs:
+            for cell in getattr(func, "__closure__", None) or ():
+                try:
+                    if cell.cell_contents is cls:
+                        cell.cell_contents = new
+                except ValueError:  # an empty cell
+                    pass
+    return new
+
+
+#: Classes whose field descriptors are installed (cleared when a library is loaded).
+_fields_done = weakref.WeakSet()
+
+
 def _install_fields(cls, key):
+    if cls in _fields_done:
+        return
     node_fields = get_global_func("ferry.NodeFields")
     try:
         described = node_fields(key)  # [name0, type0, name1, type1, ...]
     except ValueError:
         return  # not a reflected node (yet): attribute access falls back to lookups by name
-    for name in list(described)[0::2]:
+    names = list(described)[0::2]
+    for name in names:
         if not any(name in vars(klass) for klass in cls.__mro__):
             setattr(cls, name, _core.Field(name))
+    if names:
+        _fields_done.add(cls)
+
+
+def _reduce_through_json(self):
+    from . import load_json, save_json  # noqa: PLC0415 - the package imports this module
+
+    return (load_json, (save_json(self),))
+
+
+def _class_hook(key, cls, base):
+    """Called by ``_core`` when it first meets objects of the type ``key``: installs the field
+    descriptors of a registered class (``cls``), or makes the class of a type without one,
+    deriving from ``base`` (the class of its nearest registered ancestor)."""
+    if cls is not None:
+        _install_fields(cls, key)
+        return cls
+    name = key.rsplit(".", 1)[-1]
+    if not name.isidentifier():
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "Object"
+        if name[0].isdigit():
+            name = "_" + name
+    namespace = {
+        "__slots__": (),
+        "__module__": "ferry.auto",
+        "__qualname__": name,
+        "__doc__": f"Objects of the Ferry type {key!r} (no Python class is registered for it).",
+        "_type_key": key,
+        "__ferry_type_key__": _TypeKeyAttr(key),
+        # Pickled by content: the class itself cannot be found by name in another process.
+        "__reduce__": _reduce_through_json,
+    }
+    made = type(base)(name, (base,), namespace)
+    _install_fields(made, key)
+    return made
+
+
+_core._set_class_hook(_class_hook)
 
 
 def init_api(prefix, module=None):

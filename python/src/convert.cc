@@ -165,7 +165,7 @@ int ObjectToAny(PyObject* value, FerryAny* out) {
 }
 }  // namespace
 
-int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope) {
   PyTypeObject* type = Py_TYPE(value);
   // Exact types first: one pointer compare each for the common arguments.
   if (type == &PyLong_Type) return IntToAny(value, out);
@@ -309,6 +309,48 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     return result;
   }
   return WrapObject(h, owned);
+}
+
+namespace {
+/// Whether exceptions of `type` are made from their message alone, so that one can be raised
+/// again with a longer message: the plain kinds a conversion raises, not their subclasses
+/// (UnicodeEncodeError takes five arguments; a user's class may take anything).
+bool TakesOnlyAMessage(PyObject* type) {
+  static PyObject* const kPlain[] = {PyExc_TypeError,     PyExc_ValueError,    PyExc_OverflowError,
+                                     PyExc_RuntimeError,  PyExc_KeyError,      PyExc_IndexError,
+                                     PyExc_AttributeError, PyExc_RecursionError};
+  for (PyObject* plain : kPlain) {
+    if (type == plain) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void PrefixPendingError(PyObject* prefix) {
+  if (prefix == nullptr) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (type == nullptr || !TakesOnlyAMessage(type)) {
+    PyObject* note = value != nullptr ? PyUnicode_FromFormat("while converting %U", prefix) : nullptr;
+    PyObject* added = note != nullptr ? PyObject_CallMethod(value, "add_note", "O", note) : nullptr;
+    Py_XDECREF(added);
+    Py_XDECREF(note);
+    PyErr_Clear();  // a note is a courtesy: without one the error is still the right one
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
+  if (text == nullptr) {
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  PyErr_Format(type, "%U: %U", prefix, text);
+  Py_DECREF(text);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
 }
 
 }  // namespace ferry_py

@@ -80,16 +80,9 @@ inline void SetObject(FerryAny* out, FerryObjectHandle h) {
   SetCell(out, TypeIndexOf(h), 0, BitsOf(h));
 }
 
-/// Reference counting inline, by the protocol c_api.h gives for the FerryObject header (relaxed
-/// increment; acq_rel decrement, the deleter at zero): what FerryObjectIncRef/DecRef do, without
-/// a call into libferry on every conversion.
-inline void IncRef(FerryObjectHandle h) {
-  __atomic_fetch_add(&static_cast<FerryObject*>(h)->ref_counter, 1, __ATOMIC_RELAXED);
-}
-inline void DecRef(FerryObjectHandle h) {
-  auto* obj = static_cast<FerryObject*>(h);
-  if (__atomic_fetch_sub(&obj->ref_counter, 1, __ATOMIC_ACQ_REL) == 1) obj->deleter(obj);
-}
+/// Reference counting inline, by the header's protocol as c_api.h defines it.
+inline void IncRef(FerryObjectHandle h) { FerryObjectIncRefInline(h); }
+inline void DecRef(FerryObjectHandle h) { FerryObjectDecRefInline(h); }
 
 /// The bytes of a ferry.String or ferry.Bytes object, read through the layout c_api.h gives.
 inline const FerryStringObject* StringOf(FerryObjectHandle h) {
@@ -158,9 +151,32 @@ class TempScope {
   std::vector<FerryObjectHandle>* more_ = nullptr;
 };
 
+/// PyToAny beyond its inline head: every kind of value.
+int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope);
+
 /// Converts a Python value into a cell that borrows (from `value` or from `scope`). Returns 0,
 /// or -1 with a Python exception set (TypeError/OverflowError naming the Python type).
-int PyToAny(PyObject* value, FerryAny* out, TempScope* scope);
+///
+/// The one conversion from Python to Ferry values: calls, constructors, containers and field
+/// writes all go through it. The commonest values convert inline (small ints, objects of the
+/// last class converted); the rest out of line.
+[[gnu::always_inline]] inline int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+  int64_t v;
+  if (Py_IS_TYPE(value, &PyLong_Type) && CompactIntValue(value, &v)) {
+    SetCell(out, kFerryInt, 0, static_cast<uint64_t>(v));
+    return 0;
+  }
+  if (IsLastObjectType(Py_TYPE(value)) && HandleOf(value) != nullptr) {
+    SetObject(out, HandleOf(value));
+    return 0;
+  }
+  return PyToAnySlow(value, out, scope);
+}
+
+/// Raises the pending exception again with `prefix: ` before its message when it is one of the
+/// plain kinds a conversion raises (TypeError, OverflowError, ...); any other exception is kept
+/// as it is, with "while converting <prefix>" as a note. `prefix` may be NULL (then nothing changes).
+void PrefixPendingError(PyObject* prefix);
 /// Converts a Python value into a cell that owns its object (for results of callbacks).
 int PyToAnyOwned(PyObject* value, FerryAny* out);
 /// Converts a cell to Python. With `owned`, the cell's reference is taken over (and released
@@ -192,6 +208,11 @@ extern PyObject* g_dtype_class;
 void InvalidateClassCache();
 /// Registers `cls` for `type_key` (module function _register_class).
 PyObject* RegisterClass(PyObject* module, PyObject* args);
+/// Sets the package's class hook (module function _set_class_hook; see object.cc Lookup).
+PyObject* SetClassHook(PyObject* module, PyObject* hook);
+/// (registered classes by key, classes made on first sight by key), copies (module function
+/// _classes, for tests).
+PyObject* ListClasses(PyObject* module, PyObject* unused);
 
 // ---------------------------------------------------------------------------------------------
 // Errors.

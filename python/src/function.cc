@@ -113,52 +113,13 @@ PyObject* ParamNames(PyFerryFunction* self) {
   return tuple;
 }
 
-/// Whether exceptions of `type` are made from their message alone, so that one can be raised
-/// again with a longer message: the plain kinds a conversion raises, not their subclasses
-/// (UnicodeEncodeError takes five arguments; a user's class may take anything).
-bool TakesOnlyAMessage(PyObject* type) {
-  static PyObject* const kPlain[] = {PyExc_TypeError,     PyExc_ValueError,    PyExc_OverflowError,
-                                     PyExc_RuntimeError,  PyExc_KeyError,      PyExc_IndexError,
-                                     PyExc_AttributeError, PyExc_RecursionError};
-  for (PyObject* plain : kPlain) {
-    if (type == plain) return true;
-  }
-  return false;
-}
-
-/// Re-raises the pending conversion error with the argument position in front; an exception
-/// that cannot be rebuilt that way is raised as it is, with the position as a note (3.11+).
+/// Re-raises the pending conversion error with the argument (its name, else its position) in
+/// front.
 void PrefixArgError(Py_ssize_t index, PyObject* name) {
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  PyErr_NormalizeException(&type, &value, &tb);
-  if (type == nullptr || !TakesOnlyAMessage(type)) {
-#if PY_VERSION_HEX >= 0x030B0000
-    PyObject* note = value == nullptr ? nullptr
-                     : name != nullptr ? PyUnicode_FromFormat("while converting argument '%U'", name)
-                                       : PyUnicode_FromFormat("while converting argument %zd", index);
-    PyObject* added = note != nullptr ? PyObject_CallMethod(value, "add_note", "O", note) : nullptr;
-    Py_XDECREF(added);
-    Py_XDECREF(note);
-    PyErr_Clear();  // a note is a courtesy: without one the error is still the right one
-#endif
-    PyErr_Restore(type, value, tb);
-    return;
-  }
-  PyObject* text = value ? PyObject_Str(value) : nullptr;
-  if (text == nullptr) {
-    PyErr_Restore(type, value, tb);
-    return;
-  }
-  if (name != nullptr) {
-    PyErr_Format(type, "argument '%U': %U", name, text);
-  } else {
-    PyErr_Format(type, "argument %zd: %U", index, text);
-  }
-  Py_DECREF(text);
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(tb);
+  PyObject* prefix = name != nullptr ? PyUnicode_FromFormat("argument '%U'", name)
+                                     : PyUnicode_FromFormat("argument %zd", index);
+  PrefixPendingError(prefix);
+  Py_XDECREF(prefix);
 }
 
 /// Places keyword arguments at their parameters' positions in `order` (size `total`).
@@ -223,16 +184,6 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
                                               FerryAny* cells, TempScope* scope,
                                               PyObject* names) {
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    // The commonest arguments, converted inline: small ints, objects of the last class seen.
-    int64_t v;
-    if (Py_IS_TYPE(args[i], &PyLong_Type) && CompactIntValue(args[i], &v)) {
-      SetCell(&cells[i], kFerryInt, 0, static_cast<uint64_t>(v));
-      continue;
-    }
-    if (IsLastObjectType(Py_TYPE(args[i])) && HandleOf(args[i]) != nullptr) {
-      SetObject(&cells[i], HandleOf(args[i]));
-      continue;
-    }
     if (PyToAny(args[i], &cells[i], scope) != 0) {
       PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
                                                               : nullptr);

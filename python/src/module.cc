@@ -243,6 +243,8 @@ PyMethodDef kMethods[] = {
     {"load_library", LoadLibrary, METH_O,
      "load_library(path): loads a shared library and runs its registrations."},
     {"_register_class", RegisterClass, METH_VARARGS, nullptr},
+    {"_set_class_hook", SetClassHook, METH_O, nullptr},
+    {"_classes", ListClasses, METH_NOARGS, nullptr},
     {"_set_dtype_class", SetDTypeClass, METH_O, nullptr},
     {"_set_error_factory", SetErrorFactory, METH_O, nullptr},
     {"_lib_path", LibPath, METH_NOARGS, "The path of the loaded libferry."},

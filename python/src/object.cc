@@ -13,8 +13,12 @@ PyObject* g_dtype_class = nullptr;
 
 namespace {
 
-/// type_key -> class (strong references).
+/// type_key -> class registered by register_object (strong references).
 PyObject* g_classes_by_key = nullptr;
+/// type_key -> class made on first sight for a type without a registered class.
+PyObject* g_auto_classes = nullptr;
+/// ferry.registry._class_hook, or NULL before the package set it.
+PyObject* g_class_hook = nullptr;
 /// type_index -> class, filled on demand (borrowed from g_classes_by_key).
 std::vector<PyTypeObject*> g_class_cache;
 
@@ -44,25 +48,74 @@ void DiscardFerryError() {
   if (err != nullptr) DecRef(err);
 }
 
+/// The class registered for `key`, or NULL (borrowed).
+PyTypeObject* RegisteredClass(const char* key) {
+  return reinterpret_cast<PyTypeObject*>(PyDict_GetItemString(g_classes_by_key, key));
+}
+
+/// Calls the package's class hook (ferry.registry._class_hook): `(key, cls, None)` after a
+/// registered class is first met for its type (installs its field descriptors now that the type
+/// is known), `(key, None, base)` for a type without a class (returns a new class deriving
+/// from `base`). Returns a new reference, or NULL with an exception.
+PyObject* CallClassHook(const char* key, PyObject* cls, PyObject* base) {
+  if (g_class_hook == nullptr) return Py_NewRef(cls != nullptr ? cls : base);
+  return PyObject_CallFunction(g_class_hook, "sOO", key, cls != nullptr ? cls : Py_None,
+                               base != nullptr ? base : Py_None);
+}
+
+/// The class of objects of `type_index`: the class registered for its key; else the class made
+/// for it on first sight (named after its key, deriving from the class of its nearest registered
+/// ancestor, with the same field descriptors). ferry.Object if that fails (an error is printed
+/// as unraisable: a wrapper is still made).
+/// The type key of an object, "?" if the registry does not know it.
+const char* TypeKeyOf(FerryObjectHandle h) {
+  const char* key = "?";
+  if (FerryTypeIndexToKey(TypeIndexOf(h), &key) != 0) DiscardFerryError();
+  return key;
+}
+
 PyTypeObject* Lookup(int32_t type_index) {
   const char* key = nullptr;
   if (FerryTypeIndexToKey(type_index, &key) != 0) {
     DiscardFerryError();
     return &ObjectType;
   }
-  if (PyObject* cls = PyDict_GetItemString(g_classes_by_key, key)) {
-    return reinterpret_cast<PyTypeObject*>(cls);
+  if (PyTypeObject* cls = RegisteredClass(key)) {
+    PyObject* done = CallClassHook(key, reinterpret_cast<PyObject*>(cls), nullptr);
+    if (done == nullptr) PyErr_WriteUnraisable(reinterpret_cast<PyObject*>(cls));
+    Py_XDECREF(done);
+    return cls;
   }
+  if (PyObject* made = PyDict_GetItemString(g_auto_classes, key)) {
+    return reinterpret_cast<PyTypeObject*>(made);
+  }
+  PyTypeObject* base = &ObjectType;
   const FerryTypeInfo* info = nullptr;
   if (FerryTypeGetInfo(type_index, &info) == 0) {
     for (int32_t d = info->type_depth - 1; d >= 0; --d) {
-      if (FerryTypeIndexToKey(info->type_ancestors[d], &key) != 0) break;
-      if (PyObject* cls = PyDict_GetItemString(g_classes_by_key, key)) {
-        return reinterpret_cast<PyTypeObject*>(cls);
+      const char* ancestor = nullptr;
+      if (FerryTypeIndexToKey(info->type_ancestors[d], &ancestor) != 0) break;
+      if (PyTypeObject* cls = RegisteredClass(ancestor)) {
+        base = cls;
+        break;
       }
     }
+  } else {
+    DiscardFerryError();
   }
-  return &ObjectType;
+  PyObject* made = CallClassHook(key, nullptr, reinterpret_cast<PyObject*>(base));
+  if (made == nullptr || !PyType_Check(made) ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(made), &ObjectType) ||
+      PyDict_SetItemString(g_auto_classes, key, made) != 0) {
+    if (made != nullptr && !PyErr_Occurred()) {
+      PyErr_Format(PyExc_TypeError, "the class hook returned %R for '%s'", made, key);
+    }
+    PyErr_WriteUnraisable(reinterpret_cast<PyObject*>(base));
+    Py_XDECREF(made);
+    return base;
+  }
+  Py_DECREF(made);  // g_auto_classes keeps it
+  return reinterpret_cast<PyTypeObject*>(made);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,6 +351,39 @@ PyObject* ObjectGetAttro(PyObject* self, PyObject* name) {
   return GetAttrFallback(self, name);
 }
 
+/// Attribute assignment: a data descriptor of the class (a field, a property) takes it; any
+/// other name is an AttributeError naming the type and the name. A wrapper holds no state of
+/// its own, so that what Python reads is what C++ holds.
+int ObjectSetAttro(PyObject* self, PyObject* name, PyObject* value) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "attribute name must be string, not '%s'",
+                 Py_TYPE(name)->tp_name);
+    return -1;
+  }
+  PyObject* descr = _PyType_Lookup(Py_TYPE(self), name);
+  if (descr != nullptr) {
+    descrsetfunc set = Py_TYPE(descr)->tp_descr_set;
+    if (set != nullptr) {
+      Py_INCREF(descr);
+      int rc = set(descr, self, value);
+      Py_DECREF(descr);
+      return rc;
+    }
+  }
+  FerryObjectHandle h = HandleOf(self);
+  const char* type = h != nullptr ? TypeKeyOf(h) : Py_TYPE(self)->tp_name;
+  if (descr != nullptr) {
+    PyErr_Format(PyExc_AttributeError,
+                 "'%s' object attribute '%U' is read-only (a class attribute, not a field)", type,
+                 name);
+  } else {
+    PyErr_Format(PyExc_AttributeError,
+                 "'%s' object has no field '%U' (Ferry objects hold no Python attributes)", type,
+                 name);
+  }
+  return -1;
+}
+
 PyObject* ObjectRepr(PyObject* self) {
   if (HandleOf(self) == nullptr) {
     return PyUnicode_FromFormat("<%s (uninitialized)>", Py_TYPE(self)->tp_name);
@@ -349,28 +435,32 @@ PyObject* ObjectSetState(PyObject* self, PyObject* state) {
   Py_RETURN_NONE;
 }
 
+/// Attributes, with each reflected field once (the class's field descriptors already list
+/// most of them; a derived type may have more).
 PyObject* ObjectDir(PyObject* self, PyObject*) {
   PyObject* names = PyObject_CallMethod(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__dir__",
                                         "O", self);
   if (names == nullptr || HandleOf(self) == nullptr) return names;
+  PyObject* unique = PySet_New(names);
+  Py_DECREF(names);
+  if (unique == nullptr) return nullptr;
   PyObject* fields = CallGlobal("ferry.NodeListAttrNames", &g_list_attr_names, &self, 1);
-  if (fields == nullptr) {
-    Py_DECREF(names);
-    return nullptr;
-  }
-  PyObject* iter = PyObject_GetIter(fields);
+  PyObject* iter = fields != nullptr ? PyObject_GetIter(fields) : nullptr;
   PyObject* item;
   while (iter != nullptr && (item = PyIter_Next(iter)) != nullptr) {
-    PyList_Append(names, item);
+    int rc = PySet_Add(unique, item);
     Py_DECREF(item);
+    if (rc != 0) break;
   }
   Py_XDECREF(iter);
-  Py_DECREF(fields);
+  Py_XDECREF(fields);
   if (PyErr_Occurred()) {
-    Py_DECREF(names);
+    Py_DECREF(unique);
     return nullptr;
   }
-  return names;
+  PyObject* list = PySequence_List(unique);
+  Py_DECREF(unique);
+  return list;
 }
 
 PyObject* ObjectGetHandle(PyObject* self, void*) { return PyLong_FromVoidPtr(HandleOf(self)); }
@@ -408,6 +498,10 @@ struct PyField {
   int32_t cached_type_index;
   int64_t offset;
   FerryFieldGetter getter;
+  /// The writer of the field for objects of `setter_type_index` (found on first write).
+  int32_t setter_type_index;
+  int64_t setter_offset;
+  FerryFieldSetter setter;
 };
 
 PyObject* FieldNew(PyTypeObject* type, PyObject* args, PyObject*) {
@@ -417,6 +511,7 @@ PyObject* FieldNew(PyTypeObject* type, PyObject* args, PyObject*) {
   if (self == nullptr) return nullptr;
   self->name = Py_NewRef(name);
   self->cached_type_index = -1;
+  self->setter_type_index = -1;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -454,12 +549,44 @@ PyObject* FieldGet(PyObject* descr, PyObject* obj, PyObject*) {
   return OwnedCellToPy(cell);
 }
 
-int FieldSet(PyObject* descr, PyObject*, PyObject*) {
-  PyErr_Format(PyExc_AttributeError,
-               "field '%U' is read-only: Ferry objects are immutable from Python (build a new "
-               "one)",
-               reinterpret_cast<PyField*>(descr)->name);
-  return -1;
+int FieldSet(PyObject* descr, PyObject* obj, PyObject* value) {
+  auto* self = reinterpret_cast<PyField*>(descr);
+  FerryObjectHandle h = IsFerryObject(obj) ? HandleOf(obj) : nullptr;
+  if (h == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "'%s' object has no Ferry object to write '%U' to",
+                 Py_TYPE(obj)->tp_name, self->name);
+    return -1;
+  }
+  if (value == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "cannot delete field '%U' of '%s'", self->name,
+                 TypeKeyOf(h));
+    return -1;
+  }
+  int32_t index = TypeIndexOf(h);
+  if (index != self->setter_type_index) {
+    const char* name = PyUnicode_AsUTF8(self->name);
+    if (name == nullptr) return -1;
+    // AttributeError for a read-only type, before the value is looked at.
+    if (FerryObjectGetFieldSetter(h, name, &self->setter_offset, &self->setter) != 0) {
+      self->setter_type_index = -1;
+      RaiseFerryError();
+      return -1;
+    }
+    self->setter_type_index = index;
+  }
+  TempScope scope;
+  FerryAny cell;
+  int rc = PyToAny(value, &cell, &scope);
+  if (rc == 0 && self->setter(static_cast<char*>(h) + self->setter_offset, &cell) != 0) {
+    RaiseFerryError();
+    rc = -1;
+  }
+  if (rc != 0) {
+    PyObject* prefix = PyUnicode_FromFormat("field '%U' of '%s'", self->name, TypeKeyOf(h));
+    PrefixPendingError(prefix);
+    Py_XDECREF(prefix);
+  }
+  return rc;
 }
 
 PyObject* FieldGetName(PyObject* self, void*) {
@@ -487,6 +614,7 @@ void InitObjectTypes() {
   ObjectType.tp_init = ObjectInit;
   ObjectType.tp_dealloc = ObjectDealloc;
   ObjectType.tp_getattro = ObjectGetAttro;
+  ObjectType.tp_setattro = ObjectSetAttro;
   ObjectType.tp_repr = ObjectRepr;
   ObjectType.tp_hash = ObjectHash;
   ObjectType.tp_richcompare = ObjectRichCompare;
@@ -507,7 +635,8 @@ void InitObjectTypes() {
 
 int InitClassRegistry() {
   g_classes_by_key = PyDict_New();
-  return g_classes_by_key != nullptr ? 0 : -1;
+  g_auto_classes = PyDict_New();
+  return g_classes_by_key != nullptr && g_auto_classes != nullptr ? 0 : -1;
 }
 
 PyObject* WrapObject(FerryObjectHandle h, bool owned) {
@@ -535,9 +664,12 @@ PyTypeObject* ClassOf(int32_t type_index) {
   if (type_index < 0) return &ObjectType;
   size_t i = static_cast<size_t>(type_index);
   if (i < g_class_cache.size() && g_class_cache[i] != nullptr) return g_class_cache[i];
+  // Lookup may run Python code (the class hook), which may look up classes too, or register
+  // one and clear the cache: index the cache only after it.
+  PyTypeObject* cls = Lookup(type_index);
   if (i >= g_class_cache.size()) g_class_cache.resize(i + 1, nullptr);
-  g_class_cache[i] = Lookup(type_index);
-  return g_class_cache[i];
+  g_class_cache[i] = cls;
+  return cls;
 }
 
 void InvalidateClassCache() { g_class_cache.clear(); }
@@ -551,8 +683,23 @@ PyObject* RegisterClass(PyObject*, PyObject* args) {
                         cls);
   }
   if (PyDict_SetItemString(g_classes_by_key, key, cls) != 0) return nullptr;
+  // Classes made on first sight may now have a nearer registered ancestor (or this very key):
+  // objects met from now on get classes made anew. Live wrappers keep theirs.
+  PyDict_Clear(g_auto_classes);
   InvalidateClassCache();
   Py_RETURN_NONE;
+}
+
+PyObject* SetClassHook(PyObject*, PyObject* hook) {
+  if (!PyCallable_Check(hook)) {
+    return PyErr_Format(PyExc_TypeError, "_set_class_hook: %R is not callable", hook);
+  }
+  Py_XSETREF(g_class_hook, Py_NewRef(hook));
+  Py_RETURN_NONE;
+}
+
+PyObject* ListClasses(PyObject*, PyObject*) {
+  return Py_BuildValue("(NN)", PyDict_Copy(g_classes_by_key), PyDict_Copy(g_auto_classes));
 }
 
 }  // namespace ferry_py

@@ -59,6 +59,8 @@ struct FieldType {
   /// is: the structural walks and SaveJSON read every field of every node this way. False
   /// when the type has no borrowed form; use `get` then.
   bool (*view)(const void* addr, FerryAny* out);
+  /// `set` for the C ABI (FerryObjectGetFieldSetter): returns 0, or -1 with the error raised.
+  FerryFieldSetter set_c;
 };
 
 namespace details {
@@ -94,7 +96,16 @@ const FieldType* FieldTypeOf() {
           return -1;
         }
       },
-      &ViewField<T>};
+      &ViewField<T>,
+      [](void* addr, const FerryAny* value) -> int {
+        try {
+          *static_cast<T*>(addr) = reinterpret_cast<const AnyView*>(value)->cast<T>();
+          return 0;
+        } catch (...) {
+          SetRaisedFromCurrentException();
+          return -1;
+        }
+      }};
   return &type;
 }
 }  // namespace details
