@@ -16,6 +16,13 @@
 
 namespace ferry {
 namespace details {
+void ThrowNullFunctionCall() {
+  FERRY_THROW(ValueError) << "called a null Function (a Function parameter given None, or a "
+                             "default-constructed Function): check defined() first";
+}
+}  // namespace details
+
+namespace details {
 namespace {
 
 /// Name -> Function. Keys are views into the entry's own String, so lookups by string_view

@@ -189,6 +189,11 @@ struct TypedCaller<F, R, std::tuple<Args...>> {
 FERRY_DLL void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, int line);
 }  // namespace details
 
+namespace details {
+/// The error of calling a null Function.
+[[noreturn]] FERRY_DLL void ThrowNullFunctionCall();
+}  // namespace details
+
 class Function : public ObjectRef {
  public:
   /// Wraps a callable `void(const AnyView* args, int32_t num_args, Any* result)`.
@@ -220,7 +225,9 @@ class Function : public ObjectRef {
   }
 
   /// Calls with packed arguments; `*result` may hold a value, which the result replaces.
+  /// Calling a null Function (default-constructed, or a parameter given None) is a ValueError.
   void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
+    if (FERRY_UNLIKELY(get() == nullptr)) details::ThrowNullFunctionCall();
     get()->CallPacked(args, num_args, result);
   }
   /// Calls with any arguments that convert to AnyView: `f(1, "a", obj)`.

@@ -12,7 +12,7 @@ from .error import _make_error
 
 _core._set_error_factory(_make_error)
 
-from ._core import Field, Function, Object, convert  # noqa: E402
+from ._core import Field, Function, Object, convert, make_node  # noqa: E402
 from .container import Array, Map, Shape
 from .dtype import DataType
 from .error import FerryError, InternalError, register_error
@@ -63,7 +63,6 @@ _structural_equal = get_global_func("ferry.StructuralEqual")
 _structural_hash = get_global_func("ferry.StructuralHash")
 _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
-_make_node = get_global_func("ferry.MakeNode")
 
 
 def structural_equal(a, b, map_free_vars=False):
@@ -85,13 +84,3 @@ def save_json(value):
 def load_json(text):
     """Loads what :func:`save_json` wrote; ValueError saying where for malformed input."""
     return _load_json(text)
-
-
-def make_node(type_key, **fields):
-    """Creates the reflected node ``type_key`` from fields given by name (every field must be
-    given: a ValueError lists missing and unknown names, a TypeError names a field whose value
-    does not convert)."""
-    args = [type_key]
-    for name, value in fields.items():
-        args += [name, value]
-    return _make_node(*args)

@@ -38,7 +38,9 @@ class Array(_Object, Sequence):
         return iter(_core._array_to_list(self))
 
     def __reduce__(self):
-        return (Array, (_core._array_to_list(self),))
+        # One JSON document for the whole array: objects shared between its elements stay
+        # shared, and any depth pickles (save_json walks without recursion).
+        return (_from_json, (_save_json(self),))
 
 
 @register_object("ferry.Map")
@@ -87,7 +89,7 @@ class Map(_Object, Mapping):
         return list(zip(flat[0::2], flat[1::2]))
 
     def __reduce__(self):
-        return (Map, (self.items(),))
+        return (_from_json, (_save_json(self),))  # sharing kept, as for Array
 
 
 @register_object("ferry.Shape")
@@ -97,6 +99,12 @@ class Shape(_Object, Sequence):
     __slots__ = ()
 
     def __new__(cls, dims=()):
+        try:
+            dims = tuple(dims)
+        except TypeError:
+            raise TypeError(
+                f"Shape(dims): dims must be an iterable of ints, not {type(dims).__name__}"
+            ) from None
         return _shape(*dims)
 
     def __init__(self, dims=()):
@@ -127,6 +135,15 @@ class Shape(_Object, Sequence):
 
     def __reduce__(self):
         return (Shape, (self._dims(),))
+
+
+_save_json = get_global_func("ferry.SaveJSON")
+_load_json = get_global_func("ferry.LoadJSON")
+
+
+def _from_json(text):
+    """Unpickles a container (or any object pickled by content)."""
+    return _load_json(text)
 
 
 _map_size = get_global_func("ferry.MapSize")

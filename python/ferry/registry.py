@@ -173,9 +173,9 @@ def _install_fields(cls, key):
 
 
 def _reduce_through_json(self):
-    from . import load_json, save_json  # noqa: PLC0415 - the package imports this module
+    from .container import _from_json, _save_json  # noqa: PLC0415 - imports this module
 
-    return (load_json, (save_json(self),))
+    return (_from_json, (_save_json(self),))
 
 
 def _class_hook(key, cls, base):

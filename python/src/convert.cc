@@ -2,6 +2,8 @@
 /// Python values <-> FerryAny cells. Arguments convert straight into cells that borrow from the
 /// Python objects (strings point into the str's UTF-8 buffer), so a call builds no temporary
 /// Python objects; only lists, dicts, callables and bytes need a Ferry object made for them.
+#include <pthread.h>  // pthread_getattr_np: where this thread's stack ends
+
 #include <cstring>  // memchr, memcpy
 
 #include "core.h"
@@ -75,6 +77,24 @@ inline bool HasNul(const char* data, size_t size) {
     return has_zero_byte(head) || has_zero_byte(tail);
   }
   return std::memchr(data, '\0', size) != nullptr;
+}
+
+/// Whether less than kStackReserve bytes of this thread's C stack are left below the caller.
+bool CStackIsLow() {
+  constexpr uintptr_t kStackReserve = 256 * 1024;  // for the C++ calls made below this point
+  thread_local uintptr_t limit = 0;                // the lowest address the caller may reach
+  if (limit == 0) {
+    pthread_attr_t attr;
+    void* base = nullptr;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      if (pthread_attr_getstack(&attr, &base, &size) != 0) base = nullptr;
+      pthread_attr_destroy(&attr);
+    }
+    limit = base != nullptr ? reinterpret_cast<uintptr_t>(base) + kStackReserve : 1;
+  }
+  char here;
+  return reinterpret_cast<uintptr_t>(&here) < limit;
 }
 
 int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
@@ -215,7 +235,14 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope) {
     return 0;
   }
   if (PyList_Check(value) || PyTuple_Check(value) || PyDict_Check(value)) {
-    // A list that holds itself, or nesting deeper than the recursion limit: RecursionError.
+    // A list that holds itself, or nesting deeper than the recursion limit or than the C stack
+    // can take (the limit may have been raised far past it): RecursionError.
+    if (CStackIsLow()) {
+      PyErr_SetString(PyExc_RecursionError,
+                      "a nested container is too deep to convert to a Ferry value (the C stack "
+                      "is nearly used up)");
+      return -1;
+    }
     if (Py_EnterRecursiveCall(" while converting a nested container to a Ferry value") != 0) {
       return -1;
     }

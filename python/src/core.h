@@ -208,6 +208,9 @@ extern PyObject* g_dtype_class;
 void InvalidateClassCache();
 /// Registers `cls` for `type_key` (module function _register_class).
 PyObject* RegisterClass(PyObject* module, PyObject* args);
+/// MakeNode(key, **fields), a field whose value does not convert named in the error (module
+/// function _make_node). A new reference, or NULL with an exception.
+PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs);
 /// Sets the package's class hook (module function _set_class_hook; see object.cc Lookup).
 PyObject* SetClassHook(PyObject* module, PyObject* hook);
 /// (registered classes by key, classes made on first sight by key), copies (module function

@@ -113,11 +113,17 @@ PyObject* ParamNames(PyFerryFunction* self) {
   return tuple;
 }
 
-/// Re-raises the pending conversion error with the argument (its name, else its position) in
-/// front.
-void PrefixArgError(Py_ssize_t index, PyObject* name) {
-  PyObject* prefix = name != nullptr ? PyUnicode_FromFormat("argument '%U'", name)
-                                     : PyUnicode_FromFormat("argument %zd", index);
+/// Re-raises the pending conversion error of argument `index` of `self` with the argument (its
+/// parameter name if the function has them, else its position) in front. Out of the hot path.
+[[gnu::noinline, gnu::cold]] void NameArgError(PyFerryFunction* self, Py_ssize_t index) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* names = ParamNames(self);  // may raise: then it is cleared, the position is used
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+  PyObject* prefix = names != nullptr && names != Py_None && index < PyTuple_GET_SIZE(names)
+                         ? PyUnicode_FromFormat("argument '%U'", PyTuple_GET_ITEM(names, index))
+                         : PyUnicode_FromFormat("argument %zd", index);
   PrefixPendingError(prefix);
   Py_XDECREF(prefix);
 }
@@ -179,14 +185,13 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
 }
 
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
-/// parameter name when `names` has them).
-[[gnu::always_inline]] inline int ConvertArgs(PyObject* const* args, Py_ssize_t nargs,
-                                              FerryAny* cells, TempScope* scope,
-                                              PyObject* names) {
+/// parameter name when the function `self` was registered with them).
+[[gnu::always_inline]] inline int ConvertArgs(PyFerryFunction* self, PyObject* const* args,
+                                              Py_ssize_t nargs, FerryAny* cells,
+                                              TempScope* scope) {
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     if (PyToAny(args[i], &cells[i], scope) != 0) {
-      PrefixArgError(i, names != nullptr && names != Py_None ? PyTuple_GET_ITEM(names, i)
-                                                              : nullptr);
+      NameArgError(self, i);
       return -1;
     }
   }
@@ -197,10 +202,9 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
 /// waits, and those need the GIL (keeping it would deadlock them).
 [[gnu::always_inline]] inline PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args,
-                                                     Py_ssize_t nargs, FerryAny* cells,
-                                                     PyObject* names) {
+                                                     Py_ssize_t nargs, FerryAny* cells) {
   TempScope scope;
-  if (ConvertArgs(args, nargs, cells, &scope, names) != 0) return nullptr;
+  if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
   if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
@@ -215,7 +219,7 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   auto* self = reinterpret_cast<PyFerryFunction*>(func);
   FerryAny cells[kStackArgs];
   TempScope scope;
-  if (ConvertArgs(args, nargs, cells, &scope, nullptr) != 0) return nullptr;
+  if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
   if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
@@ -237,16 +241,14 @@ namespace {
 [[gnu::noinline]] PyObject* VectorcallSlow(PyFerryFunction* self, PyObject* const* args,
                                            Py_ssize_t nargs, PyObject* kwnames) {
   std::vector<PyObject*> reordered;
-  PyObject* names = nullptr;
   if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
     if (PlaceKeywords(self, args, nargs, kwnames, &reordered) != 0) return nullptr;
     args = reordered.data();
     nargs = static_cast<Py_ssize_t>(reordered.size());
-    names = ParamNames(self);
   }
   if (nargs > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "too many arguments");
   std::vector<FerryAny> cells(static_cast<size_t>(nargs < kStackArgs ? kStackArgs : nargs));
-  return ConvertAndCall(self, args, nargs, cells.data(), names);
+  return ConvertAndCall(self, args, nargs, cells.data());
 }
 
 PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
@@ -259,7 +261,7 @@ PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t n
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (kwnames != nullptr || nargs > kStackArgs) return VectorcallSlow(self, args, nargs, kwnames);
   FerryAny cells[kStackArgs];
-  return ConvertAndCall(self, args, nargs, cells, nullptr);
+  return ConvertAndCall(self, args, nargs, cells);
 }
 
 PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
@@ -298,6 +300,11 @@ int SetReleaseGil(PyObject* self, PyObject* value, void*) {
   return 0;
 }
 PyObject* GetParamNames(PyObject* self, void*) {
+  if (HandleOf(self) == nullptr) {
+    return PyErr_Format(PyExc_TypeError,
+                        "param_names: this %s is not initialized (it holds no function)",
+                        Py_TYPE(self)->tp_name);
+  }
   PyObject* names = ParamNames(reinterpret_cast<PyFerryFunction*>(self));
   if (names == nullptr) return nullptr;
   return names == Py_None ? PyTuple_New(0) : Py_NewRef(names);

@@ -16,6 +16,19 @@ int InitClassRegistry();
 
 namespace {
 
+/// The UTF-8 text of the str `name`, or NULL with a ValueError when it holds a NUL (a C string
+/// would end there, and the lookup would be of its prefix).
+const char* NameOf(PyObject* name, const char* func) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+  if (text == nullptr) return nullptr;
+  if (std::strlen(text) != static_cast<size_t>(size)) {
+    PyErr_Format(PyExc_ValueError, "%s(): the name %R holds a NUL character", func, name);
+    return nullptr;
+  }
+  return text;
+}
+
 /// get_global_func(name, allow_missing=False), parsed by hand: it sits on the path of every
 /// TVM-style constructor (`__init_handle_by_constructor__(get_global_func(...), ...)`).
 PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -39,7 +52,7 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
     return PyErr_Format(PyExc_TypeError, "get_global_func() argument 'name' must be str, not %s",
                         name_obj != nullptr ? Py_TYPE(name_obj)->tp_name : "missing");
   }
-  const char* name = PyUnicode_AsUTF8(name_obj);
+  const char* name = NameOf(name_obj, "get_global_func");
   if (name == nullptr) return nullptr;
   int allow_missing = allow_obj != nullptr ? PyObject_IsTrue(allow_obj) : 0;
   if (allow_missing < 0) return nullptr;
@@ -108,7 +121,11 @@ PyObject* RegisterGlobal(PyObject*, PyObject* args) {
 }
 
 PyObject* RemoveGlobalFunc(PyObject*, PyObject* arg) {
-  const char* name = PyUnicode_AsUTF8(arg);
+  if (!PyUnicode_Check(arg)) {
+    return PyErr_Format(PyExc_TypeError, "remove_global_func() argument 'name' must be str, not %s",
+                        Py_TYPE(arg)->tp_name);
+  }
+  const char* name = NameOf(arg, "remove_global_func");
   if (name == nullptr) return nullptr;
   int32_t removed = 0;
   if (FerryFunctionRemoveGlobal(name, &removed) != 0) return RaiseFerryError();
@@ -120,6 +137,12 @@ PyObject* Convert(PyObject*, PyObject* value) {
   FerryAny cell;
   if (PyToAnyOwned(value, &cell) != 0) return nullptr;
   return AnyToPy(cell, /*owned=*/true);
+}
+
+PyObject* MakeNode(PyObject*, PyObject* args, PyObject* kwargs) {
+  PyObject* key = nullptr;
+  if (!PyArg_ParseTuple(args, "O:make_node", &key)) return nullptr;
+  return MakeNodeFromKwargs(key, kwargs);
 }
 
 PyObject* LoadLibrary(PyObject*, PyObject* arg) {
@@ -244,6 +267,11 @@ PyMethodDef kMethods[] = {
      "load_library(path): loads a shared library and runs its registrations."},
     {"_register_class", RegisterClass, METH_VARARGS, nullptr},
     {"_set_class_hook", SetClassHook, METH_O, nullptr},
+    {"make_node", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MakeNode)),
+     METH_VARARGS | METH_KEYWORDS,
+     "make_node(type_key, **fields): creates the reflected node type_key from fields given by "
+     "name (every field must be given: a ValueError lists missing and unknown names, a "
+     "TypeError or OverflowError names a field whose value does not convert)."},
     {"_classes", ListClasses, METH_NOARGS, nullptr},
     {"_set_dtype_class", SetDTypeClass, METH_O, nullptr},
     {"_set_error_factory", SetErrorFactory, METH_O, nullptr},

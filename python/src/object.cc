@@ -23,7 +23,6 @@ PyObject* g_class_hook = nullptr;
 std::vector<PyTypeObject*> g_class_cache;
 
 FerryObjectHandle g_repr = nullptr;
-FerryObjectHandle g_make_node = nullptr;
 FerryObjectHandle g_save_json = nullptr;
 FerryObjectHandle g_load_json = nullptr;
 FerryObjectHandle g_list_attr_names = nullptr;
@@ -262,6 +261,40 @@ int AdoptHandle(PyObject* self, PyObject* made) {
   return ReplaceHandle(self, handle);
 }
 
+}  // namespace
+
+/// MakeNode(key, **fields) with the fields converted here, so that a value that does not
+/// convert is an error naming its field. A new reference, or NULL with an exception.
+PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {
+  static FerryObjectHandle make_node = nullptr;
+  FerryObjectHandle f = CachedGlobal("ferry.MakeNode", &make_node);
+  if (f == nullptr) return PyErr_Format(PyExc_RuntimeError, "global 'ferry.MakeNode' is missing");
+  if (!PyUnicode_Check(key)) {
+    return PyErr_Format(PyExc_TypeError, "make_node: the type key must be a str, not '%s'",
+                        Py_TYPE(key)->tp_name);
+  }
+  Py_ssize_t n = kwargs != nullptr ? PyDict_GET_SIZE(kwargs) : 0;
+  std::vector<FerryAny> cells(static_cast<size_t>(1 + 2 * n));
+  TempScope scope;
+  if (PyToAny(key, &cells[0], &scope) != 0) return nullptr;
+  PyObject *name, *value;
+  Py_ssize_t pos = 0;
+  size_t i = 1;
+  while (kwargs != nullptr && PyDict_Next(kwargs, &pos, &name, &value)) {
+    if (PyToAny(name, &cells[i], &scope) != 0) return nullptr;
+    if (PyToAny(value, &cells[i + 1], &scope) != 0) {
+      PyObject* prefix = PyUnicode_FromFormat("make_node(%U): field '%U'", key, name);
+      PrefixPendingError(prefix);
+      Py_XDECREF(prefix);
+      return nullptr;
+    }
+    i += 2;
+  }
+  return CallFunction(f, cells.data(), static_cast<int32_t>(cells.size()), false);
+}
+
+namespace {
+
 /// Object(**fields): creates the node registered for the class's `_type_key` by MakeNode.
 int ObjectInit(PyObject* self, PyObject* args, PyObject* kwargs) {
   if (PyTuple_GET_SIZE(args) != 0) {
@@ -279,17 +312,7 @@ int ObjectInit(PyObject* self, PyObject* args, PyObject* kwargs) {
                  Py_TYPE(self)->tp_name);
     return -1;
   }
-  std::vector<PyObject*> call_args{key};
-  if (kwargs != nullptr) {
-    PyObject *name, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(kwargs, &pos, &name, &value)) {
-      call_args.push_back(name);
-      call_args.push_back(value);
-    }
-  }
-  PyObject* made = CallGlobal("ferry.MakeNode", &g_make_node, call_args.data(),
-                              static_cast<Py_ssize_t>(call_args.size()));
+  PyObject* made = MakeNodeFromKwargs(key, kwargs);
   Py_DECREF(key);
   return AdoptHandle(self, made);
 }

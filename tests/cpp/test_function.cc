@@ -10,9 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
 using namespace ferry;  // NOLINT
+using ferry_test::ExpectError;
 
 FERRY_REGISTER_GLOBAL("testing.add").set_body_typed([](int64_t a, int64_t b) { return a + b; });
 FERRY_REGISTER_GLOBAL("testing.taken").set_body_typed([]() { return 1; });
@@ -502,6 +505,16 @@ TEST(LoadLibrary, DuplicateRegistrationIsReportedNotFatal) {
   EXPECT_TRUE(Contains(e.message(), "duplicate_module.cc")) << e.what();
   EXPECT_EQ(Function::GetGlobalRequired("testing.taken")().cast<int>(), 1) << "ours is kept";
   EXPECT_EQ(Function::GetGlobalRequired("testing.duplicate_module.fresh")().cast<int>(), 3);
+}
+
+TEST(Function, CallingANullFunctionIsAValueError) {
+  Function null;
+  ExpectError([&] { null(1); }, "ValueError", {"null Function"});
+  // A typed function whose Function parameter was given None calls it: the same error.
+  Function call = Function::FromTyped([](Function f) { return f(41); });
+  ExpectError([&] { call(Any()); }, "ValueError", {"null Function"});
+  TypedFunction<int64_t(int64_t)> typed;
+  ExpectError([&] { typed(1); }, "ValueError", {"null Function"});
 }
 
 }  // namespace

@@ -148,4 +148,19 @@ FERRY_REGISTER_GLOBAL("test.sleep_ms_quick").quick().set_body_typed([](int64_t m
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 });
 
+// Mutable fields and Function parameters (tests/python/test_object.py, test_values.py).
+/// nested_array(depth): [[[...[]...]]], `depth` Arrays deep, built without recursion.
+FERRY_REGISTER_GLOBAL("test.nested_array").set_body_typed([](int64_t depth) {
+  Array<Any> inner;
+  for (int64_t i = 0; i < depth; ++i) inner = Array<Any>{Any(inner)};
+  return inner;
+});
+FERRY_REGISTER_GLOBAL("test.call_with_41").set_body_typed([](Function f) { return f(41); });
+FERRY_REGISTER_GLOBAL("test.mutable_count").set_body_typed([](ObjectRef obj) {
+  return obj.as<test_ir::MutableNode>()->count;  // read straight from the C++ object
+});
+FERRY_REGISTER_GLOBAL("test.mutable_set_count").set_body_typed([](ObjectRef obj, int64_t n) {
+  SetAttr(obj, "count", n);
+});
+
 }  // namespace
