@@ -130,8 +130,18 @@ int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
 
 }  // namespace
 
+/// Drops this thread's raised Ferry error, for a failure that has an answer of its own.
+void DiscardFerryError() {
+  FerryObjectHandle err = nullptr;
+  FerryErrorMoveFromRaised(&err);
+  if (err != nullptr) DecRef(err);
+}
+
 FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
-  if (*slot == nullptr) FerryFunctionGetGlobal(name, slot);
+  if (*slot == nullptr && FerryFunctionGetGlobal(name, slot) != 0) {
+    *slot = nullptr;
+    DiscardFerryError();  // a lookup cannot fail but on a bad name; the caller reports absence
+  }
   return *slot;
 }
 

@@ -223,6 +223,8 @@ PyObject* ListClasses(PyObject* module, PyObject* unused);
 /// Raises the current Ferry error of this thread as a Python exception; returns NULL for
 /// convenience. A Python exception that a callback raised comes back as the same object.
 PyObject* RaiseFerryError();
+/// Drops this thread's raised Ferry error, for a failure that has an answer of its own.
+void DiscardFerryError();
 /// Turns the current Python exception into this thread's raised Ferry error (and clears it).
 void SetFerryErrorFromPython();
 /// The factory (kind, message, backtrace) -> exception set by the Python package, or NULL.

@@ -345,9 +345,13 @@ int SetFunctionHandleFields(PyObject* obj) {
   FerryObjectHandle handle = self->base.handle;
   FerryFunctionCallback callback = nullptr;
   void* resource = nullptr;
-  FerryFunctionGetCallback(handle, &callback, &resource);
   int32_t flags = 0;
-  FerryFunctionGetFlags(handle, &flags);
+  if (FerryFunctionGetCallback(handle, &callback, &resource) != 0 ||
+      FerryFunctionGetFlags(handle, &flags) != 0) {
+    self->safe_call = nullptr;
+    RaiseFerryError();
+    return -1;
+  }
   // Keep the GIL for functions made from Python callables (they would take it right back) and
   // for functions registered quick.
   self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;

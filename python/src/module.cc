@@ -69,7 +69,7 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
   }
   PyObject* cached = PyDict_GetItemString(cache, name);
   if (cached != nullptr && HandleOf(cached) == f) {
-    FerryObjectDecRef(f);
+    DecRef(f);
     return Py_NewRef(cached);
   }
   PyObject* wrapper = WrapFunction(f);
@@ -107,14 +107,14 @@ PyObject* RegisterGlobal(PyObject*, PyObject* args) {
       return PyErr_Format(PyExc_ValueError, "register_func('%s'): the ferry.Function is not "
                           "initialized", name);
     }
-    FerryObjectIncRef(handle);
+    IncRef(handle);
   } else if (PyCallable_Check(f)) {
     if (FunctionFromCallable(f, &handle) != 0) return nullptr;
   } else {
     return PyErr_Format(PyExc_TypeError, "register_func: %R is not callable", f);
   }
   if (FerryFunctionSetGlobal(name, handle, override) != 0) {
-    FerryObjectDecRef(handle);
+    DecRef(handle);
     return RaiseFerryError();
   }
   return WrapFunction(handle);

@@ -40,12 +40,6 @@ PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const*
   return CallFunction(f, cells.data(), static_cast<int32_t>(n), false);
 }
 
-/// Drops this thread's raised Ferry error, for a failure that has an answer of its own.
-void DiscardFerryError() {
-  FerryObjectHandle err = nullptr;
-  FerryErrorMoveFromRaised(&err);
-  if (err != nullptr) DecRef(err);
-}
 
 /// The class registered for `key`, or NULL (borrowed).
 PyTypeObject* RegisteredClass(const char* key) {
@@ -357,9 +351,8 @@ PyObject* FieldNamesOf(PyObject* self, int32_t type_index) {
   int has = names != nullptr ? PySet_Contains(names, name) : -1;
   if (has < 0) return nullptr;  // the lookup itself failed: report that
   if (has == 0) {
-    const char* key = "?";
-    FerryTypeIndexToKey(TypeIndexOf(h), &key);
-    return PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%U'", key, name);
+    return PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%U'", TypeKeyOf(h),
+                        name);
   }
   FerryAny cell;
   if (FerryObjectGetAttr(h, cname, &cell) != 0) return RaiseFerryError();
