@@ -118,7 +118,8 @@ def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> Li
         out += ["", f'@ferry.register_object("{node.type_key}")',
                 f"class {node.ref_name}({_parent(node)}):"]
         out += _docstring(node, _PyNames(schema, attribute=True), "    ")
-        out += [""] + _signature(node, names, "    ", ":")
+        out += ["", "    __slots__ = ()  # a wrapper holds no state: fields live in C++", ""]
+        out += _signature(node, names, "    ", ":")
         args = ", ".join(f.name for f in node.all_fields)
         ctor = f'ferry.get_global_func("{node.type_key}.__init__")'
         call = f"        self.__init_handle_by_constructor__({ctor}{', ' + args if args else ''})"

@@ -38,6 +38,8 @@ class PrimExpr(ferry.Object):
         The data type of the value the expression computes.
     """
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str]) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("arith.PrimExpr.__init__"), dtype)
 
@@ -51,6 +53,8 @@ class IntImm(PrimExpr):
     value : int
         The integer.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], value: int) -> None:
         self.__init_handle_by_constructor__(
@@ -70,6 +74,8 @@ class FloatImm(PrimExpr):
         The number.
     """
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], value: float) -> None:
         self.__init_handle_by_constructor__(
             ferry.get_global_func("arith.FloatImm.__init__"),
@@ -88,6 +94,8 @@ class Var(PrimExpr):
     name_hint : str
         The name, for printing only.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], name_hint: str) -> None:
         self.__init_handle_by_constructor__(
@@ -109,6 +117,8 @@ class BinaryOp(PrimExpr):
         The right operand.
     """
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
             ferry.get_global_func("arith.BinaryOp.__init__"),
@@ -121,6 +131,8 @@ class BinaryOp(PrimExpr):
 @ferry.register_object("arith.Add")
 class Add(BinaryOp):
     """a + b."""
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
@@ -135,6 +147,8 @@ class Add(BinaryOp):
 class Sub(BinaryOp):
     """a - b."""
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
             ferry.get_global_func("arith.Sub.__init__"),
@@ -147,6 +161,8 @@ class Sub(BinaryOp):
 @ferry.register_object("arith.Mul")
 class Mul(BinaryOp):
     """a * b."""
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
@@ -161,6 +177,8 @@ class Mul(BinaryOp):
 class FloorDiv(BinaryOp):
     """a // b, rounding toward negative infinity."""
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
             ferry.get_global_func("arith.FloorDiv.__init__"),
@@ -173,6 +191,8 @@ class FloorDiv(BinaryOp):
 @ferry.register_object("arith.Min")
 class Min(BinaryOp):
     """min(a, b)."""
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
@@ -187,6 +207,8 @@ class Min(BinaryOp):
 class Max(BinaryOp):
     """max(a, b)."""
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
             ferry.get_global_func("arith.Max.__init__"),
@@ -200,6 +222,8 @@ class Max(BinaryOp):
 class EQ(BinaryOp):
     """a == b, a bool."""
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("arith.EQ.__init__"), dtype, a, b)
 
@@ -207,6 +231,8 @@ class EQ(BinaryOp):
 @ferry.register_object("arith.LT")
 class LT(BinaryOp):
     """a < b, a bool."""
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("arith.LT.__init__"), dtype, a, b)
@@ -225,6 +251,8 @@ class Select(PrimExpr):
     false_value : PrimExpr
         The value otherwise.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(
         self,
@@ -257,6 +285,8 @@ class Let(PrimExpr):
         The expression using it.
     """
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(
         self,
         dtype: typing.Union[ferry.DataType, str],
@@ -284,6 +314,8 @@ class Function(ferry.Object):
     body : PrimExpr
         The result, in terms of the parameters.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, params: typing.Sequence[Var], body: PrimExpr) -> None:
         self.__init_handle_by_constructor__(

@@ -22,6 +22,8 @@ __all__ = [
 class Expr(ferry.Object):
     """Base of the kitchen expressions."""
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("kitchen.Expr.__init__"))
 
@@ -35,6 +37,8 @@ class Var(Expr):
     name : str
         The name, only a hint.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, name: str) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("kitchen.Var.__init__"), name)
@@ -55,6 +59,8 @@ class Let(Expr):
     span : typing.Optional[ferry.Object]
         Source location; not part of the structure.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(
         self,
@@ -84,6 +90,8 @@ class List(Expr):
         The rest, or None.
     """
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, head: int, tail: typing.Optional[Expr] = None) -> None:
         self.__init_handle_by_constructor__(
             ferry.get_global_func("kitchen.List.__init__"),
@@ -103,6 +111,8 @@ class AttrsRef(ferry.Object):
     text : str
         Non-ASCII "quoted" text with a backslash \\ and a tab.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(
         self,
@@ -165,6 +175,8 @@ class Call(Expr):
     args : typing.Sequence[Expr]
         The arguments, in order.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, op: Var, args: typing.Sequence[Expr]) -> None:
         self.__init_handle_by_constructor__(

@@ -21,6 +21,8 @@ __all__ = [
 class BaseExpr(ferry.Object):
     """Base type of all the expressions."""
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("BaseExpr.__init__"))
 
@@ -34,6 +36,8 @@ class PrimExpr(BaseExpr):
     dtype : ferry.DataType
         The runtime data type of the primitive expression.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str]) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("PrimExpr.__init__"), dtype)
@@ -49,6 +53,8 @@ class IntImm(PrimExpr):
         The internal value.
     """
 
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
+
     def __init__(self, dtype: typing.Union[ferry.DataType, str], value: int) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("IntImm.__init__"), dtype, value)
 
@@ -56,6 +62,8 @@ class IntImm(PrimExpr):
 @ferry.register_object("RelayExpr")
 class RelayExpr(BaseExpr):
     """Base node of all non-primitive expressions."""
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("RelayExpr.__init__"))
@@ -70,6 +78,8 @@ class GlobalVar(RelayExpr):
     name_hint : str
         The name of the variable, this only acts as a hint.
     """
+
+    __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, name_hint: str) -> None:
         self.__init_handle_by_constructor__(ferry.get_global_func("GlobalVar.__init__"), name_hint)
