@@ -11,8 +11,6 @@
 namespace ferry_py {
 namespace {
 
-FerryObjectHandle g_array_ctor = nullptr;
-FerryObjectHandle g_map_ctor = nullptr;
 
 inline void SetNone(FerryAny* out) { SetCell(out, kFerryNone, 0, 0); }
 
@@ -43,8 +41,8 @@ int ListToAny(PyObject* seq, FerryAny* out, TempScope* scope) {
   // A tuple holds its items for us even if converting one (through __index__) changes a list.
   PyObject* tuple = PyList_Check(seq) ? PyList_AsTuple(seq) : Py_NewRef(seq);
   if (tuple == nullptr) return -1;
-  int rc = MakeContainer(CachedGlobal("ferry.Array", &g_array_ctor), &PyTuple_GET_ITEM(tuple, 0),
-                         PyTuple_GET_SIZE(tuple), out, scope);
+  int rc = MakeContainer(CachedGlobal("ferry.Array", &g_state.globals.array),
+                         &PyTuple_GET_ITEM(tuple, 0), PyTuple_GET_SIZE(tuple), out, scope);
   Py_DECREF(tuple);
   return rc;
 }
@@ -58,7 +56,7 @@ int DictToAny(PyObject* dict, FerryAny* out, TempScope* scope) {
     items.push_back(Py_NewRef(key));
     items.push_back(Py_NewRef(value));
   }
-  int rc = MakeContainer(CachedGlobal("ferry.Map", &g_map_ctor), items.data(),
+  int rc = MakeContainer(CachedGlobal("ferry.Map", &g_state.globals.map), items.data(),
                          static_cast<Py_ssize_t>(items.size()), out, scope);
   for (PyObject* item : items) Py_DECREF(item);
   return rc;
@@ -145,7 +143,6 @@ FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
   return *slot;
 }
 
-PyObject* g_last_object_type = nullptr;
 
 namespace {
 inline bool IsFerryObjectFast(PyObject* value) {
@@ -157,7 +154,7 @@ inline bool IsFerryObjectFast(PyObject* value) {
     PyErr_Clear();  // only the cache is lost
     return true;
   }
-  Py_XSETREF(g_last_object_type, ref);
+  Py_XSETREF(g_state.last_object_type, ref);
   return true;
 }
 
@@ -213,8 +210,8 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope) {
   if (PyLong_Check(value)) return IntToAny(value, out);  // int subclasses (IntEnum, ...)
   if (PyFloat_Check(value)) return FloatToAny(value, out);
   if (PyUnicode_Check(value)) {
-    if (g_dtype_class != nullptr &&
-        PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(g_dtype_class))) {
+    if (g_state.dtype_class != nullptr &&
+        PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(g_state.dtype_class))) {
       FerryDataType dtype;
       const char* text = PyUnicode_AsUTF8(value);
       if (text == nullptr) return -1;
@@ -323,8 +320,8 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
       PyObject* str = PyUnicode_FromStringAndSize(
           StringOf(text)->data, static_cast<Py_ssize_t>(StringOf(text)->size));
       DecRef(text);
-      if (str == nullptr || g_dtype_class == nullptr) return str;
-      PyObject* dtype = PyObject_CallOneArg(g_dtype_class, str);
+      if (str == nullptr || g_state.dtype_class == nullptr) return str;
+      PyObject* dtype = PyObject_CallOneArg(g_state.dtype_class, str);
       Py_DECREF(str);
       return dtype;
     }
@@ -369,7 +366,8 @@ void PrefixPendingError(PyObject* prefix) {
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
   if (type == nullptr || !TakesOnlyAMessage(type)) {
-    PyObject* note = value != nullptr ? PyUnicode_FromFormat("while converting %U", prefix) : nullptr;
+    PyObject* note =
+        value != nullptr ? PyUnicode_FromFormat("while converting %U", prefix) : nullptr;
     PyObject* added = note != nullptr ? PyObject_CallMethod(value, "add_note", "O", note) : nullptr;
     Py_XDECREF(added);
     Py_XDECREF(note);

@@ -15,6 +15,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "state.h"
+
 namespace ferry_py {
 
 /// A Python handle of a Ferry object: owns one strong reference to `handle` (may be NULL for an
@@ -92,12 +94,9 @@ inline const FerryStringObject* StringOf(FerryObjectHandle h) {
 // ---------------------------------------------------------------------------------------------
 // Conversion.
 
-/// A weak reference to the class of the last Ferry object converted, so that the common case
-/// skips the subclass walk; weak, so the class can die (and its address be reused) while cached.
-extern PyObject* g_last_object_type;
 inline bool IsLastObjectType(PyTypeObject* type) {
-  return g_last_object_type != nullptr &&
-         PyWeakref_GET_OBJECT(g_last_object_type) == reinterpret_cast<PyObject*>(type);
+  return g_state.last_object_type != nullptr &&
+         PyWeakref_GET_OBJECT(g_state.last_object_type) == reinterpret_cast<PyObject*>(type);
 }
 
 /// The value of an int of at most one digit (most ints), read straight from the object; false
@@ -175,7 +174,7 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope);
 
 /// Raises the pending exception again with `prefix: ` before its message when it is one of the
 /// plain kinds a conversion raises (TypeError, OverflowError, ...); any other exception is kept
-/// as it is, with "while converting <prefix>" as a note. `prefix` may be NULL (then nothing changes).
+/// as it is, with "while converting <prefix>" as a note. `prefix` may be NULL (nothing changes).
 void PrefixPendingError(PyObject* prefix);
 /// Converts a Python value into a cell that owns its object (for results of callbacks).
 int PyToAnyOwned(PyObject* value, FerryAny* out);
@@ -202,8 +201,6 @@ PyObject* WrapObject(FerryObjectHandle handle, bool owned);
 /// The Python class of objects of `type_index`: the class registered for its key or for its
 /// nearest registered ancestor, else ferry.Object. Borrowed.
 PyTypeObject* ClassOf(int32_t type_index);
-/// The DataType class registered by the Python package (a str subclass), or NULL.
-extern PyObject* g_dtype_class;
 /// Drops the cached index -> class table after a registration.
 void InvalidateClassCache();
 /// Registers `cls` for `type_key` (module function _register_class).
@@ -227,8 +224,6 @@ PyObject* RaiseFerryError();
 void DiscardFerryError();
 /// Turns the current Python exception into this thread's raised Ferry error (and clears it).
 void SetFerryErrorFromPython();
-/// The factory (kind, message, backtrace) -> exception set by the Python package, or NULL.
-extern PyObject* g_error_factory;
 
 // ---------------------------------------------------------------------------------------------
 // Functions.

@@ -9,7 +9,6 @@
 
 namespace ferry_py {
 
-PyObject* g_error_factory = nullptr;
 
 namespace {
 bool IsFinalizing() {
@@ -133,8 +132,8 @@ PyObject* RaiseFerryError() {
   const char *kind = "RuntimeError", *message = "", *backtrace = "";
   FerryErrorGetInfo(error, &kind, &message, &backtrace);
   PyObject* exc = nullptr;
-  if (g_error_factory != nullptr) {
-    exc = PyObject_CallFunction(g_error_factory, "sss", kind, message, backtrace);
+  if (g_state.error_factory != nullptr) {
+    exc = PyObject_CallFunction(g_state.error_factory, "sss", kind, message, backtrace);
   }
   if (exc == nullptr) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, message);

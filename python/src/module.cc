@@ -10,6 +10,8 @@
 
 namespace ferry_py {
 
+CoreState& g_state = *new CoreState();
+
 void InitObjectTypes();
 void InitFunctionType();
 int InitClassRegistry();
@@ -35,7 +37,9 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
   Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject* name_obj = nargs >= 1 ? args[0] : nullptr;
   PyObject* allow_obj = nargs >= 2 ? args[1] : nullptr;
-  if (nargs > 2) return PyErr_Format(PyExc_TypeError, "get_global_func() takes at most 2 arguments");
+  if (nargs > 2) {
+    return PyErr_Format(PyExc_TypeError, "get_global_func() takes at most 2 arguments");
+  }
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
     if (key == nullptr) return nullptr;
@@ -58,8 +62,7 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
   if (allow_missing < 0) return nullptr;
   // One Function object per name while the registration stays the same: checking the registry
   // each time keeps overrides visible, and skips making a new wrapper.
-  static PyObject* cache = PyDict_New();  // name -> ferry.Function
-  if (cache == nullptr) return nullptr;
+  PyObject* cache = g_state.global_funcs;
   FerryObjectHandle f = nullptr;
   if (FerryFunctionGetGlobal(name, &f) != 0) return RaiseFerryError();
   if (f == nullptr) {
@@ -163,12 +166,12 @@ PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
                                               &PyUnicode_Type)) {
     return PyErr_Format(PyExc_TypeError, "_set_dtype_class: %R is not a subclass of str", cls);
   }
-  Py_XSETREF(g_dtype_class, Py_NewRef(cls));
+  Py_XSETREF(g_state.dtype_class, Py_NewRef(cls));
   Py_RETURN_NONE;
 }
 
 PyObject* SetErrorFactory(PyObject*, PyObject* f) {
-  Py_XSETREF(g_error_factory, Py_NewRef(f));
+  Py_XSETREF(g_state.error_factory, Py_NewRef(f));
   Py_RETURN_NONE;
 }
 

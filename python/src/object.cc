@@ -5,27 +5,13 @@
 #include <string>
 
 #include "core.h"
-#include "pointer_map_internal.h"
 
 namespace ferry_py {
 
-PyObject* g_dtype_class = nullptr;
 
 namespace {
 
-/// type_key -> class registered by register_object (strong references).
-PyObject* g_classes_by_key = nullptr;
-/// type_key -> class made on first sight for a type without a registered class.
-PyObject* g_auto_classes = nullptr;
-/// ferry.registry._class_hook, or NULL before the package set it.
-PyObject* g_class_hook = nullptr;
-/// type_index -> class, filled on demand (borrowed from g_classes_by_key).
-std::vector<PyTypeObject*> g_class_cache;
 
-FerryObjectHandle g_repr = nullptr;
-FerryObjectHandle g_save_json = nullptr;
-FerryObjectHandle g_load_json = nullptr;
-FerryObjectHandle g_list_attr_names = nullptr;
 
 /// Calls a cached global with Python arguments.
 PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const* args,
@@ -43,7 +29,7 @@ PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const*
 
 /// The class registered for `key`, or NULL (borrowed).
 PyTypeObject* RegisteredClass(const char* key) {
-  return reinterpret_cast<PyTypeObject*>(PyDict_GetItemString(g_classes_by_key, key));
+  return reinterpret_cast<PyTypeObject*>(PyDict_GetItemString(g_state.classes_by_key, key));
 }
 
 /// Calls the package's class hook (ferry.registry._class_hook): `(key, cls, None)` after a
@@ -51,8 +37,8 @@ PyTypeObject* RegisteredClass(const char* key) {
 /// is known), `(key, None, base)` for a type without a class (returns a new class deriving
 /// from `base`). Returns a new reference, or NULL with an exception.
 PyObject* CallClassHook(const char* key, PyObject* cls, PyObject* base) {
-  if (g_class_hook == nullptr) return Py_NewRef(cls != nullptr ? cls : base);
-  return PyObject_CallFunction(g_class_hook, "sOO", key, cls != nullptr ? cls : Py_None,
+  if (g_state.class_hook == nullptr) return Py_NewRef(cls != nullptr ? cls : base);
+  return PyObject_CallFunction(g_state.class_hook, "sOO", key, cls != nullptr ? cls : Py_None,
                                base != nullptr ? base : Py_None);
 }
 
@@ -79,7 +65,7 @@ PyTypeObject* Lookup(int32_t type_index) {
     Py_XDECREF(done);
     return cls;
   }
-  if (PyObject* made = PyDict_GetItemString(g_auto_classes, key)) {
+  if (PyObject* made = PyDict_GetItemString(g_state.auto_classes, key)) {
     return reinterpret_cast<PyTypeObject*>(made);
   }
   PyTypeObject* base = &ObjectType;
@@ -99,7 +85,7 @@ PyTypeObject* Lookup(int32_t type_index) {
   PyObject* made = CallClassHook(key, nullptr, reinterpret_cast<PyObject*>(base));
   if (made == nullptr || !PyType_Check(made) ||
       !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(made), &ObjectType) ||
-      PyDict_SetItemString(g_auto_classes, key, made) != 0) {
+      PyDict_SetItemString(g_state.auto_classes, key, made) != 0) {
     if (made != nullptr && !PyErr_Occurred()) {
       PyErr_Format(PyExc_TypeError, "the class hook returned %R for '%s'", made, key);
     }
@@ -107,28 +93,18 @@ PyTypeObject* Lookup(int32_t type_index) {
     Py_XDECREF(made);
     return base;
   }
-  Py_DECREF(made);  // g_auto_classes keeps it
+  Py_DECREF(made);  // g_state.auto_classes keeps it
   return reinterpret_cast<PyTypeObject*>(made);
 }
 
 // ---------------------------------------------------------------------------------------------
 // The live wrapper of each object.
 
-/// Ferry object -> its live Python wrapper, so that an object that comes back to Python comes
-/// back as the same Python object (`echo(x) is x`, `y.a is x`), as in nanobind and pybind11: a
-/// lookup instead of a new wrapper, and what the wrapper carries (attributes set on it, weak
-/// references) survives the round trip. Entries are borrowed: a wrapper removes its own when it
-/// is deallocated, and it holds the Ferry object, so an address cannot be reused while its entry
-/// is there. Only wrappers made here and wrappers whose handle is set by a constructor or
-/// unpickling are entered; a second wrapper of the same object (a constructor that returns an
-/// existing object) is not. Functions are not entered. Touched under the GIL only. Never
-/// destroyed, so no static destructor runs before the last wrapper's deallocation.
-ferry::details::PointerMap<PyObject*>& g_wrappers = *new ferry::details::PointerMap<PyObject*>();
 
 /// Enters `obj` as the wrapper of `h` unless `h` has a live one.
 void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
   try {
-    auto [slot, inserted] = g_wrappers.Insert(h, obj);
+    auto [slot, inserted] = g_state.wrappers.Insert(h, obj);
     // A wrapper in its deallocation (reference count 0: clearing its __dict__ or weak references
     // ran code that brought the object back) gives way; it does not remove the new entry.
     if (!inserted && Py_REFCNT(*slot) == 0) *slot = obj;
@@ -139,13 +115,13 @@ void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
 
 /// The live Python wrapper of `h` (borrowed), or NULL if it has none.
 PyObject* FindWrapper(FerryObjectHandle h) {
-  PyObject** slot = g_wrappers.Find(h);
+  PyObject** slot = g_state.wrappers.Find(h);
   return slot != nullptr && Py_REFCNT(*slot) > 0 ? *slot : nullptr;
 }
 
 void ForgetWrapper(FerryObjectHandle h, PyObject* obj) {
-  PyObject** slot = g_wrappers.Find(h);
-  if (slot != nullptr && *slot == obj) g_wrappers.Erase(h);
+  PyObject** slot = g_state.wrappers.Find(h);
+  if (slot != nullptr && *slot == obj) g_state.wrappers.Erase(h);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,8 +236,7 @@ int AdoptHandle(PyObject* self, PyObject* made) {
 /// MakeNode(key, **fields) with the fields converted here, so that a value that does not
 /// convert is an error naming its field. A new reference, or NULL with an exception.
 PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {
-  static FerryObjectHandle make_node = nullptr;
-  FerryObjectHandle f = CachedGlobal("ferry.MakeNode", &make_node);
+  FerryObjectHandle f = CachedGlobal("ferry.MakeNode", &g_state.globals.make_node);
   if (f == nullptr) return PyErr_Format(PyExc_RuntimeError, "global 'ferry.MakeNode' is missing");
   if (!PyUnicode_Check(key)) {
     return PyErr_Format(PyExc_TypeError, "make_node: the type key must be a str, not '%s'",
@@ -314,13 +289,13 @@ int ObjectInit(PyObject* self, PyObject* args, PyObject* kwargs) {
 /// The reflected field names of objects of `type_index` as a frozenset (borrowed; cached), or
 /// NULL with an exception.
 PyObject* FieldNamesOf(PyObject* self, int32_t type_index) {
-  static PyObject* cache = PyDict_New();  // type index -> frozenset of names
-  if (cache == nullptr) return nullptr;
+  PyObject* cache = g_state.field_names;
   PyObject* key = PyLong_FromLong(type_index);
   if (key == nullptr) return nullptr;
   PyObject* names = PyDict_GetItemWithError(cache, key);
   if (names == nullptr && !PyErr_Occurred()) {
-    PyObject* list = CallGlobal("ferry.NodeListAttrNames", &g_list_attr_names, &self, 1);
+    PyObject* list =
+        CallGlobal("ferry.NodeListAttrNames", &g_state.globals.list_attr_names, &self, 1);
     names = list != nullptr ? PyFrozenSet_New(list) : nullptr;
     Py_XDECREF(list);
     if (names != nullptr && PyDict_SetItem(cache, key, names) != 0) Py_CLEAR(names);
@@ -404,7 +379,7 @@ PyObject* ObjectRepr(PyObject* self) {
   if (HandleOf(self) == nullptr) {
     return PyUnicode_FromFormat("<%s (uninitialized)>", Py_TYPE(self)->tp_name);
   }
-  return CallGlobal("ferry.Repr", &g_repr, &self, 1);
+  return CallGlobal("ferry.Repr", &g_state.globals.repr, &self, 1);
 }
 
 // Wrappers of one object are equal; an uninitialized wrapper is equal to itself only.
@@ -443,11 +418,12 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
     PyErr_Format(PyExc_ValueError, "cannot pickle an uninitialized %s", Py_TYPE(self)->tp_name);
     return nullptr;
   }
-  return CallGlobal("ferry.SaveJSON", &g_save_json, &self, 1);
+  return CallGlobal("ferry.SaveJSON", &g_state.globals.save_json, &self, 1);
 }
 
 PyObject* ObjectSetState(PyObject* self, PyObject* state) {
-  if (AdoptHandle(self, CallGlobal("ferry.LoadJSON", &g_load_json, &state, 1)) != 0) return nullptr;
+  PyObject* made = CallGlobal("ferry.LoadJSON", &g_state.globals.load_json, &state, 1);
+  if (AdoptHandle(self, made) != 0) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -460,7 +436,8 @@ PyObject* ObjectDir(PyObject* self, PyObject*) {
   PyObject* unique = PySet_New(names);
   Py_DECREF(names);
   if (unique == nullptr) return nullptr;
-  PyObject* fields = CallGlobal("ferry.NodeListAttrNames", &g_list_attr_names, &self, 1);
+  PyObject* fields =
+      CallGlobal("ferry.NodeListAttrNames", &g_state.globals.list_attr_names, &self, 1);
   PyObject* iter = fields != nullptr ? PyObject_GetIter(fields) : nullptr;
   PyObject* item;
   while (iter != nullptr && (item = PyIter_Next(iter)) != nullptr) {
@@ -650,9 +627,14 @@ void InitObjectTypes() {
 }
 
 int InitClassRegistry() {
-  g_classes_by_key = PyDict_New();
-  g_auto_classes = PyDict_New();
-  return g_classes_by_key != nullptr && g_auto_classes != nullptr ? 0 : -1;
+  g_state.classes_by_key = PyDict_New();
+  g_state.auto_classes = PyDict_New();
+  g_state.field_names = PyDict_New();
+  g_state.global_funcs = PyDict_New();
+  return g_state.classes_by_key != nullptr && g_state.auto_classes != nullptr &&
+                 g_state.field_names != nullptr && g_state.global_funcs != nullptr
+             ? 0
+             : -1;
 }
 
 PyObject* WrapObject(FerryObjectHandle h, bool owned) {
@@ -679,16 +661,17 @@ PyObject* WrapObject(FerryObjectHandle h, bool owned) {
 PyTypeObject* ClassOf(int32_t type_index) {
   if (type_index < 0) return &ObjectType;
   size_t i = static_cast<size_t>(type_index);
-  if (i < g_class_cache.size() && g_class_cache[i] != nullptr) return g_class_cache[i];
+  std::vector<PyTypeObject*>& cache = g_state.class_cache;
+  if (i < cache.size() && cache[i] != nullptr) return cache[i];
   // Lookup may run Python code (the class hook), which may look up classes too, or register
   // one and clear the cache: index the cache only after it.
   PyTypeObject* cls = Lookup(type_index);
-  if (i >= g_class_cache.size()) g_class_cache.resize(i + 1, nullptr);
-  g_class_cache[i] = cls;
+  if (i >= g_state.class_cache.size()) g_state.class_cache.resize(i + 1, nullptr);
+  g_state.class_cache[i] = cls;
   return cls;
 }
 
-void InvalidateClassCache() { g_class_cache.clear(); }
+void InvalidateClassCache() { g_state.class_cache.clear(); }
 
 PyObject* RegisterClass(PyObject*, PyObject* args) {
   const char* key = nullptr;
@@ -698,10 +681,10 @@ PyObject* RegisterClass(PyObject*, PyObject* args) {
     return PyErr_Format(PyExc_TypeError, "register_object: %R does not derive from ferry.Object",
                         cls);
   }
-  if (PyDict_SetItemString(g_classes_by_key, key, cls) != 0) return nullptr;
+  if (PyDict_SetItemString(g_state.classes_by_key, key, cls) != 0) return nullptr;
   // Classes made on first sight may now have a nearer registered ancestor (or this very key):
   // objects met from now on get classes made anew. Live wrappers keep theirs.
-  PyDict_Clear(g_auto_classes);
+  PyDict_Clear(g_state.auto_classes);
   InvalidateClassCache();
   Py_RETURN_NONE;
 }
@@ -710,12 +693,13 @@ PyObject* SetClassHook(PyObject*, PyObject* hook) {
   if (!PyCallable_Check(hook)) {
     return PyErr_Format(PyExc_TypeError, "_set_class_hook: %R is not callable", hook);
   }
-  Py_XSETREF(g_class_hook, Py_NewRef(hook));
+  Py_XSETREF(g_state.class_hook, Py_NewRef(hook));
   Py_RETURN_NONE;
 }
 
 PyObject* ListClasses(PyObject*, PyObject*) {
-  return Py_BuildValue("(NN)", PyDict_Copy(g_classes_by_key), PyDict_Copy(g_auto_classes));
+  return Py_BuildValue("(NN)", PyDict_Copy(g_state.classes_by_key),
+                       PyDict_Copy(g_state.auto_classes));
 }
 
 }  // namespace ferry_py

@@ -1,0 +1,67 @@
+/// \file state.h
+/// Everything `ferry._core` keeps between calls, in one place (as nanobind keeps its
+/// internals): the classes, the package's hooks, the cached globals and the wrapper table. One
+/// instance, `g_state`, made when the extension loads and never destroyed, so no static
+/// destructor runs while wrappers may still be deallocated at interpreter exit. Touched with
+/// the GIL held only.
+#ifndef FERRY_PYTHON_STATE_H_
+#define FERRY_PYTHON_STATE_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <ferry/c_api.h>
+
+#include <vector>  // the class cache
+
+#include "pointer_map_internal.h"
+
+namespace ferry_py {
+
+struct CoreState {
+  // -- Classes (object.cc).
+  /// type_key -> class registered by register_object (strong references).
+  PyObject* classes_by_key = nullptr;
+  /// type_key -> class made on first sight for a type without a registered class.
+  PyObject* auto_classes = nullptr;
+  /// type_index -> class, filled on demand (borrowed from the two dicts above).
+  std::vector<PyTypeObject*> class_cache;
+  /// type index -> frozenset of the type's field names, for the attribute fallback.
+  PyObject* field_names = nullptr;
+  /// A weak reference to the class of the last Ferry object converted, so that the common case
+  /// skips the subclass walk; weak, so the class can die (and its address be reused) while
+  /// cached.
+  PyObject* last_object_type = nullptr;
+
+  // -- Hooks the pure-Python package installs (module functions _set_*).
+  /// ferry.registry._class_hook: field descriptors of registered classes, classes made on
+  /// first sight.
+  PyObject* class_hook = nullptr;
+  /// The DataType class (a str subclass), or NULL.
+  PyObject* dtype_class = nullptr;
+  /// (kind, message, backtrace) -> exception, or NULL.
+  PyObject* error_factory = nullptr;
+
+  // -- Global functions looked up once and kept (CachedGlobal).
+  struct {
+    FerryObjectHandle array = nullptr;
+    FerryObjectHandle map = nullptr;
+    FerryObjectHandle repr = nullptr;
+    FerryObjectHandle save_json = nullptr;
+    FerryObjectHandle load_json = nullptr;
+    FerryObjectHandle make_node = nullptr;
+    FerryObjectHandle list_attr_names = nullptr;
+  } globals;
+  /// name -> ferry.Function, one per registration (get_global_func).
+  PyObject* global_funcs = nullptr;
+
+  // -- Identity (object.cc).
+  /// Ferry object -> its live Python wrapper (borrowed entries; see object.cc).
+  ferry::details::PointerMap<PyObject*> wrappers;
+};
+
+/// The one instance.
+extern CoreState& g_state;
+
+}  // namespace ferry_py
+
+#endif  // FERRY_PYTHON_STATE_H_
