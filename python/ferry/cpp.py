@@ -158,7 +158,8 @@ _ferry_id: List[str] = []
 
 
 def _ferry_identity() -> str:
-    """Ferry's version, the library linked against and a hash of its headers."""
+    """Ferry's version, the library linked against, a hash of its headers and of this
+    module (which decides how a library is built)."""
     if not _ferry_id:
         from . import __version__
 
@@ -173,8 +174,10 @@ def _ferry_identity() -> str:
                     h.update(hashlib.sha256(fh.read()).digest())
         lib = os.path.realpath(libinfo.lib_path())
         st = os.stat(lib)
+        with open(os.path.abspath(__file__), "rb") as fh:  # how this module builds
+            builder = hashlib.sha256(fh.read()).hexdigest()
         _ferry_id.append(f"{__version__}:{include}:{h.hexdigest()}:{lib}:{st.st_size}:"
-                         f"{st.st_mtime_ns}")
+                         f"{st.st_mtime_ns}:{builder}")
     return _ferry_id[0]
 
 
@@ -410,7 +413,7 @@ def _ninja_file(req: _Request, sources: List[str]) -> Tuple[str, List[str]]:
         f"ldflags = {_ninja_var(ldflags)}",
         "",
         "rule compile",
-        "  command = $cxx -MD -MF $out.d $cflags -c $in -o $out",
+        "  command = $cxx -MD -MF $out.d $cflags $extra -c $in -o $out",
         "  description = compile $in",
         "",
         "rule link",
@@ -423,6 +426,11 @@ def _ninja_file(req: _Request, sources: List[str]) -> Tuple[str, List[str]]:
         obj = f"{i}_{re.sub(r'[^A-Za-z0-9_.-]', '_', os.path.basename(src))}.o"
         objects.append(obj)
         lines.append(f"build {obj}: compile {_ninja_escape(src)}")
+        if req.inline is not None and src == req.inline_path:
+            extra = ["-include", "ferry/ferry.h"]
+            if req.schema:
+                extra += ["-include", f"{req.name}_schema.h"]
+            lines.append(f"  extra = {_ninja_var(extra)}")
     lines.append(f"build lib{req.name}.so: link {' '.join(objects)}")
     lines.append(f"default lib{req.name}.so")
     return "\n".join(lines) + "\n", objects
@@ -448,7 +456,8 @@ _DIAGNOSTIC = re.compile(
 
 def _failure(req: _Request, output: str) -> BuildError:
     lines = [line for line in output.splitlines()
-             if not re.match(r"^\[\d+/\d+\] ", line) and not line.startswith("ninja: build stopped")]
+             if not re.match(r"^\[\d+/\d+\] ", line)
+             and not line.startswith(("ninja: build stopped", "ninja: Entering directory"))]
     commands, body = [], []
     i = 0
     while i < len(lines):
@@ -482,13 +491,9 @@ def _build(req: _Request) -> None:
         deps += _generate_schema(req)
         sources.append(req.schema_paths[1])
     if req.inline is not None:
-        include = "#include <ferry/ferry.h>\n"
-        if req.schema:
-            include += f'#include "{req.name}_schema.h"\n'
-        quoted = req.inline_path.replace("\\", "\\\\").replace('"', '\\"')
-        text = f'{include}#line 1 "{quoted}"\n{req.inline}'
-        if not text.endswith("\n"):
-            text += "\n"
+        # Kept byte for byte, so the compiler's line numbers are the string's; the includes
+        # come from -include flags.
+        text = req.inline if req.inline.endswith("\n") else req.inline + "\n"
         _write_if_changed(req.inline_path, text.encode("utf-8"))
         sources.append(req.inline_path)
     tmp = tempfile.mkdtemp(dir=req.entry, prefix="build-")
