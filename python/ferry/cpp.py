@@ -535,10 +535,13 @@ def _ensure_built(req: _Request) -> str:
         return req.lib
     os.makedirs(req.entry, exist_ok=True)
     with _locked(os.path.join(req.entry, ".lock"), req):
-        if not _fresh(req):  # another process may have built it while we waited
+        if _fresh(req):  # another process built it while we waited
+            what = "built by another process"
+        else:
             _build(req)
+            what = "built"
     if req.verbose:
-        print(f"ferry.cpp: built {req.lib}", file=sys.stderr)
+        print(f"ferry.cpp: {what}: {req.lib}", file=sys.stderr)
     return req.lib
 
 

@@ -300,7 +300,7 @@ def test_build_dir_builds_outside_the_cache(tmp_path, cache):
 
 _RACE = """\
 import sys, ferry.cpp
-print(ferry.cpp.build("jit_race", [sys.argv[1]]))
+print(ferry.cpp.build("jit_race", [sys.argv[1]], verbose=True))
 """
 
 
@@ -314,6 +314,9 @@ def test_two_processes_building_the_same_source_at_once(tmp_path, cache):
     results = [p.communicate(timeout=240) for p in procs]
     for p, (out, err) in zip(procs, results):
         assert p.returncode == 0, err
+    # Exactly one of them ran the build; the other found its library (after waiting for it).
+    assert sum(err.count("ninja: Entering directory") for _, err in results) == 1
+    assert sum(err.count("ferry.cpp: built: ") for _, err in results) == 1
     paths = {out.strip() for out, _ in results}
     assert len(paths) == 1
     lib = pathlib.Path(paths.pop())
