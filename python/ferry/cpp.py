@@ -263,8 +263,7 @@ class _Request:
         if not self.sources and inline is None and not self.schema:
             raise ValueError("ferry.cpp: nothing to build: give sources, an inline source or a "
                              "schema")
-        self.cxx = _find_compiler()
-        self.ninja = _find_ninja()
+        self.cxx = _find_compiler()  # part of the key; Ninja is looked for only to build
         self.key = self._key()
         if build_dir is not None:
             self.entry = os.path.abspath(os.fspath(build_dir))
@@ -484,6 +483,7 @@ def _failure(req: _Request, output: str) -> BuildError:
 
 
 def _build(req: _Request) -> None:
+    _find_ninja()  # before writing anything
     os.makedirs(req.src_dir, exist_ok=True)
     deps: List[str] = []
     sources = list(req.sources)
@@ -502,7 +502,7 @@ def _build(req: _Request) -> None:
         with open(os.path.join(tmp, "build.ninja"), "w", encoding="utf-8") as f:
             f.write(ninja_text)
         jobs = str(max(1, min(len(sources), os.cpu_count() or 1)))
-        command = [req.ninja, "-C", tmp, "-k", "0", "-j", jobs]
+        command = [_find_ninja(), "-C", tmp, "-k", "0", "-j", jobs]
         if req.verbose:
             command.append("-v")
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
