@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,6 +139,13 @@ def timed(cmd, env, cwd=None) -> float:
     return time.perf_counter() - start
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) used by finished child processes so far: on a busy machine
+    the CPU a build costs varies much less than its wall time."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def python_timed(code: str, env, cwd) -> float:
     """Seconds the timed part of `code` reports (it prints them), run in a fresh process."""
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, check=True,
@@ -189,6 +198,7 @@ def main() -> None:
         (proj / "CMakeLists.txt").write_text(CMAKE.format(
             include=libinfo.include_dir(), lib=os.path.realpath(libinfo.lib_path())))
 
+        cpu = {"ferry.cpp cold": [], "cmake cold": []}
         rows = {k: [] for k in ("ferry.cpp cold", "cmake cold", "cached build(), fresh process",
                                 "cached build(), same process", "cached load(), fresh process",
                                 "import ferry")}
@@ -198,8 +208,10 @@ def main() -> None:
             # Alternate which goes first, so neither always meets a warmer page cache.
             order = ["ferry", "cmake"] if run % 2 == 0 else ["cmake", "ferry"]
             for which in order:
+                before = children_cpu()
                 if which == "ferry":
                     rows["ferry.cpp cold"].append(python_timed(BUILD, env, work))
+                    cpu["ferry.cpp cold"].append(children_cpu() - before)
                 else:
                     build = work / f"cmake_build{run}"
                     start = time.perf_counter()
@@ -212,18 +224,25 @@ def main() -> None:
                     subprocess.run(["cmake", "--build", str(build), "-j2"], check=True,
                                    stdout=subprocess.DEVNULL)
                     rows["cmake cold"].append(time.perf_counter() - start)
+                    cpu["cmake cold"].append(children_cpu() - before)
             rows["cached build(), fresh process"].append(python_timed(BUILD, env, work))
             rows["cached build(), same process"].append(python_timed(BUILD_TWICE, env, work))
             rows["cached load(), fresh process"].append(python_timed(LOAD, env, work))
             rows["import ferry"].append(python_timed(IMPORT, env, work))
 
+        def fmt(seconds: float) -> str:
+            return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1000:.1f} ms"
+
         cold = min(rows["ferry.cpp cold"])
-        print(f"| what (best of {args.runs}) | time | vs ferry.cpp cold |")
-        print("|---|---|---|")
+        print(f"| what | wall, best (median) of {args.runs} | vs ferry.cpp cold | "
+              "CPU of the processes, best (median) |")
+        print("|---|---|---|---|")
         for name, values in rows.items():
             best = min(values)
-            text = f"{best:.2f} s" if best >= 1 else f"{best * 1000:.1f} ms"
-            print(f"| {name} | {text} | {best / cold:.3g}x |")
+            used = (f"{fmt(min(cpu[name]))} ({fmt(statistics.median(cpu[name]))})"
+                    if name in cpu else "")
+            print(f"| {name} | {fmt(best)} ({fmt(statistics.median(values))}) | "
+                  f"{best / cold:.3g}x | {used} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
