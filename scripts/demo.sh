@@ -7,6 +7,8 @@
 #   4. run: examples/arith/demo.py builds expressions in Python, runs the C++ passes on them,
 #      compares, serializes, pickles to a worker process and calls back into Python
 #
+# `scripts/demo.sh --jit` replaces step 3's CMake project by one call of ferry.cpp.load
+# (demo.py --jit), which compiles the same sources and caches the library in ~/.cache/ferry.
 # The quick C++ tour of objects, casting and copy-on-write is `scripts/demo.sh --quickstart`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,15 @@ echo "ferry $(.venv/bin/python -m ferry --version), CMake config in $(.venv/bin/
 
 cd examples/arith
 venv_python="$PWD/../../.venv/bin/python"
+if [ "${1:-}" = --jit ]; then
+  say "tschema check: are include/arith/nodes.h, src/nodes_generated.cc, python/arith/_nodes.py current?"
+  "$venv_python" -m ferry.tschema check schema/arith_schema.py --in-place include/arith/nodes.h \
+    --source src/nodes_generated.cc --python python/arith/_nodes.py
+  say "run: python demo.py --jit (ferry.cpp.load builds libarith.so; no CMake)"
+  PYTHONPATH="$PWD/python" "$venv_python" demo.py --jit
+  say "finished"
+  exit 0
+fi
 say "configure: a CMake project using find_package(ferry) from the installed package"
 cmake -S . -B ../../build-arith -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -Dferry_DIR="$("$venv_python" -m ferry --cmake-dir)" -DPython_EXECUTABLE="$venv_python" >/dev/null

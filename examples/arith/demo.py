@@ -2,13 +2,33 @@
 structure, save and load, send to another process, and let C++ call back into Python.
 
 Run by scripts/demo.sh (which builds libarith.so against an installed Ferry and sets
-ARITH_LIBRARY); every step prints what it did.
+ARITH_LIBRARY); every step prints what it did. With `--jit` (`scripts/demo.sh --jit`), the
+library is built by `ferry.cpp.load` from src/ and include/ instead of by CMake (cached in
+~/.cache/ferry or FERRY_CACHE_DIR: the second run does not compile).
 """
+import argparse
 import multiprocessing
+import os
+import pathlib
 import pickle
+import time
 
-import arith
 import ferry
+
+HERE = pathlib.Path(__file__).resolve().parent
+arith = None  # imported by main() (after --jit built the library) and by the worker
+
+
+def build_with_ferry_cpp():
+    """--jit: libarith.so from the same sources as the CMake project, in one call."""
+    import ferry.cpp
+
+    start = time.perf_counter()
+    lib = ferry.cpp.load("arith", [HERE / "src" / "nodes_generated.cc", HERE / "src" / "passes.cc"],
+                         include_dirs=[HERE / "include"])
+    print(f"ferry.cpp.load built and loaded {lib.path} in {time.perf_counter() - start:.2f} s")
+    # The arith package (and the worker processes below) load the library ARITH_LIBRARY names.
+    os.environ["ARITH_LIBRARY"] = lib.path
 
 
 def step(title):
@@ -17,10 +37,24 @@ def step(title):
 
 def simplify_in_worker(expr):
     """Runs in a worker process: the expression arrived pickled (as JSON) and goes back so."""
-    return arith.simplify(expr)
+    import arith as worker_arith
+
+    return worker_arith.simplify(expr)
 
 
-def main():
+def main(argv=None):
+    global arith
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jit", action="store_true",
+                        help="build libarith.so with ferry.cpp.load instead of using ARITH_LIBRARY")
+    args = parser.parse_args(argv)
+    if args.jit:
+        step("build libarith.so with ferry.cpp.load (no CMake)")
+        build_with_ferry_cpp()
+    import arith as arith_module
+
+    arith = arith_module
+
     step("build expressions with Python operators (each node is a C++ object)")
     x, y = arith.var("x"), arith.var("y")
     e = (x + 0) * (y + 3 * 4) + arith.minimum(x, x)

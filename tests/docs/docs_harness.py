@@ -575,6 +575,8 @@ def _env(workdir):
         env["PATH"] = f"{_SHIMS}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = str(PYTHONPATH)
     env.pop("PYTHONSTARTUP", None)
+    # ferry.cpp builds of the pages: not in the user's ~/.cache/ferry.
+    env.setdefault("FERRY_CACHE_DIR", str(CACHE / "ferry-cpp"))
     return env
 
 

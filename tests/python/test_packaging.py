@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def run(*cmd, **kwargs):
     # Without PYTHONPATH: the venv's python must import the installed package, not the tree's.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = kwargs.pop("env", None) or {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, **kwargs)
     assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout.strip()
@@ -56,3 +56,19 @@ def test_a_cmake_project_builds_against_it_and_loads(installed, tmp_path):
         "print('ok')\n"
     )
     assert run(installed, "-c", script, cwd="/") == "ok"
+
+
+def test_ferry_cpp_builds_against_the_installed_package(installed, tmp_path):
+    script = (
+        "import os, ferry, ferry.cpp, ferry.libinfo\n"
+        "lib = ferry.cpp.load_inline('pkg_jit', 'FERRY_REGISTER_GLOBAL(\"pkg_jit.twice\")"
+        ".set_body_typed([](int64_t x) { return 2 * x; });')\n"
+        "assert lib.twice(21) == 42\n"
+        "assert ferry.libinfo.include_dir().startswith(os.path.dirname(ferry.__file__))\n"
+        "print(lib.path)\n"
+    )
+    env_cache = tmp_path / "cache"
+    out = run(installed, "-c", script, cwd="/", env={**{k: v for k, v in os.environ.items()
+                                                       if k != "PYTHONPATH"},
+                                                    "FERRY_CACHE_DIR": str(env_cache)})
+    assert out.startswith(str(env_cache)) and out.endswith("libpkg_jit.so")

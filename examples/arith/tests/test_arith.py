@@ -136,3 +136,16 @@ def test_the_demo_script_runs_to_the_end():
     assert "structurally equal? True" in run.stdout
     assert "equal to the local result: True" in run.stdout
     assert run.stdout.rstrip().endswith("done.")
+
+
+def test_the_demo_script_builds_with_ferry_cpp(tmp_path):
+    """`demo.py --jit`: libarith.so from ferry.cpp.load instead of CMake (a fresh cache)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE / "python")] + sys.path),
+               FERRY_CACHE_DIR=str(tmp_path))
+    env.pop("ARITH_LIBRARY", None)
+    run = subprocess.run([sys.executable, "demo.py", "--jit"], cwd=EXAMPLE, capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"ferry.cpp.load built and loaded {tmp_path}" in run.stdout
+    assert "equal to the local result: True" in run.stdout  # the worker loaded it too
+    assert run.stdout.rstrip().endswith("done.")

@@ -1,4 +1,5 @@
-"""The `tschema` command: ``python -m ferry.tschema {generate,check,dump} SCHEMA... [options]``.
+"""The `tschema` command: ``python -m ferry.tschema {generate,check,dump,build} SCHEMA...
+[options]``.
 
 Exit codes: 0 success (for `check`: everything up to date), 1 stale files (`check`),
 2 errors in the schema, the C++ files or the command line. Errors are printed as
@@ -8,7 +9,10 @@ Exit codes: 0 success (for `check`: everything up to date), 1 stale files (`chec
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
 from typing import List, Optional
 
 from . import driver
@@ -45,6 +49,20 @@ def _parser() -> argparse.ArgumentParser:
 
     outputs(sub.add_parser("generate", help="write the outputs whose bytes change"))
     outputs(sub.add_parser("check", help="exit 1 with a unified diff when an output is stale"))
+    b = sub.add_parser("build", help="compile the schema's C++ (and --source files) into "
+                       "lib<name>.so with ferry.cpp.build; prints where the library is")
+    b.add_argument("schemas", nargs="+", metavar="SCHEMA", help="schema files (.py)")
+    b.add_argument("--source", nargs="+", action="extend", default=[], metavar="FILE",
+                   help="hand-written C++ files (they may #include \"<name>_schema.h\")")
+    b.add_argument("-o", "--output", metavar="lib<name>.so",
+                   help="copy the library here (default: leave it in the cache)")
+    b.add_argument("--name", help="library name (default: from -o, else the first schema's "
+                   "file name without .py and a trailing _schema)")
+    b.add_argument("-I", "--include-dir", action="append", default=[], metavar="DIR",
+                   help="extra include directory (repeatable)")
+    b.add_argument("--cflags", default="", help="extra compiler flags, one string")
+    b.add_argument("--ldflags", default="", help="extra linker flags, one string")
+    b.add_argument("-v", "--verbose", action="store_true", help="show the build's commands")
     dump = sub.add_parser("dump", help="print the schema as JSON")
     dump.add_argument("schemas", nargs="+", metavar="SCHEMA")
     dump.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -68,6 +86,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             else:
                 sys.stdout.write(text)
             return 0
+        if args.command == "build":
+            return _build(args)
         _, outputs = driver.plan(_options(args))
         if args.command == "check":
             stale = driver.diff(outputs)
@@ -94,6 +114,54 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as e:
         print(f"tschema: error: {e}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _library_name(args: argparse.Namespace) -> str:
+    if args.name:
+        return args.name
+    if args.output:
+        base = os.path.basename(args.output)
+        if base.startswith("lib") and base.endswith(".so") and len(base) > 6:
+            return base[3:-3]
+        raise ValueError(f"cannot tell the library name from -o {args.output} (expected "
+                         "lib<name>.so); give --name")
+    stem = os.path.splitext(os.path.basename(args.schemas[0]))[0]
+    return stem[:-len("_schema")] if stem.endswith("_schema") and stem != "_schema" else stem
+
+
+def _build(args: argparse.Namespace) -> int:
+    """`tschema build`: ferry.cpp.build, then a copy to -o (atomically)."""
+    try:
+        from .. import cpp  # needs the compiled ferry package (tschema alone does not)
+    except ImportError as e:
+        print(f"tschema: error: build needs the ferry package with its extension: {e}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        name = _library_name(args)
+        path = cpp.build(name, args.source, schema=args.schemas, include_dirs=args.include_dir,
+                         extra_cflags=args.cflags, extra_ldflags=args.ldflags,
+                         verbose=args.verbose)
+    except (cpp.BuildError, ValueError, TypeError) as e:
+        print(f"tschema: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.output:
+        target = os.path.abspath(args.output)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-",
+                                   suffix=".so")
+        os.close(fd)
+        try:
+            shutil.copyfile(path, tmp)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, target)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        path = args.output
+    print(path)
+    return 0
 
 
 def _read(path: str) -> Optional[bytes]:
