@@ -36,7 +36,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import libinfo
 
-__all__ = ["BuildError", "Diagnostic", "build", "cache_dir", "load", "load_inline"]
+__all__ = ["BuildError", "Diagnostic", "LoadedLibrary", "build", "cache_dir", "load", "load_inline"]
 
 #: The flags of a release build of Ferry (CMake's Release: -O3 -DNDEBUG, C++17 without
 #: extensions, position-independent code); ``-g`` is added unless ``debug_info=False``.
@@ -563,17 +563,47 @@ def build(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schem
     return _ensure_built(req)
 
 
+class LoadedLibrary(str):
+    """What `load` and `load_inline` return: the library's path (a ``str``, as DESIGN.md's
+    contract says, so ``os.path.exists(ferry.cpp.load(...))`` holds), whose attributes are those
+    of the library's module: the schema's Python classes and the global functions named
+    ``<name>.<identifier>`` (``lib.IntImm``, ``lib.fold``), ``path`` and ``module``."""
+
+    module: types.ModuleType
+
+    def __new__(cls, path: str, module: types.ModuleType) -> "LoadedLibrary":
+        self = super().__new__(cls, path)
+        self.module = module
+        return self
+
+    @property
+    def path(self) -> str:
+        return str(self)
+
+    def __getattr__(self, name: str):
+        try:
+            return getattr(self.__dict__["module"], name)
+        except (KeyError, AttributeError):
+            raise AttributeError(f"the library {str(self)!r} has no attribute {name!r}") from None
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(dir(self.module)))
+
+    def __reduce__(self):
+        return (str, (str(self),))  # a path travels as a path
+
+
 _loaded: Dict[str, types.ModuleType] = {}  # library path -> its module
 _loaded_names: Dict[str, str] = {}  # library name -> the path loaded under it
 
 
-def _load(req: _Request) -> types.ModuleType:
+def _load(req: _Request) -> LoadedLibrary:
     from . import registry
 
     path = _ensure_built(req)
     module = _loaded.get(path)
     if module is not None:
-        return module
+        return LoadedLibrary(path, module)
     try:
         registry.load_library(path)
     except RuntimeError as e:
@@ -598,17 +628,17 @@ def _load(req: _Request) -> types.ModuleType:
             setattr(module, short, registry.get_global_func(full))
     _loaded[path] = module
     _loaded_names.setdefault(req.name, path)
-    return module
+    return LoadedLibrary(path, module)
 
 
 def load(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schema=None,
          include_dirs: Sequence[PathLike] = (), extra_cflags: Sequence[str] = (),
          extra_ldflags: Sequence[str] = (), build_dir: Optional[PathLike] = None,
-         verbose: bool = False, debug_info: bool = True) -> types.ModuleType:
-    """`build`, then load the library. Returns a module: ``path`` (and ``__file__``) is the
-    library, the schema's Python classes (registered, so objects come back as them) and the
-    global functions named ``<name>.<identifier>`` are its attributes. Loading the same build
-    again returns the same module."""
+         verbose: bool = False, debug_info: bool = True) -> LoadedLibrary:
+    """`build`, then load the library. Returns its path (a `LoadedLibrary`, a ``str``) whose
+    attributes are those of the library's module: the schema's Python classes (registered, so
+    objects come back as them), the global functions named ``<name>.<identifier>``, and
+    ``module`` itself. Loading the same build again returns the same module."""
     req = _Request(name, sources, None, schema, include_dirs, extra_cflags, extra_ldflags,
                    build_dir, debug_info, verbose)
     return _load(req)
@@ -617,7 +647,7 @@ def load(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schema
 def load_inline(name: str, cpp_source: str, *, sources: Sequence[PathLike] = (), schema=None,
                 include_dirs: Sequence[PathLike] = (), extra_cflags: Sequence[str] = (),
                 extra_ldflags: Sequence[str] = (), build_dir: Optional[PathLike] = None,
-                verbose: bool = False, debug_info: bool = True) -> types.ModuleType:
+                verbose: bool = False, debug_info: bool = True) -> LoadedLibrary:
     """`load` with the C++ source given as a string. ``#include <ferry/ferry.h>`` (and, with
     ``schema=``, ``#include "<name>_schema.h"``) come first; a copy is kept in the cache entry,
     and diagnostics point at its lines (line 1 is the string's first line)."""

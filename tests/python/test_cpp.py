@@ -114,8 +114,12 @@ def test_an_inline_global_function_is_built_loaded_and_called(inline_lib, cache)
     assert inline_lib.path == inline_lib.__file__
     assert inline_lib.path.startswith(str(cache) + os.sep)
     assert os.path.basename(inline_lib.path) == "libjit_inline.so"
+    # What load returns is the library's path (DESIGN.md), with the module's attributes.
+    assert isinstance(inline_lib, str) and inline_lib == inline_lib.path
+    assert os.path.exists(inline_lib)
     # Loading it again returns the same module, without registering anything twice.
-    assert ferry.cpp.load_inline("jit_inline", INLINE) is inline_lib
+    again = ferry.cpp.load_inline("jit_inline", INLINE)
+    assert again == inline_lib and again.module is inline_lib.module
 
 
 def test_an_inline_source_is_kept_for_its_diagnostics(inline_lib):
