@@ -65,6 +65,8 @@ typedef enum {
   kFerryMap = 69,       ///< ferry.Map
   kFerryShape = 70,     ///< ferry.Shape
   kFerryBytes = 71,     ///< ferry.Bytes (a byte string, Python's `bytes`)
+  kFerryList = 73,      ///< ferry.List (mutable, shared by every holder)
+  kFerryDict = 74,      ///< ferry.Dict (mutable, shared by every holder)
   kFerryStaticObjectEnd = 128,
   kFerryDynamicObjectBegin = 128,
 } FerryTypeIndex;
@@ -236,6 +238,19 @@ FERRY_DLL int FerryObjectSetAttr(FerryObjectHandle obj, const char* name, const 
 /// while it lives and is not mutated). TypeError for any other object.
 FERRY_DLL int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size,
                                 const FerryAny** out_data);
+
+/// The cells of a List (ferry.List): `*out_size` values at `*out_data`, borrowed from the list
+/// and valid until its next write. TypeError for any other object.
+FERRY_DLL int FerryListGetData(FerryObjectHandle list, int64_t* out_size,
+                               const FerryAny** out_data);
+/// Appends a copy of `*value` (borrowed) to a List; every holder sees it.
+FERRY_DLL int FerryListAppend(FerryObjectHandle list, const FerryAny* value);
+/// Replaces element `index` (0 <= index < size) of a List; IndexError naming index and size.
+FERRY_DLL int FerryListSetItem(FerryObjectHandle list, int64_t index, const FerryAny* value);
+/// Lists and Dicts are mutated from other languages through the global functions ferry.List,
+/// ferry.ListInsert, ferry.ListErase, ferry.ListClear, ferry.ListToArray, ferry.Dict,
+/// ferry.DictSize, ferry.DictGetItem, ferry.DictSetItem, ferry.DictErase, ferry.DictCount,
+/// ferry.DictClear and ferry.DictToMap (FerryFunctionGetGlobal).
 
 // ---------------------------------------------------------------------------------------------
 // Functions.

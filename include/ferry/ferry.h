@@ -8,6 +8,8 @@
 #include "ferry/any.h"
 #include "ferry/c_api.h"
 #include "ferry/container/array.h"
+#include "ferry/container/dict.h"
+#include "ferry/container/list.h"
 #include "ferry/container/map.h"
 #include "ferry/container/optional.h"
 #include "ferry/container/shape.h"

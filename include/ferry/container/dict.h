@@ -1,0 +1,157 @@
+/// \file ferry/container/dict.h
+/// `Dict<K, V>`: a mutable, insertion-ordered hash map shared by every holder, as a Python dict
+/// is. Unlike `Map` there is no copy-on-write: a `Set` through one handle is seen through every
+/// other, in C++ and in Python alike. Keys follow Map's rules (strings and plain values by
+/// value, other objects by identity).
+///
+///     Dict<String, int64_t> d = {{"a", 1}};
+///     Dict<String, int64_t> same = d;   // one dict, two handles
+///     same.Set("b", 2);                 // d.size() == 2 too
+///     Map<String, int64_t> snap = d.ToMap();   // an immutable snapshot, O(1)
+///
+/// A `DictObj` holds its entries in a `Map<Any, Any>` it alone writes to; a snapshot shares
+/// that storage until the dict's next write copies it. Reads are safe from many threads while
+/// nobody writes; writes are not synchronized.
+#ifndef FERRY_CONTAINER_DICT_H_
+#define FERRY_CONTAINER_DICT_H_
+
+#include <initializer_list>  // Dict{{k, v}, ...}
+#include <iterator>          // iterator traits
+#include <string>            // TypeStr
+#include <utility>           // std::pair
+
+#include "ferry/any.h"
+#include "ferry/container/map.h"
+
+namespace ferry {
+
+/// The storage of every Dict: its entries, reflected as the one field `data` (so structural
+/// equality and hashing, JSON, pickle and Repr treat a Dict as a node holding a Map).
+class DictObj : public Object {
+ public:
+  Map<Any, Any> data;
+
+  template <typename Visitor>
+  void VisitAttrs(Visitor* v) {
+    v->Visit("data", &data);
+  }
+  static constexpr bool _type_sequal_by_fields = true;
+  static constexpr const char* _type_key = "ferry.Dict";
+  static constexpr bool _type_final = true;
+  FERRY_DECLARE_BUILTIN_OBJECT_INFO_(DictObj, Object, kFerryDict);
+};
+
+/// A typed view of a DictObj. `K` and `V` are types with TypeTraits (Any for untyped).
+template <typename K, typename V>
+class Dict : public ObjectRef {
+  static_assert(TypeTraitsOf<K>::kEnabled && TypeTraitsOf<V>::kEnabled,
+                "Dict<K, V>: K or V has no TypeTraits");
+
+ public:
+  using key_type = K;
+  using mapped_type = V;
+  using iterator = typename Map<K, V>::iterator;
+
+  /// A new empty dict (each one its own object).
+  Dict() : ObjectRef(make_object<DictObj>()) {}
+  Dict(std::initializer_list<std::pair<K, V>> init) : Dict(init.begin(), init.end()) {}
+  template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
+  Dict(It first, It last) : Dict() {
+    for (; first != last; ++first) Set(K(first->first), V(first->second));
+  }
+  /// A new dict holding the entries of `map` (a copy: the map never changes).
+  explicit Dict(const Map<K, V>& map) : Dict() {
+    obj()->data = Map<Any, Any>(details::ObjectUnsafe::PtrFromRaw<Object>(
+        const_cast<Object*>(static_cast<const Object*>(map.get()))));
+  }
+
+  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(Dict, ObjectRef, DictObj);
+
+  size_t size() const { return get()->data.size(); }
+  bool empty() const { return get()->data.empty(); }
+  size_t count(const AnyView& key) const { return get()->data.count(key); }
+  bool contains(const AnyView& key) const { return get()->data.contains(key); }
+  /// The value under `key`; a KeyError naming the key when missing.
+  V at(const AnyView& key) const { return Map<K, V>::ReadValue(get()->data.get()->At(key)); }
+  V operator[](const AnyView& key) const { return at(key); }
+  Optional<V> Get(const AnyView& key) const { return Typed().Get(key); }
+  /// Iterators over the entries in insertion order; a write invalidates them, as for the
+  /// standard containers (loop over ToMap() to write while looping).
+  iterator find(const AnyView& key) const { return Typed().find(key); }
+  iterator begin() const { return Typed().begin(); }
+  iterator end() const { return Typed().end(); }
+
+  /// Sets `key` to `value`, keeping the key's place when it exists.
+  void Set(K key, V value) { obj()->data.Set(Any(std::move(key)), Any(std::move(value))); }
+  /// Removes `key`; returns how many entries were removed (0 or 1).
+  size_t erase(const AnyView& key) { return obj()->data.erase(key); }
+  void clear() { obj()->data.clear(); }
+  void reserve(size_t count) { obj()->data.reserve(count); }
+
+  /// The entries now, as an immutable Map (O(1): shares the storage until the next write).
+  Map<K, V> ToMap() const { return Typed(); }
+
+ private:
+  DictObj* obj() const { return const_cast<DictObj*>(get()); }
+  Map<K, V> Typed() const {
+    return Map<K, V>(details::ObjectUnsafe::PtrFromRaw<Object>(
+        const_cast<Object*>(static_cast<const Object*>(get()->data.get()))));
+  }
+};
+
+namespace details {
+template <typename K, typename V>
+struct HasCustomRefTraits<Dict<K, V>> : std::true_type {};
+/// A new DictObj holding the entries of a MapObj cell (a Dict parameter given a Map: a copy the
+/// caller does not see mutated).
+FERRY_DLL ObjectPtr<Object> DictFromMapCell(const FerryAny* map);
+}  // namespace details
+
+/// A dict travels as its DictObj. Reading `Dict<K, V>` back checks every entry (O(n)) and
+/// shares the dict; a Map (a Python dict, say) is accepted too, as a new Dict holding its
+/// entries.
+template <typename K, typename V>
+struct TypeTraits<Dict<K, V>> {
+  static constexpr bool kEnabled = true;
+  static void CopyToAnyView(const Dict<K, V>& src, FerryAny* out) {
+    TypeTraits<ObjectRef>::CopyToAnyView(src, out);
+  }
+  static void MoveToAny(Dict<K, V> src, FerryAny* out) {
+    TypeTraits<ObjectRef>::MoveToAny(std::move(src), out);
+  }
+  static bool Check(const FerryAny* v) {
+    FerryAny entries;
+    return EntriesOf(v, &entries) && TypeTraits<Map<K, V>>::Check(&entries);
+  }
+  static std::optional<Dict<K, V>> TryCast(const FerryAny* v) {
+    if (!Check(v)) return std::nullopt;
+    if (v->type_index == kFerryMap) return Dict<K, V>(details::DictFromMapCell(v));
+    return Dict<K, V>(
+        details::ObjectUnsafe::PtrFromRaw<Object>(details::ObjectUnsafe::FromHeader(v->v_obj)));
+  }
+  static std::string MismatchDetail(const FerryAny* v) {
+    FerryAny entries;
+    return EntriesOf(v, &entries) ? TypeTraits<Map<K, V>>::MismatchDetail(&entries)
+                                  : std::string();
+  }
+  static std::string TypeStr() {
+    return "Dict[" + TypeTraitsOf<K>::TypeStr() + ", " + TypeTraitsOf<V>::TypeStr() + "]";
+  }
+
+ private:
+  /// A cell borrowing the entries' MapObj of a Dict or a Map; false for anything else.
+  static bool EntriesOf(const FerryAny* v, FerryAny* out) {
+    if (v->type_index == kFerryMap) {
+      *out = *v;
+      return true;
+    }
+    if (v->type_index != kFerryDict) return false;
+    const auto* dict = static_cast<const DictObj*>(details::ObjectUnsafe::FromHeader(v->v_obj));
+    TypeTraits<ObjectRef>::CopyToAnyView(dict->data, out);
+    return true;
+  }
+};
+
+}  // namespace ferry
+
+#endif  // FERRY_CONTAINER_DICT_H_

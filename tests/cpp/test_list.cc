@@ -1,0 +1,163 @@
+// Tests of ferry/container/list.h and dict.h: mutation seen by every holder, the std-like API,
+// conversions to and from Array and Map, errors, structural equality and hashing, JSON, and a
+// List that holds itself.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <ferry/ferry.h>
+
+#include "test_util.h"
+
+namespace {
+
+using namespace ferry;  // NOLINT
+using ferry_test::ExpectError;
+
+TEST(List, AMutationIsSeenByEveryHolder) {
+  List<int64_t> xs = {1, 2};
+  List<int64_t> same = xs;
+  ObjectRef erased = xs;
+  same.push_back(3);
+  EXPECT_EQ(xs.size(), 3u);
+  EXPECT_EQ(Downcast<List<int64_t>>(erased)[2], 3);
+  Any cell = xs;  // through Any too
+  cell.cast<List<int64_t>>().Set(0, 10);
+  EXPECT_EQ(xs[0], 10);
+}
+
+TEST(List, VectorLikeApi) {
+  List<String> xs;
+  EXPECT_TRUE(xs.empty());
+  xs.push_back("b");
+  xs.insert(0, "a");
+  xs.insert(2, "d");
+  xs.insert(2, "c");
+  std::vector<std::string> seen;
+  for (String s : xs) seen.push_back(std::string(s));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d"}));
+  xs.erase(1);
+  EXPECT_EQ(xs.at(1), "c");
+  xs.erase(0, 2);
+  EXPECT_EQ(xs.size(), 1u);
+  EXPECT_EQ(xs.front(), "d");
+  xs.pop_back();
+  EXPECT_TRUE(xs.empty());
+  xs.resize(3, "z");
+  EXPECT_EQ(xs.back(), "z");
+  xs.clear();
+  EXPECT_EQ(xs.size(), 0u);
+  ExpectError([&] { xs.pop_back(); }, "IndexError", {});
+  ExpectError([&] { xs.at(0); }, "IndexError", {"0"});
+  ExpectError([&] { xs.insert(5, "x"); }, "IndexError", {"5"});
+  ExpectError([&] { xs.erase(0); }, "IndexError", {});
+}
+
+TEST(List, ArraySnapshotsNeverChange) {
+  List<int64_t> xs = {1, 2, 3};
+  Array<int64_t> snap = xs.ToArray();
+  xs.push_back(4);
+  xs.Set(0, 100);
+  EXPECT_EQ(snap.size(), 3u);
+  EXPECT_EQ(snap[0], 1);
+  List<int64_t> from(snap);  // a new list: the array is copied on its first write
+  from.push_back(9);
+  EXPECT_EQ(snap.size(), 3u);
+  EXPECT_EQ(from.size(), 4u);
+}
+
+TEST(List, AListParameterTakesAnArrayAsACopyAndChecksElements) {
+  Function append = Function::FromTyped([](List<int64_t> xs) {
+    xs.push_back(7);
+    return static_cast<int64_t>(xs.size());
+  });
+  Array<int64_t> array = {1, 2};
+  EXPECT_EQ(append(array).cast<int64_t>(), 3);
+  EXPECT_EQ(array.size(), 2u);  // the caller's Array is not mutated
+  List<int64_t> list = {1, 2};
+  EXPECT_EQ(append(list).cast<int64_t>(), 3);
+  EXPECT_EQ(list.size(), 3u);  // a List is shared
+  List<Any> mixed = {Any(1), Any("two")};
+  ExpectError([&] { append(mixed); }, "TypeError", {"List[int]", "element 1"});
+  ExpectError([&] { append(3); }, "TypeError", {"List[int]"});
+}
+
+TEST(Dict, AMutationIsSeenByEveryHolder) {
+  Dict<String, int64_t> d = {{"a", 1}};
+  Dict<String, int64_t> same = d;
+  same.Set("b", 2);
+  EXPECT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.at("b"), 2);
+  EXPECT_EQ(d.count("a"), 1u);
+  EXPECT_TRUE(d.contains("a"));
+  EXPECT_EQ(d.erase("a"), 1u);
+  EXPECT_EQ(d.erase("a"), 0u);
+  EXPECT_FALSE(same.contains("a"));
+  EXPECT_FALSE(d.Get("zz").has_value());
+  ExpectError([&] { d.at("zz"); }, "KeyError", {"zz"});
+  d.Set("c", 3);
+  std::vector<std::string> keys;
+  for (auto [k, v] : d) keys.push_back(std::string(k));
+  EXPECT_EQ(keys, (std::vector<std::string>{"b", "c"}));
+  EXPECT_NE(d.find("c"), d.end());
+  d.clear();
+  EXPECT_TRUE(same.empty());
+}
+
+TEST(Dict, MapSnapshotsAndConversions) {
+  Dict<String, int64_t> d = {{"a", 1}};
+  Map<String, int64_t> snap = d.ToMap();
+  d.Set("b", 2);
+  EXPECT_EQ(snap.size(), 1u);
+  Function set = Function::FromTyped([](Dict<String, int64_t> x) { x.Set("k", 1); });
+  Map<String, int64_t> map = {{"a", 1}};
+  set(map);
+  EXPECT_EQ(map.size(), 1u);  // a Map argument is copied into a new Dict
+  set(d);
+  EXPECT_EQ(d.at("k"), 1);    // a Dict is shared
+  ExpectError([&] { set(Dict<Any, Any>{{Any(1), Any(2)}}); }, "TypeError", {"Dict[", "key"});
+}
+
+TEST(ListDict, StructuralEqualityHashingAndJSON) {
+  List<Any> a = {Any(1), Any(Dict<String, Any>{{"k", Any("v")}})};
+  List<Any> b = {Any(1), Any(Dict<String, Any>{{"k", Any("v")}})};
+  EXPECT_TRUE(StructuralEqual()(a, b));
+  EXPECT_EQ(StructuralHash()(a), StructuralHash()(b));
+  b.push_back(2);
+  EXPECT_FALSE(StructuralEqual()(a, b));
+  // A Dict's entry order does not matter, as for Map.
+  Dict<String, int64_t> d1 = {{"x", 1}, {"y", 2}};
+  Dict<String, int64_t> d2 = {{"y", 2}, {"x", 1}};
+  EXPECT_TRUE(StructuralEqual()(d1, d2));
+  EXPECT_EQ(StructuralHash()(d1), StructuralHash()(d2));
+  // A List and an Array with the same elements are different types.
+  EXPECT_FALSE(StructuralEqual()(List<int64_t>{1}, Array<int64_t>{1}));
+  // JSON keeps sharing: one dict in two places comes back as one dict.
+  Dict<String, int64_t> shared = {{"n", 1}};
+  List<Any> outer = {Any(shared), Any(shared)};
+  auto loaded = LoadJSON(SaveJSON(outer)).cast<List<Any>>();
+  using StrIntDict = Dict<String, int64_t>;
+  auto first = loaded[0].cast<StrIntDict>();
+  first.Set("m", 2);
+  EXPECT_EQ(loaded[1].cast<StrIntDict>().size(), 2u);
+  EXPECT_TRUE(StructuralEqual()(LoadJSON(SaveJSON(d1)), d1));
+}
+
+TEST(ListDict, AListThatHoldsItselfIsAValueErrorForJSONAndNeverAHang) {
+  List<Any> self;
+  self.push_back(self);
+  ExpectError([&] { SaveJSON(self); }, "ValueError", {"cycle"});
+  Dict<String, Any> d;
+  List<Any> holder = {Any(d)};
+  d.Set("back", holder);
+  ExpectError([&] { SaveJSON(d); }, "ValueError", {"cycle"});
+  // Structural hashing and equality end (a cycle is hashed by its type; equality maps it).
+  (void)StructuralHash()(self);
+  EXPECT_TRUE(StructuralEqual()(self, self));
+  EXPECT_NE(Repr(self).find("#1"), std::string::npos);  // repr labels the cycle
+  self.clear();  // break the cycle so the list is freed (reference counting keeps cycles)
+  d.clear();
+}
+
+}  // namespace
