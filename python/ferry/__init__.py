@@ -13,7 +13,7 @@ from .error import _make_error
 _core._set_error_factory(_make_error)
 
 from ._core import Field, Function, Object, convert, make_node  # noqa: E402
-from .container import Array, Map, Shape
+from .container import Array, Dict, List, Map, Shape
 from .dtype import DataType
 from .error import FerryError, InternalError, register_error
 from .registry import (
@@ -35,10 +35,12 @@ __all__ = [
     "Array",
     "Bytes",
     "DataType",
+    "Dict",
     "FerryError",
     "Field",
     "Function",
     "InternalError",
+    "List",
     "Map",
     "Object",
     "Shape",

@@ -1,11 +1,12 @@
 """Python views of Ferry containers: ``Array`` and ``Map`` behave as immutable sequences and
 mappings; ``Shape`` as a tuple-like sequence of ints."""
-from collections.abc import Mapping, Sequence
+import reprlib
+from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 
 from . import _core
 from .registry import get_global_func, register_object
 
-__all__ = ["Array", "Map", "Shape"]
+__all__ = ["Array", "Dict", "List", "Map", "Shape"]
 
 _Object = _core.Object
 
@@ -137,6 +138,179 @@ class Shape(_Object, Sequence):
         return (Shape, (self._dims(),))
 
 
+@register_object("ferry.List")
+class List(_Object, MutableSequence):
+    """A mutable sequence shared with C++: ``ferry.List(iterable=())``. Every holder, in
+    Python or C++, sees a change made through any other (no copy-on-write). The full
+    ``MutableSequence`` API (indexing with negative indexes, slices and slice assignment,
+    ``append``, ``extend``, ``insert``, ``pop``, ``remove``, ``index``, ``count``, ``reverse``,
+    ``sort``, ``+=``, ``del``). Equality and hashing are by identity, as for every Ferry
+    object (``structural_equal`` compares contents)."""
+
+    __slots__ = ()
+    __eq__ = _Object.__eq__
+    __ne__ = _Object.__ne__
+    __hash__ = _Object.__hash__
+
+    def __new__(cls, iterable=()):
+        return _list_new(*iterable)
+
+    def __init__(self, iterable=()):
+        pass
+
+    def __len__(self):
+        return _core._list_size(self)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return _list_new(*_core._list_to_list(self)[index])
+        return _core._list_getitem(self, index)
+
+    def __setitem__(self, index, value):
+        if isinstance(index, slice):
+            items = _core._list_to_list(self)
+            items[index] = value  # Python's own rules (and errors) for slice assignment
+            self._replace(items)
+        else:
+            _core._list_setitem(self, index, value)
+
+    def __delitem__(self, index):
+        if isinstance(index, slice):
+            items = _core._list_to_list(self)
+            del items[index]
+            self._replace(items)
+            return
+        size = len(self)
+        i = index.__index__()
+        if i < 0:
+            i += size
+        if not 0 <= i < size:
+            raise IndexError(f"List index {index!r} out of range for size {size}")
+        _list_erase(self, i, i + 1)
+
+    def insert(self, index, value):
+        size = len(self)
+        index = index.__index__()
+        index = max(0, index + size) if index < 0 else min(index, size)  # as list.insert
+        _list_insert(self, index, value)
+
+    def append(self, value):
+        _core._list_append(self, value)
+
+    def extend(self, values):
+        for value in list(values):  # a copy: `xs.extend(xs)` doubles xs once
+            _core._list_append(self, value)
+
+    def clear(self):
+        _list_clear(self)
+
+    def __iter__(self):
+        return iter(_core._list_to_list(self))
+
+    def __contains__(self, value):
+        return value in _core._list_to_list(self)
+
+    def sort(self, *, key=None, reverse=False):
+        """Sorts in place, stably, as ``list.sort``; when a comparison raises, the list is
+        left as it was."""
+        items = _core._list_to_list(self)
+        items.sort(key=key, reverse=reverse)
+        self._replace(items)
+
+    def _replace(self, items):
+        converted = _list_new(*items)  # converts every item first: an error changes nothing
+        _list_clear(self)
+        for item in _core._list_to_list(converted):
+            _core._list_append(self, item)
+
+    @reprlib.recursive_repr("ferry.List([...])")
+    def __repr__(self):
+        return f"ferry.List({_core._list_to_list(self)!r})"
+
+    def __reduce__(self):
+        return (_from_json, (_save_json(self),))  # sharing kept; a List holding itself raises
+
+
+@register_object("ferry.Dict")
+class Dict(_Object, MutableMapping):
+    """A mutable mapping shared with C++, in insertion order: ``ferry.Dict(mapping=(), **kw)``.
+    Every holder, in Python or C++, sees a change made through any other. The full
+    ``MutableMapping`` API (``get``, ``setdefault``, ``pop``, ``popitem`` (the last entry, as
+    for dict), ``update``, ``clear``, live ``keys``/``values``/``items`` views). Keys follow
+    Map's rules. Equality and hashing are by identity."""
+
+    __slots__ = ()
+    __eq__ = _Object.__eq__
+    __ne__ = _Object.__ne__
+    __hash__ = _Object.__hash__
+
+    def __new__(cls, mapping=(), **kwargs):
+        items = dict(mapping, **kwargs)
+        args = []
+        for key, value in items.items():
+            args += [key, value]
+        return _dict_new(*args)
+
+    def __init__(self, mapping=(), **kwargs):
+        pass
+
+    def __len__(self):
+        return _dict_size(self)
+
+    def __getitem__(self, key):
+        return _dict_get(self, key)
+
+    def __setitem__(self, key, value):
+        _dict_set(self, key, value)
+
+    def __delitem__(self, key):
+        if not _dict_erase(self, key):
+            raise KeyError(key)
+
+    def __contains__(self, key):
+        try:
+            return bool(_dict_count(self, key))
+        except TypeError:
+            return False
+
+    def __iter__(self):
+        return iter(self._snapshot()[0::2])
+
+    def _snapshot(self):
+        return _core._array_to_list(_map_items(_dict_to_map(self)))
+
+    def popitem(self):
+        flat = self._snapshot()
+        if not flat:
+            raise KeyError("popitem(): dictionary is empty")
+        key, value = flat[-2], flat[-1]
+        _dict_erase(self, key)
+        return key, value
+
+    def clear(self):
+        _dict_clear(self)
+
+    @reprlib.recursive_repr("ferry.Dict({...})")
+    def __repr__(self):
+        flat = self._snapshot()
+        return f"ferry.Dict({dict(zip(flat[0::2], flat[1::2]))!r})"
+
+    def __reduce__(self):
+        return (_from_json, (_save_json(self),))
+
+
+_list_new = get_global_func("ferry.List")
+_list_insert = get_global_func("ferry.ListInsert")
+_list_erase = get_global_func("ferry.ListErase")
+_list_clear = get_global_func("ferry.ListClear")
+_dict_new = get_global_func("ferry.Dict")
+_dict_size = get_global_func("ferry.DictSize")
+_dict_get = get_global_func("ferry.DictGetItem")
+_dict_set = get_global_func("ferry.DictSetItem")
+_dict_erase = get_global_func("ferry.DictErase")
+_dict_count = get_global_func("ferry.DictCount")
+_dict_clear = get_global_func("ferry.DictClear")
+_dict_to_map = get_global_func("ferry.DictToMap")
 _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
 

@@ -237,6 +237,96 @@ PyObject* ArrayToList(PyObject*, PyObject* array) {
   return list;
 }
 
+/// The cells of a List object, or -1 with TypeError.
+int ListData(PyObject* list, int64_t* size, const FerryAny** data) {
+  if (!IsFerryObject(list) || HandleOf(list) == nullptr) {
+    PyErr_Format(PyExc_TypeError, "expected a ferry.List, got '%s'", Py_TYPE(list)->tp_name);
+    return -1;
+  }
+  if (FerryListGetData(HandleOf(list), size, data) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  return 0;
+}
+
+/// `index` of a sequence of `size` items, negative ones counted from the end; -1 with an
+/// IndexError naming both when out of range.
+Py_ssize_t ItemIndex(PyObject* index_obj, int64_t size, const char* what) {
+  Py_ssize_t index = PyNumber_AsSsize_t(index_obj, PyExc_IndexError);
+  if (index == -1 && PyErr_Occurred()) return -1;
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) {
+    PyErr_Format(PyExc_IndexError, "%s index %R out of range for size %lld", what, index_obj,
+                 static_cast<long long>(size));
+    return -1;
+  }
+  return index;
+}
+
+PyObject* ListSize(PyObject*, PyObject* list) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ListData(list, &size, &data) != 0) return nullptr;
+  return PyLong_FromLongLong(size);
+}
+
+PyObject* ListGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_list_getitem(list, index)");
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ListData(args[0], &size, &data) != 0) return nullptr;
+  Py_ssize_t index = ItemIndex(args[1], size, "List");
+  if (index < 0) return nullptr;
+  return AnyToPy(data[index], /*owned=*/false);
+}
+
+PyObject* ListSetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) return PyErr_Format(PyExc_TypeError, "_list_setitem(list, index, value)");
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ListData(args[0], &size, &data) != 0) return nullptr;
+  Py_ssize_t index = ItemIndex(args[1], size, "List");
+  if (index < 0) return nullptr;
+  TempScope scope;
+  FerryAny cell;
+  if (PyToAny(args[2], &cell, &scope) != 0) return nullptr;
+  if (FerryListSetItem(HandleOf(args[0]), index, &cell) != 0) return RaiseFerryError();
+  Py_RETURN_NONE;
+}
+
+PyObject* ListAppend(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_list_append(list, value)");
+  if (!IsFerryObject(args[0]) || HandleOf(args[0]) == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "expected a ferry.List, got '%s'",
+                        Py_TYPE(args[0])->tp_name);
+  }
+  TempScope scope;
+  FerryAny cell;
+  if (PyToAny(args[1], &cell, &scope) != 0) return nullptr;
+  if (FerryListAppend(HandleOf(args[0]), &cell) != 0) return RaiseFerryError();
+  Py_RETURN_NONE;
+}
+
+PyObject* ListToList(PyObject*, PyObject* list) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ListData(list, &size, &data) != 0) return nullptr;
+  PyObject* out = PyList_New(static_cast<Py_ssize_t>(size));
+  if (out == nullptr) return nullptr;
+  for (int64_t i = 0; i < size; ++i) {
+    // Converting an element runs no Python code that could write the list (objects come back
+    // as wrappers, strings as str), so `data` stays valid through the loop.
+    PyObject* item = AnyToPy(data[i], /*owned=*/false);
+    if (item == nullptr) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
+  }
+  return out;
+}
+
 PyObject* DTypeParse(PyObject*, PyObject* arg) {
   const char* text = PyUnicode_AsUTF8(arg);
   if (text == nullptr) return nullptr;
@@ -284,6 +374,14 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL, nullptr},
     {"_array_to_list", ArrayToList, METH_O, nullptr},
     {"_dtype_parse", DTypeParse, METH_O, nullptr},
+    {"_list_size", ListSize, METH_O, nullptr},
+    {"_list_getitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListGetItem)),
+     METH_FASTCALL, nullptr},
+    {"_list_setitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListSetItem)),
+     METH_FASTCALL, nullptr},
+    {"_list_append", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListAppend)),
+     METH_FASTCALL, nullptr},
+    {"_list_to_list", ListToList, METH_O, nullptr},
     {"_type_key_to_index", TypeKeyToIndex, METH_O, nullptr},
     {nullptr, nullptr, 0, nullptr},
 };

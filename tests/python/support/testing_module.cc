@@ -155,6 +155,20 @@ FERRY_REGISTER_GLOBAL("test.nested_array").set_body_typed([](int64_t depth) {
   for (int64_t i = 0; i < depth; ++i) inner = Array<Any>{Any(inner)};
   return inner;
 });
+/// list_push(xs, v): appends in C++ to a List the caller holds; returns the new size.
+FERRY_REGISTER_GLOBAL("test.list_push").set_body_typed([](List<int64_t> xs, int64_t v) {
+  xs.push_back(v);
+  return static_cast<int64_t>(xs.size());
+});
+/// dict_fill_by(cb): makes a Dict, lets the Python callback fill it, reads it back in C++.
+FERRY_REGISTER_GLOBAL("test.dict_fill_by").set_body_typed([](Function cb) {
+  Dict<String, int64_t> d;
+  cb(d);
+  int64_t total = 0;
+  for (auto [key, value] : d) total += value;
+  return total;
+});
+FERRY_REGISTER_GLOBAL("test.make_list").set_body_typed([]() { return List<Any>{Any(1), Any("a")}; });
 FERRY_REGISTER_GLOBAL("test.call_with_41").set_body_typed([](Function f) { return f(41); });
 FERRY_REGISTER_GLOBAL("test.mutable_count").set_body_typed([](ObjectRef obj) {
   return obj.as<test_ir::MutableNode>()->count;  // read straight from the C++ object

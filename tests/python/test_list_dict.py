@@ -1,0 +1,196 @@
+"""ferry.List and ferry.Dict: mutable containers shared by Python and C++."""
+import copy
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from collections.abc import MutableMapping, MutableSequence
+
+import pytest
+from ferry_testing import IntImm, Var
+
+import ferry
+
+
+def test_a_list_is_a_full_mutable_sequence():
+    xs = ferry.List([1, 2, 3])
+    assert isinstance(xs, MutableSequence) and isinstance(xs, ferry.Object)
+    assert len(xs) == 3 and xs[0] == 1 and xs[-1] == 3 and list(xs) == [1, 2, 3]
+    xs.append(4)
+    xs.extend([5, 6])
+    xs += [7]
+    assert list(xs) == [1, 2, 3, 4, 5, 6, 7]
+    xs.insert(0, 0)
+    xs.insert(-1, 6.5)
+    xs.insert(100, 8)
+    assert list(xs) == [0, 1, 2, 3, 4, 5, 6, 6.5, 7, 8]
+    assert xs.pop() == 8 and xs.pop(0) == 0
+    xs.remove(6.5)
+    assert xs.index(4) == 3 and xs.count(4) == 1 and 4 in xs and 42 not in xs
+    xs.reverse()
+    assert list(xs) == [7, 6, 5, 4, 3, 2, 1]
+    xs.sort()
+    assert list(xs) == [1, 2, 3, 4, 5, 6, 7]
+    xs.sort(key=lambda v: -v)
+    assert list(xs) == [7, 6, 5, 4, 3, 2, 1]
+    del xs[0]
+    del xs[-1]
+    assert list(xs) == [6, 5, 4, 3, 2]
+    assert list(xs[1:3]) == [5, 4] and isinstance(xs[1:3], ferry.List)
+    assert list(xs[::-1]) == [2, 3, 4, 5, 6]
+    xs[1:3] = ["a", "b", "c"]
+    assert list(xs) == [6, "a", "b", "c", 3, 2]
+    del xs[::2]
+    assert list(xs) == ["a", "c", 2]
+    xs[-1] = 20
+    assert list(xs) == ["a", "c", 20]
+    xs.clear()
+    assert len(xs) == 0 and list(xs) == []
+    xs.extend(xs)  # itself: no change, no endless loop
+    assert len(xs) == 0
+
+
+def test_list_errors_match_python_lists():
+    xs = ferry.List([1, 2])
+    with pytest.raises(IndexError, match="out of range for size 2"):
+        xs[2]
+    with pytest.raises(IndexError, match="out of range for size 2"):
+        xs[-3] = 1
+    with pytest.raises(IndexError):
+        del xs[5]
+    with pytest.raises(IndexError):
+        ferry.List().pop()
+    with pytest.raises(ValueError):
+        xs.remove(99)
+    with pytest.raises(ValueError, match="extended slice"):
+        xs[::2] = [1, 2, 3]
+    with pytest.raises(TypeError, match="cannot convert a value of type 'set'"):
+        xs.append({1})
+    with pytest.raises(TypeError):
+        xs.sort(key=lambda v: None if v == 1 else "x")  # None < str
+    assert list(xs) == [1, 2], "a failed sort or slice assignment leaves the list as it was"
+
+
+def test_a_dict_is_a_full_mutable_mapping():
+    d = ferry.Dict({"a": 1}, b=2)
+    assert isinstance(d, MutableMapping) and len(d) == 2 and d["a"] == 1
+    d["c"] = 3
+    assert list(d) == ["a", "b", "c"] and list(d.values()) == [1, 2, 3]
+    keys = d.keys()
+    d["d"] = 4
+    assert "d" in keys and len(keys) == 4, "views are live"
+    assert d.get("zz") is None and d.get("zz", 5) == 5
+    assert d.setdefault("a", 100) == 1 and d.setdefault("e", 5) == 5
+    assert d.pop("e") == 5 and d.pop("e", None) is None
+    assert d.popitem() == ("d", 4), "the last entry, as dict.popitem"
+    d.update({"x": 9}, y=10)
+    assert dict(d.items()) == {"a": 1, "b": 2, "c": 3, "x": 9, "y": 10}
+    del d["x"]
+    with pytest.raises(KeyError):
+        del d["x"]
+    with pytest.raises(KeyError, match="zz"):
+        d["zz"]
+    assert [1, 2] not in d  # an unhashable-like key is just absent
+    d.clear()
+    assert len(d) == 0
+    with pytest.raises(KeyError):
+        d.popitem()
+
+
+def test_mutations_are_seen_across_the_boundary(f):
+    xs = ferry.List([1, 2])
+    assert f.list_push(xs, 3) == 3
+    assert list(xs) == [1, 2, 3], "C++ appended to the list the caller holds"
+    plain = [1, 2]
+    assert f.list_push(plain, 3) == 3
+    assert plain == [1, 2], "a Python list becomes a copy the caller cannot see mutated"
+
+    def fill(d):
+        d["a"] = 40
+        d["b"] = 2
+
+    assert f.dict_fill_by(fill) == 42, "C++ reads what the Python callback wrote"
+    made = f.make_list()
+    assert type(made) is ferry.List and list(made) == [1, "a"]
+    held = f.echo(xs)
+    assert held is xs
+
+
+def test_a_typed_list_parameter_checks_elements(f):
+    with pytest.raises(TypeError, match=r"List\[int\]"):
+        f.list_push(ferry.List([1, "two"]), 3)
+    with pytest.raises(TypeError):
+        f.list_push(ferry.Dict(), 3)
+
+
+def test_conversions_between_array_and_list_map_and_dict():
+    xs = ferry.List(ferry.Array([1, 2]))
+    a = ferry.Array(xs)
+    xs.append(3)
+    assert list(a) == [1, 2] and list(xs) == [1, 2, 3]
+    d = ferry.Dict(ferry.Map({"k": 1}))
+    m = ferry.Map(d)
+    d["j"] = 2
+    assert dict(m.items()) == {"k": 1} and len(d) == 2
+
+
+def test_structural_equality_hashing_json_and_pickle():
+    x = Var("x")
+    a = ferry.List([1, {"k": x}, ferry.Dict({"n": IntImm(1)})])
+    b = ferry.List([1, {"k": x}, ferry.Dict({"n": IntImm(1)})])
+    assert a != b and ferry.structural_equal(a, b)
+    assert ferry.structural_hash(a) == ferry.structural_hash(b)
+    assert ferry.structural_equal(ferry.Dict({"p": 1, "q": 2}), ferry.Dict({"q": 2, "p": 1}))
+    assert ferry.structural_hash(ferry.Dict({"p": 1, "q": 2})) == \
+        ferry.structural_hash(ferry.Dict({"q": 2, "p": 1}))
+    assert not ferry.structural_equal(ferry.List([1]), ferry.Array([1]))
+    shared = ferry.Dict({"v": 1})
+    outer = ferry.List([shared, shared])
+    for back in (ferry.load_json(ferry.save_json(outer)), pickle.loads(pickle.dumps(outer))):
+        assert type(back) is ferry.List and back[0].same_as(back[1]), "sharing kept"
+        back[0]["w"] = 2
+        assert len(back[1]) == 2
+    deep = copy.deepcopy(outer)
+    assert ferry.structural_equal(deep, outer) and not deep.same_as(outer)
+
+
+def test_a_container_that_holds_itself_is_a_clean_error_in_a_subprocess():
+    code = textwrap.dedent("""
+        import pickle, ferry
+        xs = ferry.List([1])
+        xs.append(xs)
+        d = ferry.Dict()
+        d["self"] = ferry.List([d])
+        out = []
+        for name, call in [("save_json", lambda: ferry.save_json(xs)),
+                           ("pickle", lambda: pickle.dumps(xs)),
+                           ("pickle dict", lambda: pickle.dumps(d))]:
+            try:
+                call()
+                out.append(name + " passed")
+            except ValueError as e:
+                out.append(name + " ValueError " + str("cycle" in str(e)))
+        out.append(repr(xs))
+        ferry.structural_hash(xs)  # ends: a cycle is hashed by its type
+        out.append(str(ferry.structural_equal(xs, xs)))
+        xs.clear(); d.clear()  # break the cycles (reference counting keeps them alive)
+        print("|".join(out))
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().split("|") == [
+        "save_json ValueError True", "pickle ValueError True", "pickle dict ValueError True",
+        "ferry.List([1, ferry.List([...])])", "True"]
+
+
+def test_appending_does_not_leak(f):
+    x = IntImm(3)
+    before = f.use_count(x)
+    xs = ferry.List()
+    for _ in range(100_000):
+        xs.append(x)
+    assert f.use_count(x) == before + 100_000
+    xs.clear()
+    assert f.use_count(x) == before
