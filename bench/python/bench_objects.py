@@ -7,6 +7,7 @@ type, and pickling a 1e5-node Array, each beside its plain-Python counterpart.
     x.value (__slots__)       a plain Python class with __slots__: the floor of an attribute read
     m.count = 5 (mutable)     writing an int64 field of test.Mutable (_type_mutable)
     x.value = 5 (__slots__)   the same on the plain Python class
+    xs.append(1), xs[5]       ferry.List beside a Python list (a bound method, append only grows)
     pickle Array(1e5)         pickle.loads(pickle.dumps(a)) of an Array of 1e5 IntImm nodes, half
                               of them shared (one JSON document for the whole array)
     save/load_json Array(1e5) the same through save_json / load_json directly
@@ -56,7 +57,7 @@ def main():
     array = ferry.Array(shared + shared)
     plain = [(i, "x") for i in range(100_000)]
     save, load = ferry.save_json, ferry.load_json
-    env = {"r": registered, "m": made, "w": mutable, "s": Slots(), "a": array, "p": plain,
+    env = {"fl": ferry.List(range(10)), "pl": list(range(10)), "r": registered, "m": made, "w": mutable, "s": Slots(), "a": array, "p": plain,
            "pickle": pickle, "save": save, "load": load}
     # Each statement reads a local `x` bound in the setup, so no row pays a globals lookup.
     ops = [
@@ -70,6 +71,10 @@ def main():
         ("save_json/load_json, Array of 1e5 nodes", "load(save(x))", "a",
          "pickle round trip, list of 1e5 tuples"),
         ("pickle round trip, list of 1e5 tuples", "pickle.loads(pickle.dumps(x))", "p", None),
+        ("xs.append(1), ferry.List", "x(1)", "fl.append", "xs.append(1), list"),
+        ("xs.append(1), list", "x(1)", "pl.append", None),
+        ("xs[5], ferry.List", "x[5]", "fl", "xs[5], list"),
+        ("xs[5], list", "x[5]", "pl", None),
     ]
     timers = {name: timeit.Timer(stmt, setup=f"x = {var}", globals=env)
               for name, stmt, var, _ in ops}

@@ -158,13 +158,10 @@ class List(_Object, MutableSequence):
     def __init__(self, iterable=()):
         pass
 
-    def __len__(self):
-        return _core._list_size(self)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return _list_new(*_core._list_to_list(self)[index])
-        return _core._list_getitem(self, index)
+    # The hot methods are functions of _core bound as methods: no Python frame per call.
+    __len__ = _core._instancemethod(_core._list_size)
+    __getitem__ = _core._instancemethod(_core._list_getitem)  # an index, or a slice (new List)
+    append = _core._instancemethod(_core._list_append)
 
     def __setitem__(self, index, value):
         if isinstance(index, slice):
@@ -193,9 +190,6 @@ class List(_Object, MutableSequence):
         index = index.__index__()
         index = max(0, index + size) if index < 0 else min(index, size)  # as list.insert
         _list_insert(self, index, value)
-
-    def append(self, value):
-        _core._list_append(self, value)
 
     def extend(self, values):
         for value in list(values):  # a copy: `xs.extend(xs)` doubles xs once

@@ -271,11 +271,25 @@ PyObject* ListSize(PyObject*, PyObject* list) {
   return PyLong_FromLongLong(size);
 }
 
+/// A new ferry.List of the items `slice` selects.
+PyObject* ListSlice(const FerryAny* data, int64_t size, PyObject* slice) {
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(slice, &start, &stop, &step) < 0) return nullptr;
+  Py_ssize_t n = PySlice_AdjustIndices(static_cast<Py_ssize_t>(size), &start, &stop, step);
+  if (n > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "slice too large");
+  std::vector<FerryAny> cells(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) cells[static_cast<size_t>(i)] = data[start + i * step];
+  FerryObjectHandle ctor = CachedGlobal("ferry.List", &g_state.globals.list);
+  if (ctor == nullptr) return PyErr_Format(PyExc_RuntimeError, "global 'ferry.List' is missing");
+  return CallFunction(ctor, cells.data(), static_cast<int32_t>(n), false);
+}
+
 PyObject* ListGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_list_getitem(list, index)");
   int64_t size = 0;
   const FerryAny* data = nullptr;
   if (ListData(args[0], &size, &data) != 0) return nullptr;
+  if (PySlice_Check(args[1])) return ListSlice(data, size, args[1]);
   Py_ssize_t index = ItemIndex(args[1], size, "List");
   if (index < 0) return nullptr;
   return AnyToPy(data[index], /*owned=*/false);
@@ -327,6 +341,10 @@ PyObject* ListToList(PyObject*, PyObject* list) {
   return out;
 }
 
+/// _instancemethod(f): `f` as a method (bound to the instance it is read from), so a class can
+/// use a function of this module as a method without a Python-level wrapper call.
+PyObject* InstanceMethod(PyObject*, PyObject* f) { return PyInstanceMethod_New(f); }
+
 PyObject* DTypeParse(PyObject*, PyObject* arg) {
   const char* text = PyUnicode_AsUTF8(arg);
   if (text == nullptr) return nullptr;
@@ -375,6 +393,7 @@ PyMethodDef kMethods[] = {
     {"_array_to_list", ArrayToList, METH_O, nullptr},
     {"_dtype_parse", DTypeParse, METH_O, nullptr},
     {"_list_size", ListSize, METH_O, nullptr},
+    {"_instancemethod", InstanceMethod, METH_O, nullptr},
     {"_list_getitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListGetItem)),
      METH_FASTCALL, nullptr},
     {"_list_setitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListSetItem)),

@@ -45,6 +45,7 @@ struct CoreState {
   struct {
     FerryObjectHandle array = nullptr;
     FerryObjectHandle map = nullptr;
+    FerryObjectHandle list = nullptr;
     FerryObjectHandle repr = nullptr;
     FerryObjectHandle save_json = nullptr;
     FerryObjectHandle load_json = nullptr;
