@@ -108,6 +108,36 @@ static void test_functions(const char* module_path) {
   EXPECT(FerryFunctionGetGlobal("c.scale", &missing) == 0 && missing == NULL);
 }
 
+/* A ferry.List made, mutated and read from C: globals make it, the C ABI appends and reads. */
+static void test_lists(void) {
+  FerryObjectHandle make = NULL;
+  FerryAny result;
+  FerryAny value;
+  int64_t size = -1;
+  const FerryAny* cells = NULL;
+  EXPECT(FerryFunctionGetGlobal("ferry.List", &make) == 0 && make != NULL);
+  result.type_index = kFerryNone;
+  result.v_int64 = 0;
+  EXPECT(FerryFunctionCall(make, NULL, 0, &result) == 0);
+  EXPECT(result.type_index == kFerryList);
+  value.type_index = kFerryInt;
+  value.small_len = 0;
+  value.v_int64 = 41;
+  EXPECT(FerryListAppend(result.v_obj, &value) == 0);
+  value.v_int64 = 42;
+  EXPECT(FerryListAppend(result.v_obj, &value) == 0);
+  value.v_int64 = 7;
+  EXPECT(FerryListSetItem(result.v_obj, 0, &value) == 0);
+  EXPECT(FerryListGetData(result.v_obj, &size, &cells) == 0);
+  EXPECT(size == 2 && cells[0].v_int64 == 7 && cells[1].v_int64 == 42);
+  EXPECT(FerryListSetItem(result.v_obj, 2, &value) == -1);
+  expect_raised("IndexError");
+  EXPECT(FerryListGetData(make, &size, &cells) == -1); /* a Function is no List */
+  expect_raised("TypeError");
+  EXPECT(FerryAnyRelease(&result) == 0);
+  EXPECT(FerryObjectDecRef(make) == 0);
+}
+
 int main(int argc, char** argv) {
   int32_t index = -1;
   int32_t child = -1;
@@ -163,6 +193,8 @@ int main(int argc, char** argv) {
   EXPECT(FerryObjectDecRef(str) == 0);
   EXPECT(FerryDataTypeFromString("int64", &dtype) == 0);
   EXPECT(dtype.code == kFerryDTypeInt && dtype.bits == 64 && dtype.lanes == 1);
+
+  test_lists();
 
   if (argc > 1) {
     test_functions(argv[1]);
