@@ -310,6 +310,87 @@ PyObject* GetParamNames(PyObject* self, void*) {
   return names == Py_None ? PyTuple_New(0) : Py_NewRef(names);
 }
 
+/// The registered name of the global function `handle`, "" if it is none (a scan of the
+/// registry: pickling is rare). -1 with an exception on failure.
+int GlobalNameOf(FerryObjectHandle handle, std::string* out) {
+  int32_t count = 0;
+  const char* const* names = nullptr;
+  if (FerryFunctionListGlobalNames(&count, &names) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  std::vector<std::string> copy(names, names + count);  // the array lives until the next call
+  for (const std::string& name : copy) {
+    FerryObjectHandle f = nullptr;
+    if (FerryFunctionGetGlobal(name.c_str(), &f) != 0) {
+      DiscardFerryError();
+      continue;
+    }
+    bool same = f == handle;
+    if (f != nullptr) DecRef(f);
+    if (same) {
+      *out = name;
+      return 0;
+    }
+  }
+  out->clear();
+  return 0;
+}
+
+/// Pickling: a Function made from a Python callable pickles that callable (and fails as it
+/// would); a registered global pickles by its name; any other Function (a C++ lambda never
+/// registered) is a pickle.PicklingError saying how to make it picklable.
+PyObject* FunctionReduce(PyObject* self, PyObject*) {
+  FerryObjectHandle handle = HandleOf(self);
+  if (handle == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "cannot pickle an uninitialized %s",
+                        Py_TYPE(self)->tp_name);
+  }
+  PyObject* core = PyImport_ImportModule("ferry._core");
+  if (core == nullptr) return nullptr;
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (FerryFunctionGetCallback(handle, &callback, &resource) != 0) {
+    Py_DECREF(core);
+    return RaiseFerryError();
+  }
+  PyObject* result = nullptr;
+  std::string name;
+  if (callback == &CallPython) {
+    // ferry.convert(callable) makes the Function again in the unpickling process.
+    PyObject* convert = PyObject_GetAttrString(core, "convert");
+    if (convert != nullptr) {
+      result = Py_BuildValue("(N(O))", convert, static_cast<PyObject*>(resource));
+    }
+  } else if (GlobalNameOf(handle, &name) == 0) {
+    if (!name.empty()) {
+      PyObject* get = PyObject_GetAttrString(core, "get_global_func");
+      if (get != nullptr) result = Py_BuildValue("(N(s))", get, name.c_str());
+    } else {
+      PyObject* pickle = PyImport_ImportModule("pickle");
+      PyObject* error = pickle != nullptr ? PyObject_GetAttrString(pickle, "PicklingError")
+                                          : nullptr;
+      if (error != nullptr) {
+        PyErr_Format(error,
+                     "cannot pickle %R: it is a C++ function that is not registered as a global, "
+                     "so another process cannot find it; register it (FERRY_REGISTER_GLOBAL or "
+                     "Function::SetGlobal) and pickle the registered function",
+                     self);
+      }
+      Py_XDECREF(error);
+      Py_XDECREF(pickle);
+    }
+  }
+  Py_DECREF(core);
+  return result;
+}
+
+PyMethodDef kFunctionMethods[] = {
+    {"__reduce__", FunctionReduce, METH_NOARGS,
+     "Pickles a registered global by name and a Python callable's Function as the callable."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyGetSetDef kFunctionGetSet[] = {
     {"release_gil", GetReleaseGil, SetReleaseGil,
      "Whether a call releases the GIL while the C++ function runs (default: on, except for "
@@ -338,6 +419,7 @@ void InitFunctionType() {
   FunctionType.tp_new = FunctionNew;
   FunctionType.tp_init = FunctionInit;
   FunctionType.tp_getset = kFunctionGetSet;
+  FunctionType.tp_methods = kFunctionMethods;
 }
 
 int SetFunctionHandleFields(PyObject* obj) {

@@ -169,6 +169,10 @@ FERRY_REGISTER_GLOBAL("test.dict_fill_by").set_body_typed([](Function cb) {
   return total;
 });
 FERRY_REGISTER_GLOBAL("test.make_list").set_body_typed([]() { return List<Any>{Any(1), Any("a")}; });
+/// make_adder(n): an anonymous C++ function (never registered): x -> x + n.
+FERRY_REGISTER_GLOBAL("test.make_adder").set_body_typed([](int64_t n) {
+  return Function::FromTyped([n](int64_t x) { return x + n; });
+});
 FERRY_REGISTER_GLOBAL("test.call_with_41").set_body_typed([](Function f) { return f(41); });
 FERRY_REGISTER_GLOBAL("test.mutable_count").set_body_typed([](ObjectRef obj) {
   return obj.as<test_ir::MutableNode>()->count;  // read straight from the C++ object
