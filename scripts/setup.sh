@@ -34,3 +34,8 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
   echo "setup: installing pytest"
   python3 -m pip install -q pytest || python3 -m pip install -q --break-system-packages pytest
 fi
+# NumPy: the tensor tests (tests/python/test_tensor.py) exchange arrays with it through DLPack.
+if ! python3 -c 'import numpy' 2>/dev/null; then
+  echo "setup: installing numpy"
+  python3 -m pip install -q numpy || python3 -m pip install -q --break-system-packages numpy
+fi

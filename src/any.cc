@@ -29,6 +29,8 @@ const char* AnyTypeKey(const FerryAny* value) noexcept {
     case kFerryRawStr:
     case kFerrySmallStr:
       return StringObj::_type_key;
+    case kFerryDLTensorPtr:
+      return "DLTensor*";
     default:
       if (IsObjectIndex(value->type_index)) return TypeIndexToKey(value->type_index);
       return "<unknown value>";

@@ -19,6 +19,7 @@
 #include "ferry/container/variant.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "ferry/tensor.h"  // TensorRepr
 
 namespace ferry {
 
@@ -200,13 +201,24 @@ void Repr(std::ostream& os, const FerryAny* v, int depth) {
     case kFerryOpaquePtr:
       os << "<void* " << v->v_ptr << ">";
       return;
+    case kFerryDLTensorPtr:
+      os << "<DLTensor* " << v->v_ptr << ">";
+      return;
     case kFerryDataType:
       os << DataType(v->v_dtype);
       return;
     default:
       break;
   }
+  if (!IsObjectIndex(v->type_index)) {
+    os << "<value of type index " << v->type_index << ">";
+    return;
+  }
   const Object* obj = ObjectUnsafe::FromHeader(v->v_obj);
+  if (v->type_index == kFerryTensor) {
+    os << TensorRepr(static_cast<const TensorObj*>(obj));
+    return;
+  }
   if (depth > 0 && v->type_index == kFerryArray) {
     const auto* array = static_cast<const ArrayObj*>(obj);
     os << "[";

@@ -22,7 +22,7 @@ bool ParseInt(std::string_view text, int lo, int hi, int* out) {
 }  // namespace
 
 DataType::DataType(int code, int bits, int lanes) {
-  if (code < kInt || code > kBFloat) {
+  if (code < kInt || code > kDLBool) {
     FERRY_THROW(ValueError) << "DataType: unknown type code " << code;
   }
   // The ranges the parser accepts, so that every DataType prints as text that reads back;
@@ -46,13 +46,20 @@ DataType::DataType(std::string_view text) : DataType() {
   if (text == "void") return;
   std::string_view rest = text;
   int lanes = 1;
-  if (size_t x = rest.rfind('x'); x != std::string_view::npos && x + 1 < rest.size() &&
+  // The lanes follow the last 'x', which must not be the one inside "complex".
+  const size_t name_end = rest.substr(0, 7) == "complex" ? 7 : 0;
+  if (size_t x = rest.rfind('x'); x != std::string_view::npos && x >= name_end &&
+                                  x + 1 < rest.size() &&
                                   rest[x + 1] >= '0' && rest[x + 1] <= '9') {
     if (!ParseInt(rest.substr(x + 1), 1, 65535, &lanes)) fail("lanes must be in [1, 65535]");
     rest = rest.substr(0, x);
   }
   if (rest == "bool") {
     *this = Bool(lanes);
+    return;
+  }
+  if (rest == "bool8") {
+    *this = DataType(kDLBool, 8, lanes);
     return;
   }
   struct Prefix {
@@ -62,7 +69,8 @@ DataType::DataType(std::string_view text) : DataType() {
   };
   // Longer names first, so "uint" is not read as "int" and "bfloat" not as "float".
   static constexpr Prefix kPrefixes[] = {
-      {"handle", kHandle, 64}, {"bfloat", kBFloat, 16}, {"float", kFloat, 32},
+      {"handle", kHandle, 64}, {"complex", kComplex, 64}, {"bfloat", kBFloat, 16},
+      {"float", kFloat, 32},
       {"uint", kUInt, 32},     {"int", kInt, 32},
   };
   for (const Prefix& prefix : kPrefixes) {
@@ -75,7 +83,7 @@ DataType::DataType(std::string_view text) : DataType() {
     *this = DataType(prefix.code, bits, lanes);
     return;
   }
-  fail("unknown type name (expected int, uint, float, bfloat, handle, bool or void)");
+  fail("unknown type name (expected int, uint, float, bfloat, complex, handle, bool, bool8 or void)");
 }
 
 std::string DataType::ToString() const {
@@ -92,6 +100,8 @@ std::string DataType::ToString() const {
       case kFloat: out = "float"; break;
       case kHandle: out = "handle"; break;
       case kBFloat: out = "bfloat"; break;
+      case kComplex: out = "complex"; break;
+      case kDLBool: out = "bool"; break;
       default: out = "unknown" + std::to_string(code()) + "_"; break;
     }
     out += std::to_string(bits());

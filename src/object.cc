@@ -143,8 +143,8 @@ class TypeTable {
         {kFerryString, "ferry.String"},     {kFerryError, "ferry.Error"},
         {kFerryFunction, "ferry.Function"}, {kFerryArray, "ferry.Array"},
         {kFerryMap, "ferry.Map"},           {kFerryShape, "ferry.Shape"},
-        {kFerryBytes, "ferry.Bytes"},       {kFerryList, "ferry.List"},
-        {kFerryDict, "ferry.Dict"},
+        {kFerryBytes, "ferry.Bytes"},       {kFerryTensor, "ferry.Tensor"},
+        {kFerryList, "ferry.List"},         {kFerryDict, "ferry.Dict"},
     };
     for (const auto& [index, key] : builtins) {
       // The registration lock is not needed yet: nobody else can see the table.

@@ -14,6 +14,7 @@
 #include <stddef.h>  // size_t
 #include <stdint.h>  // fixed-width integers of the ABI structs
 
+#include "ferry/dlpack.h"
 #include "ferry/version.h"
 
 #if defined(_WIN32)
@@ -56,6 +57,7 @@ typedef enum {
   kFerryDataType = 5,   ///< FerryDataType in v_dtype.
   kFerryRawStr = 6,     ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL.
   kFerrySmallStr = 7,   ///< up to 7 bytes inline in v_bytes, length (<= 7) in small_len.
+  kFerryDLTensorPtr = 8,  ///< DLTensor* in v_ptr, borrowed: valid for the call only.
   kFerryStaticObjectBegin = 64,
   kFerryObject = 64,    ///< the root of all objects.
   kFerryString = 65,    ///< ferry.String
@@ -65,6 +67,7 @@ typedef enum {
   kFerryMap = 69,       ///< ferry.Map
   kFerryShape = 70,     ///< ferry.Shape
   kFerryBytes = 71,     ///< ferry.Bytes (a byte string, Python's `bytes`)
+  kFerryTensor = 72,    ///< ferry.Tensor (FerryTensorObject)
   kFerryList = 73,      ///< ferry.List (mutable, shared by every holder)
   kFerryDict = 74,      ///< ferry.Dict (mutable, shared by every holder)
   kFerryStaticObjectEnd = 128,
@@ -93,6 +96,14 @@ typedef struct {
   uint64_t size;
 } FerryStringObject;
 
+/// The layout of a ferry.Tensor object: the header, then the DLTensor it describes (shape and
+/// strides always set; strides computed when the producer gave none). Reading `dl_tensor`
+/// directly is what a frontend does to hand the tensor on, without a call.
+typedef struct {
+  FerryObject header;
+  DLTensor dl_tensor;
+} FerryTensorObject;
+
 /// A data type: type code, bits per lane, lanes (the DLPack layout).
 typedef struct {
   uint8_t code;
@@ -107,6 +118,8 @@ typedef enum {
   kFerryDTypeFloat = 2,
   kFerryDTypeHandle = 3,
   kFerryDTypeBFloat = 4,
+  kFerryDTypeComplex = 5,  ///< DLPack's kDLComplex: "complex64" is two float32.
+  kFerryDTypeBool = 6,     ///< DLPack's kDLBool, a byte each: "bool8" (NumPy's bool).
 } FerryDataTypeCode;
 
 /// The value cell: 16 bytes. Arguments travel as `const FerryAny*` plus a count.
@@ -306,6 +319,31 @@ FERRY_DLL int FerryFunctionRemoveGlobal(const char* name, int32_t* out_removed);
 /// Lists the global names, sorted. The array and strings stay valid until the next call of this
 /// function on the same thread.
 FERRY_DLL int FerryFunctionListGlobalNames(int32_t* out_count, const char* const** out_names);
+
+// ---------------------------------------------------------------------------------------------
+// Tensors (DLPack).
+//
+// On success a FromDLPack call owns `managed` (its deleter runs exactly once, when the tensor is
+// destroyed); on failure (a dtype or device Ferry cannot hold, a major version it does not
+// know, an ndim out of range) the caller still owns it.
+
+/// Makes a Tensor (new reference) from an unversioned DLPack tensor, taking ownership.
+FERRY_DLL int FerryTensorFromDLPack(DLManagedTensor* managed, FerryObjectHandle* out_tensor);
+/// Makes a Tensor from a versioned DLPack tensor, taking ownership; the read-only flag is kept.
+FERRY_DLL int FerryTensorFromDLPackVersioned(DLManagedTensorVersioned* managed,
+                                             FerryObjectHandle* out_tensor);
+/// Hands a tensor out as an unversioned DLPack tensor holding a reference to it; the consumer
+/// calls `(*out)->deleter(*out)` once. A read-only tensor is a ValueError (the unversioned
+/// struct cannot say so): use FerryTensorToDLPackVersioned.
+FERRY_DLL int FerryTensorToDLPack(FerryObjectHandle tensor, DLManagedTensor** out_managed);
+/// Hands a tensor out as a versioned DLPack tensor (version 1.1, read-only flag set when the
+/// tensor is read-only).
+FERRY_DLL int FerryTensorToDLPackVersioned(FerryObjectHandle tensor,
+                                           DLManagedTensorVersioned** out_managed);
+/// Allocates a compact tensor (new reference) of `ndim` dimensions `shape`: 64-byte aligned on
+/// the CPU, through the allocator registered for other devices.
+FERRY_DLL int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType dtype,
+                               DLDevice device, FerryObjectHandle* out_tensor);
 
 /// Loads a shared library and runs its registrations (FERRY_REGISTER_GLOBAL).
 FERRY_DLL int FerryLibraryLoad(const char* path);

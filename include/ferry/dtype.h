@@ -22,6 +22,11 @@ class DataType {
     kFloat = kFerryDTypeFloat,
     kHandle = kFerryDTypeHandle,
     kBFloat = kFerryDTypeBFloat,
+    /// DLPack's complex numbers ("complex64", "complex128").
+    kComplex = kFerryDTypeComplex,
+    /// DLPack's byte-wide booleans ("bool8"), as NumPy and PyTorch hand them over; "bool" is the
+    /// 1-bit uint of TVM's IR.
+    kDLBool = kFerryDTypeBool,
   };
 
   /// The void type (handle, 0 bits, 0 lanes).
@@ -49,6 +54,7 @@ class DataType {
   bool is_uint() const { return code() == kUInt; }
   bool is_float() const { return code() == kFloat; }
   bool is_bfloat() const { return code() == kBFloat; }
+  bool is_complex() const { return code() == kComplex; }
   bool is_bool() const { return code() == kUInt && bits() == 1; }
   bool is_handle() const { return code() == kHandle && !is_void(); }
   bool is_void() const { return code() == kHandle && bits() == 0 && lanes() == 0; }

@@ -23,5 +23,6 @@
 #include "ferry/reflection/reflection.h"
 #include "ferry/reflection/structural.h"
 #include "ferry/string.h"
+#include "ferry/tensor.h"
 
 #endif  // FERRY_FERRY_H_

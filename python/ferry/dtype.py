@@ -12,7 +12,7 @@ class DataType(str):
     """
 
     __slots__ = ()
-    CODES = {0: "int", 1: "uint", 2: "float", 3: "handle", 4: "bfloat"}
+    CODES = {0: "int", 1: "uint", 2: "float", 3: "handle", 4: "bfloat", 5: "complex", 6: "bool"}
 
     def __new__(cls, text):
         text = str(text)
