@@ -138,6 +138,76 @@ static void test_lists(void) {
   EXPECT(FerryObjectDecRef(make) == 0);
 }
 
+/* A producer's DLPack tensor (2x3 float32 over a static buffer) counting its deleter's calls. */
+static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
+static int64_t tensor_shape[2] = {2, 3};
+static int tensor_deleted = 0;
+static void delete_versioned(DLManagedTensorVersioned* self) {
+  (void)self;
+  ++tensor_deleted;
+}
+
+static void test_tensors(void) {
+  DLManagedTensorVersioned managed;
+  const FerryTensorObject* view;
+  FerryObjectHandle tensor = NULL;
+  FerryObjectHandle empty = NULL;
+  DLManagedTensor* out = NULL;
+  DLManagedTensorVersioned* out_versioned = NULL;
+  int64_t shape[1] = {5};
+  FerryDataType f64;
+  memset(&managed, 0, sizeof(managed));
+  managed.version.major = DLPACK_MAJOR_VERSION;
+  managed.version.minor = 0;
+  managed.deleter = delete_versioned;
+  managed.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  managed.dl_tensor.data = tensor_values;
+  managed.dl_tensor.device.device_type = kDLCPU;
+  managed.dl_tensor.ndim = 2;
+  managed.dl_tensor.dtype.code = kDLFloat;
+  managed.dl_tensor.dtype.bits = 32;
+  managed.dl_tensor.dtype.lanes = 1;
+  managed.dl_tensor.shape = tensor_shape;
+
+  /* An unknown major version is refused and the tensor stays the caller's. */
+  managed.version.major = 9;
+  EXPECT(FerryTensorFromDLPackVersioned(&managed, &tensor) == -1);
+  expect_raised("ValueError");
+  EXPECT(tensor_deleted == 0);
+  managed.version.major = DLPACK_MAJOR_VERSION;
+
+  EXPECT(FerryTensorFromDLPackVersioned(&managed, &tensor) == 0);
+  view = (const FerryTensorObject*)tensor;
+  EXPECT(view->header.type_index == kFerryTensor);
+  EXPECT(view->dl_tensor.data == (void*)tensor_values); /* no copy */
+  EXPECT(view->dl_tensor.strides != NULL && view->dl_tensor.strides[0] == 3 &&
+         view->dl_tensor.strides[1] == 1);
+  /* Read-only: only the versioned hand-over can carry it. */
+  EXPECT(FerryTensorToDLPack(tensor, &out) == -1);
+  expect_raised("ValueError");
+  EXPECT(FerryTensorToDLPackVersioned(tensor, &out_versioned) == 0);
+  EXPECT((out_versioned->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+  EXPECT(out_versioned->dl_tensor.shape[1] == 3);
+  EXPECT(((FerryObject*)tensor)->ref_counter == 2);
+  out_versioned->deleter(out_versioned);
+  EXPECT(((FerryObject*)tensor)->ref_counter == 1);
+  EXPECT(tensor_deleted == 0);
+  EXPECT(FerryObjectDecRef(tensor) == 0);
+  EXPECT(tensor_deleted == 1); /* exactly once, when the last reference went */
+
+  EXPECT(FerryDataTypeFromString("float64", &f64) == 0);
+  EXPECT(FerryTensorEmpty(shape, 1, f64, managed.dl_tensor.device, &empty) == 0);
+  view = (const FerryTensorObject*)empty;
+  EXPECT(((uintptr_t)view->dl_tensor.data) % 64 == 0);
+  EXPECT(FerryTensorToDLPack(empty, &out) == 0);
+  EXPECT(out->dl_tensor.shape[0] == 5 && out->dl_tensor.dtype.bits == 64);
+  out->deleter(out);
+  EXPECT(FerryObjectDecRef(empty) == 0);
+  shape[0] = -1;
+  EXPECT(FerryTensorEmpty(shape, 1, f64, managed.dl_tensor.device, &empty) == -1);
+  expect_raised("ValueError");
+}
+
 int main(int argc, char** argv) {
   int32_t index = -1;
   int32_t child = -1;
@@ -195,6 +265,7 @@ int main(int argc, char** argv) {
   EXPECT(dtype.code == kFerryDTypeInt && dtype.bits == 64 && dtype.lanes == 1);
 
   test_lists();
+  test_tensors();
 
   if (argc > 1) {
     test_functions(argv[1]);
