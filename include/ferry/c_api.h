@@ -97,11 +97,13 @@ typedef struct {
 } FerryStringObject;
 
 /// The layout of a ferry.Tensor object: the header, then the DLTensor it describes (shape and
-/// strides always set; strides computed when the producer gave none). Reading `dl_tensor`
-/// directly is what a frontend does to hand the tensor on, without a call.
+/// strides always set; strides computed when the producer gave none) and its
+/// DLPACK_FLAG_BITMASK_* flags (read-only). Reading them directly is what a frontend does to
+/// hand the tensor on, without a call.
 typedef struct {
   FerryObject header;
   DLTensor dl_tensor;
+  uint64_t flags;
 } FerryTensorObject;
 
 /// A data type: type code, bits per lane, lanes (the DLPack layout).

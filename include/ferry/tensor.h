@@ -68,7 +68,7 @@ class TensorObj : public Object {
  public:
   DLTensor dl_tensor;
 
-  /// DLPACK_FLAG_BITMASK_* of the tensor: read-only, copied.
+  /// DLPACK_FLAG_BITMASK_* of the tensor (read-only); FerryTensorObject::flags.
   uint64_t flags_ = 0;
   /// Releases the memory when the tensor dies; NULL for a borrowed view.
   void (*release_)(TensorObj* self) = nullptr;

@@ -16,6 +16,7 @@ from ._core import Field, Function, Object, convert, make_node  # noqa: E402
 from .container import Array, Dict, List, Map, Shape
 from .dtype import DataType
 from .error import FerryError, InternalError, register_error
+from .tensor import Device, Tensor, from_dlpack
 from .registry import (
     get_global_func,
     init_api,
@@ -35,9 +36,11 @@ __all__ = [
     "Array",
     "Bytes",
     "DataType",
+    "Device",
     "Dict",
     "FerryError",
     "Field",
+    "from_dlpack",
     "Function",
     "InternalError",
     "List",
@@ -45,6 +48,7 @@ __all__ = [
     "Object",
     "Shape",
     "String",
+    "Tensor",
     "convert",
     "get_global_func",
     "init_api",

@@ -257,6 +257,7 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope) {
     Py_LeaveRecursiveCall();
     return rc;
   }
+  if (int rc = DLPackToAny(value, out, scope); rc <= 0) return rc;  // NumPy, PyTorch, ...
   if (PyCallable_Check(value)) {
     FerryObjectHandle h = nullptr;
     if (FunctionFromCallable(value, &h) != 0) return -1;

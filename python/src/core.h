@@ -176,6 +176,12 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope);
 /// plain kinds a conversion raises (TypeError, OverflowError, ...); any other exception is kept
 /// as it is, with "while converting <prefix>" as a note. `prefix` may be NULL (nothing changes).
 void PrefixPendingError(PyObject* prefix);
+/// Converts an object with `__dlpack__` (NumPy, PyTorch, ...) into a cell holding a Tensor that
+/// shares its memory, kept by `scope`: 0; -1 with an exception; 1 when `value` has no
+/// `__dlpack__` (nothing done). The tensor's deleter releases the Python object (tensor.cc).
+int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope);
+/// Adds the tensor functions (_tensor_*) to the module: 0, or -1 with an exception.
+int AddTensorFunctions(PyObject* module);
 /// Converts a Python value into a cell that owns its object (for results of callbacks).
 int PyToAnyOwned(PyObject* value, FerryAny* out);
 /// Converts a cell to Python. With `owned`, the cell's reference is taken over (and released

@@ -16,7 +16,7 @@ namespace {
 using namespace ferry;  // NOLINT
 using ferry_test::ExpectError;
 
-static_assert(sizeof(FerryTensorObject) == 64, "header + DLTensor");
+static_assert(sizeof(FerryTensorObject) == 72, "header + DLTensor + flags");
 
 /// A producer's tensor, counting its deleter's calls.
 struct Producer {
@@ -81,6 +81,8 @@ TEST(Tensor, EmptyLayout) {
   const auto* obj = t.get();
   EXPECT_EQ(reinterpret_cast<const char*>(&obj->dl_tensor) - reinterpret_cast<const char*>(obj),
             static_cast<std::ptrdiff_t>(offsetof(FerryTensorObject, dl_tensor)));
+  EXPECT_EQ(reinterpret_cast<const char*>(&obj->flags_) - reinterpret_cast<const char*>(obj),
+            static_cast<std::ptrdiff_t>(offsetof(FerryTensorObject, flags)));
   EXPECT_EQ(&static_cast<const FerryTensorObject*>(
                  static_cast<const void*>(details::ObjectUnsafe::GetHeader(obj)))
                  ->dl_tensor,
