@@ -439,6 +439,14 @@ int FerryTensorToDLPackVersioned(FerryObjectHandle tensor,
   FERRY_C_API_END();
 }
 
+int FerryTensorViewOf(const DLTensor* tensor, FerryObjectHandle* out_tensor) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(tensor);
+  FERRY_C_API_CHECK_NOT_NULL(out_tensor);
+  *out_tensor = ferry::details::MoveToHandle(ferry::Tensor(ferry::details::TensorViewOf(tensor)));
+  FERRY_C_API_END();
+}
+
 int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType dtype, DLDevice device,
                      FerryObjectHandle* out_tensor) {
   FERRY_C_API_BEGIN();

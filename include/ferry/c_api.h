@@ -342,6 +342,10 @@ FERRY_DLL int FerryTensorToDLPack(FerryObjectHandle tensor, DLManagedTensor** ou
 /// tensor is read-only).
 FERRY_DLL int FerryTensorToDLPackVersioned(FerryObjectHandle tensor,
                                            DLManagedTensorVersioned** out_managed);
+/// A Tensor (new reference) viewing a borrowed DLTensor: shape and strides are copied, the data
+/// is not owned and must outlive the tensor (how a frontend hands a kFerryDLTensorPtr argument
+/// on to code that wants a Tensor).
+FERRY_DLL int FerryTensorViewOf(const DLTensor* tensor, FerryObjectHandle* out_tensor);
 /// Allocates a compact tensor (new reference) of `ndim` dimensions `shape`: 64-byte aligned on
 /// the CPU, through the allocator registered for other devices.
 FERRY_DLL int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType dtype,

@@ -315,6 +315,8 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
       return PyUnicode_FromString(cell.v_c_str);
     case kFerrySmallStr:
       return PyUnicode_FromStringAndSize(cell.v_bytes, cell.small_len);
+    case kFerryDLTensorPtr:
+      return BorrowedDLTensorToPy(cell.v_ptr);
     case kFerryDataType: {
       FerryObjectHandle text = nullptr;
       if (FerryDataTypeToString(cell.v_dtype, &text) != 0) return RaiseFerryError();

@@ -180,6 +180,8 @@ void PrefixPendingError(PyObject* prefix);
 /// shares its memory, kept by `scope`: 0; -1 with an exception; 1 when `value` has no
 /// `__dlpack__` (nothing done). The tensor's deleter releases the Python object (tensor.cc).
 int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope);
+/// A borrowed DLTensor* cell as a ferry.Tensor viewing it (valid while the DLTensor is).
+PyObject* BorrowedDLTensorToPy(void* tensor);
 /// Adds the tensor functions (_tensor_*) to the module: 0, or -1 with an exception.
 int AddTensorFunctions(PyObject* module);
 /// Converts a Python value into a cell that owns its object (for results of callbacks).

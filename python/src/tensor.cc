@@ -286,6 +286,12 @@ int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   return 0;
 }
 
+PyObject* BorrowedDLTensorToPy(void* tensor) {
+  FerryObjectHandle h = nullptr;
+  if (FerryTensorViewOf(static_cast<const DLTensor*>(tensor), &h) != 0) return RaiseFerryError();
+  return WrapObject(h, /*owned=*/true);
+}
+
 int AddTensorFunctions(PyObject* module) {
   if (InitNames() != 0) return -1;
   return PyModule_AddFunctions(module, kTensorMethods);

@@ -1,0 +1,258 @@
+"""ferry.Tensor and NumPy: zero-copy both ways, strided views, dtypes, 0-d and empty tensors,
+lifetimes, errors, serialization and structural equality."""
+import gc
+import pickle
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import ferry
+import ferry_testing  # noqa: F401  (loads the support library)
+
+identity = ferry.get_global_func("test.tensor_identity")
+tensor_sum = ferry.get_global_func("test.tensor_sum")
+tensor_fill = ferry.get_global_func("test.tensor_fill")
+tensor_keep = ferry.get_global_func("test.tensor_keep")
+tensor_drop = ferry.get_global_func("test.tensor_drop")
+tensor_info = ferry.get_global_func("test.tensor_info")
+tensor_empty = ferry.get_global_func("test.tensor_empty")
+ndim_ptr = ferry.get_global_func("test.tensor_ndim_ptr")
+use_count = ferry.get_global_func("test.tensor_use_count")
+call_with_ptr = ferry.get_global_func("test.tensor_call_with_ptr")
+
+# Every NumPy dtype that DLPack can carry, with the DataType Ferry names it by.
+DTYPES = {
+    "bool": "bool8",
+    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+
+def test_numpy_to_cpp_shares_memory():
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    t = identity(a)
+    assert isinstance(t, ferry.Tensor)
+    assert t.shape == (2, 3) and t.strides == (3, 1) and t.ndim == 2
+    assert t.dtype == "float64" and isinstance(t.dtype, ferry.DataType)
+    assert t.device == (1, 0) and str(t.device) == "cpu:0"
+    assert t.__dlpack_device__() == (1, 0)
+    assert ferry.tensor.Tensor is ferry.Tensor
+    assert _core_data(t) == a.ctypes.data, "no copy on the way in"
+    tensor_fill(a, 7.0)  # C++ writes, NumPy reads
+    assert (a == 7.0).all()
+    a[1, 2] = -1.0  # NumPy writes, C++ reads
+    assert tensor_sum(t) == 7.0 * 5 - 1.0
+
+
+def test_tensor_to_numpy_shares_memory():
+    t = tensor_empty([3, 4], ferry.DataType("int32"))
+    assert tensor_info(t)[5] == 0, "64-byte aligned"
+    a = t.numpy()
+    assert a.shape == (3, 4) and a.dtype == np.int32
+    assert a.ctypes.data == _core_data(t), "no copy on the way out"
+    a[...] = 2
+    assert tensor_sum(t) == 24
+    tensor_fill(t, 5)
+    assert (a == 5).all()
+    b = np.from_dlpack(t)
+    assert b.ctypes.data == a.ctypes.data
+    # The round trip through C++ and back keeps the same memory.
+    c = identity(a).numpy()
+    c[0, 0] = 9
+    assert a[0, 0] == 9
+
+
+def _core_data(t):
+    data, offset, _ = ferry._core._tensor_info(t)
+    return data + offset
+
+
+@pytest.mark.parametrize("view", [
+    lambda a: a.T,
+    lambda a: a[::2, 1:],
+    lambda a: a[:, ::-1],
+    lambda a: a[1],
+    lambda a: np.broadcast_to(a[0], (4, 4)),
+], ids=["transpose", "step-slice", "reversed", "row", "broadcast"])
+def test_non_contiguous_views(view):
+    base = np.arange(16, dtype=np.float64).reshape(4, 4)
+    v = view(base)
+    t = ferry.from_dlpack(v)
+    assert t.shape == v.shape
+    assert t.strides == tuple(s // v.itemsize for s in v.strides)
+    assert tensor_sum(v) == v.sum()
+    info = tensor_info(v)
+    assert bool(info[3]) == (v.flags.c_contiguous or v.size <= 1)
+    back = t.numpy()
+    assert np.shares_memory(back, base)
+    np.testing.assert_array_equal(back, v)
+
+
+def test_strided_write_through():
+    base = np.zeros((4, 4), dtype=np.float64)
+    tensor_fill(base[::2, ::2], 1.0)
+    expected = np.zeros((4, 4))
+    expected[::2, ::2] = 1.0
+    np.testing.assert_array_equal(base, expected)
+
+
+@pytest.mark.parametrize("np_dtype,ferry_dtype", sorted(DTYPES.items()))
+def test_every_dlpack_dtype_round_trips(np_dtype, ferry_dtype):
+    a = (np.arange(5) % 2).astype(np_dtype)
+    t = ferry.from_dlpack(a)
+    assert t.dtype == ferry_dtype
+    assert identity(a).dtype == ferry_dtype
+    b = t.numpy()
+    assert b.dtype == a.dtype
+    assert np.shares_memory(a, b)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_zero_d_and_empty():
+    s = np.array(3.5)
+    t = identity(s)
+    assert t.shape == () and t.strides == ()
+    assert tensor_info(t)[:3] == [0, 1, 8]
+    assert t.numpy().shape == () and float(t.numpy()) == 3.5
+    e = np.zeros((3, 0), dtype=np.float32)
+    t = identity(e)
+    assert t.shape == (3, 0)
+    assert tensor_info(t)[:3] == [2, 0, 0]
+    assert t.numpy().shape == (3, 0)
+    made = tensor_empty([0], ferry.DataType("float64"))
+    assert made.numpy().shape == (0,)
+    assert tensor_empty([], ferry.DataType("int64")).numpy().shape == ()
+
+
+def test_read_only_is_honoured():
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    t = ferry.from_dlpack(a)
+    assert t.is_read_only
+    assert tensor_info(a)[4] == 1
+    with pytest.raises(ferry.FerryError if False else ValueError, match="read-only"):
+        tensor_fill(a, 1.0)
+    b = t.numpy()
+    assert not b.flags.writeable
+    with pytest.raises(BufferError, match="read-only"):
+        t.__dlpack__()  # the unversioned capsule cannot say read-only
+    assert not ferry.from_dlpack(np.arange(2.0)).is_read_only
+
+
+def test_numpy_array_lives_as_long_as_cpp_holds_it():
+    class Array(np.ndarray):  # plain ndarrays take no weak references
+        pass
+
+    a = np.arange(10.0).view(Array)
+    ref = weakref.ref(a)
+    tensor_keep(a)
+    del a
+    gc.collect()
+    assert ref() is not None, "C++ still holds the tensor: the array must live"
+    assert tensor_sum(ref()) == 45.0
+    tensor_drop()
+    gc.collect()
+    assert ref() is None, "dropped by C++: the array is freed"
+
+
+def test_refcounts_stay_flat():
+    a = np.arange(4.0)
+    before = sys.getrefcount(a)
+    for _ in range(10_000):
+        identity(a)
+        tensor_sum(a)
+    gc.collect()
+    assert sys.getrefcount(a) == before
+    t = tensor_empty([2], ferry.DataType("float32"))
+    assert use_count(t) == 1
+    arrays = [t.numpy() for _ in range(5)]
+    assert use_count(t) == 6, "each NumPy array holds one reference"
+    del arrays
+    gc.collect()
+    assert use_count(t) == 1
+
+
+def test_tensor_outlives_its_python_wrapper_through_numpy():
+    t = tensor_empty([3], ferry.DataType("float64"))
+    a = t.numpy()
+    a[:] = [1, 2, 3]
+    del t
+    gc.collect()
+    assert a.sum() == 6.0  # the array's capsule keeps the tensor
+
+
+def test_dlpack_pointer_parameter_borrows():
+    a = np.zeros((2, 3, 4))
+    assert ndim_ptr(a) == 3
+    assert ndim_ptr(ferry.from_dlpack(a)) == 3
+    seen = []
+    # A borrowed DLTensor* cell reaches Python as a Tensor view for the callback's duration.
+    call_with_ptr(ferry.from_dlpack(a), lambda t: seen.append(t.shape))
+    assert seen == [(2, 3, 4)]
+
+
+def test_dunder_dlpack_arguments():
+    t = ferry.from_dlpack(np.arange(3.0))
+    assert type(t.__dlpack__()).__name__ == "PyCapsule"
+    assert type(t.__dlpack__(max_version=(1, 0))).__name__ == "PyCapsule"
+    assert np.from_dlpack(t, device="cpu").shape == (3,)
+    with pytest.raises(BufferError, match="does not copy"):
+        t.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match="copy=True"):
+        t.__dlpack__(copy=True)
+    with pytest.raises(ValueError, match="stream"):
+        t.__dlpack__(stream=1)
+    # An unused capsule frees its hand-over when dropped.
+    assert use_count(t) == 1
+    c = t.__dlpack__(max_version=(1, 0))
+    assert use_count(t) == 2
+    del c
+    assert use_count(t) == 1
+
+
+def test_errors():
+    with pytest.raises(TypeError, match=r"argument 0 .*test\.tensor_identity.*expected "
+                                        r"ferry\.Tensor but got int"):
+        identity(3)
+    with pytest.raises(TypeError, match="argument 0: cannot convert a value of type 'object'"):
+        identity(object())
+    with pytest.raises(TypeError, match="int has no __dlpack__"):
+        ferry.from_dlpack(3)
+
+    class NotACapsule:
+        def __dlpack__(self, **kwargs):
+            return 5
+
+    with pytest.raises(TypeError, match="not an unused DLPack capsule"):
+        identity(NotACapsule())
+    # Dtypes and byte orders DLPack cannot carry are refused by NumPy's export, clearly.
+    with pytest.raises(BufferError, match="byte order"):
+        identity(np.zeros(2, dtype=">f8"))
+    with pytest.raises(BufferError, match="dtype"):
+        identity(np.zeros(2, dtype="datetime64[s]"))
+
+
+def test_old_style_producer_without_max_version():
+    class Old:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):  # DLPack 0.x: no max_version keyword
+            return self.a.__dlpack__()
+
+    a = np.arange(4.0)
+    t = identity(Old(a))
+    assert t.shape == (4,)
+    assert np.shares_memory(t.numpy(), a)
+
+
+def test_repr():
+    a = np.arange(8, dtype=np.int64).reshape(2, 4)
+    assert repr(ferry.from_dlpack(a)) == (
+        "ferry.Tensor(int64, shape=(2, 4), cpu:0, [0, 1, 2, 3, 4, 5, ...])")
+    assert repr(ferry.from_dlpack(np.array([0.5]))) == (
+        "ferry.Tensor(float64, shape=(1,), cpu:0, [0.5])")
