@@ -58,10 +58,6 @@ DataType::DataType(std::string_view text) : DataType() {
     *this = Bool(lanes);
     return;
   }
-  if (rest == "bool8") {
-    *this = DataType(kDLBool, 8, lanes);
-    return;
-  }
   struct Prefix {
     std::string_view name;
     TypeCode code;
@@ -70,7 +66,7 @@ DataType::DataType(std::string_view text) : DataType() {
   // Longer names first, so "uint" is not read as "int" and "bfloat" not as "float".
   static constexpr Prefix kPrefixes[] = {
       {"handle", kHandle, 64}, {"complex", kComplex, 64}, {"bfloat", kBFloat, 16},
-      {"float", kFloat, 32},
+      {"float", kFloat, 32},   {"bool", kDLBool, 8},  // "bool" alone is TVM's, read above
       {"uint", kUInt, 32},     {"int", kInt, 32},
   };
   for (const Prefix& prefix : kPrefixes) {
@@ -83,7 +79,7 @@ DataType::DataType(std::string_view text) : DataType() {
     *this = DataType(prefix.code, bits, lanes);
     return;
   }
-  fail("unknown type name (expected int, uint, float, bfloat, complex, handle, bool, bool8 or void)");
+  fail("unknown type name (expected int, uint, float, bfloat, complex, handle, bool, boolN or void)");
 }
 
 std::string DataType::ToString() const {

@@ -19,6 +19,7 @@
 #include "ferry/error.h"
 #include "ferry/function.h"
 #include "pointer_map_internal.h"
+#include "tensor_internal.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -638,6 +639,9 @@ class Saver {
         AddChild(*e->key.raw());
         AddChild(*e->value.raw());
       }
+    } else if (const auto* tensor = obj->as<TensorObj>()) {
+      // No children; the bytes are read now, so a device tensor fails before any output.
+      tensor_data_.push_back(details::TensorToBase64(tensor));
     } else if (obj->type_index() != kFerryShape) {
       const NodeInfo* info = SavedInfo(obj);
       for (const FieldInfo& field : info->fields) {
@@ -797,6 +801,20 @@ class Saver {
         out_ += ']';
       }
       Put(&out_, "]}");
+    } else if (const auto* tensor = obj->as<TensorObj>()) {
+      // {"type": "ferry.Tensor", "tensor": {"dtype": s, "shape": [...], "data": base64}}: the
+      // compact row-major bytes in the machine's order (little-endian on every platform Ferry
+      // builds for), base64 so that the document stays one JSON text.
+      Put(&out_, "{\"type\": \"ferry.Tensor\", \"tensor\": {\"dtype\": ");
+      WriteString(Tensor(GetRef<Tensor>(tensor)).dtype().ToString(), &out_);
+      Put(&out_, ", \"shape\": [");
+      for (int32_t k = 0; k < tensor->dl_tensor.ndim; ++k) {
+        if (k) Put(&out_, ", ");
+        out_.PutInt(tensor->dl_tensor.shape[k]);
+      }
+      Put(&out_, "], \"data\": ");
+      WriteString(tensor_data_[next_tensor_++], &out_);
+      Put(&out_, "}}");
     } else if (const auto* shape = obj->as<ShapeObj>()) {
       Put(&out_, "{\"type\": \"ferry.Shape\", \"dims\": [");
       for (uint64_t k = 0; k < shape->size; ++k) {
@@ -825,6 +843,9 @@ class Saver {
   }
 
   Writer out_;
+  /// The base64 bytes of each tensor, in the order the write pass meets them.
+  std::vector<std::string> tensor_data_;
+  size_t next_tensor_ = 0;
   const Object* root_ = nullptr;
   std::vector<const Object*> order_;           // the node table
   struct Child {
@@ -1025,6 +1046,32 @@ class Loader {
         values.push_back(doc_[dim].i);
       }
       return Shape(values);
+    }
+    if (type_ == TensorObj::_type_key) {
+      check_keys("tensor");
+      const size_t body = Require(node, "tensor", "node");
+      if (doc_[body].kind != JNode::kObject) {
+        Fail(body, NodeName() + ": \"tensor\" must be an object");
+      }
+      const size_t dtype = Require(body, "dtype", "node");
+      const size_t shape = Require(body, "shape", "node");
+      const size_t data = Require(body, "data", "node");
+      if (doc_[body].size != 3) Fail(body, NodeName() + ": \"tensor\" has unknown keys");
+      if (doc_[dtype].kind != JNode::kString) Fail(dtype, NodeName() + ": dtype must be a string");
+      if (doc_[shape].kind != JNode::kArray) Fail(shape, NodeName() + ": shape must be an array");
+      if (doc_[data].kind != JNode::kString) Fail(data, NodeName() + ": data must be a string");
+      std::vector<int64_t> dims;
+      for (size_t dim = shape + 1; dim < doc_[shape].end; dim = doc_.Next(dim)) {
+        if (doc_[dim].kind != JNode::kInt || doc_[dim].i < 0) {
+          Fail(dim, NodeName() + ": a dimension must be a non-negative integer");
+        }
+        dims.push_back(doc_[dim].i);
+      }
+      try {
+        return details::TensorFromBase64(DataType(doc_[dtype].str()), dims, doc_[data].str());
+      } catch (const Error& e) {
+        Fail(data, NodeName() + ": " + std::string(e.message()));
+      }
     }
     check_keys("fields");
     const NodeInfo* info = InfoOf(type_);

@@ -19,6 +19,7 @@
 #include "ferry/error.h"
 #include "ferry/function.h"
 #include "pointer_map_internal.h"
+#include "tensor_internal.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -214,6 +215,11 @@ class SEqualHandler {
       }
       case kFerryMap:
         return VisitMaps(task, static_cast<const MapObj*>(lo), static_cast<const MapObj*>(ro));
+      case kFerryTensor:
+        return details::TensorContentEqual(static_cast<const TensorObj*>(lo),
+                                           static_cast<const TensorObj*>(ro))
+                   ? true
+                   : Fail(task.path);
       case kFerryShape: {
         Shape ls = GetRef<Shape>(static_cast<const ShapeObj*>(lo));
         Shape rs = GetRef<Shape>(static_cast<const ShapeObj*>(ro));
@@ -412,6 +418,11 @@ class SHashHandler {
         *out = memo->hash;
         return true;
       }
+    }
+    if (obj->type_index() == kFerryTensor) {
+      *out = HashCombine(KeyHash(TensorObj::_type_key),
+                         details::TensorContentHash(static_cast<const TensorObj*>(obj)));
+      return true;
     }
     if (obj->type_index() == kFerryShape) {
       const auto* shape = static_cast<const ShapeObj*>(obj);

@@ -2,6 +2,7 @@
 /// Tensor: allocation, DLPack hand-overs in both directions, and its C ABI.
 #include "ferry/tensor.h"
 
+#include <array>     // the base64 decoding table
 #include <cstring>   // memcpy
 #include <limits>    // int64 bounds
 #include <mutex>     // the allocator table
@@ -10,8 +11,10 @@
 #include <string>
 
 #include "c_api_internal.h"
+#include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/memory.h"
+#include "tensor_internal.h"
 
 namespace ferry {
 namespace {
@@ -355,6 +358,165 @@ bool PrintElement(std::ostream& os, const char* p, DLDataType dtype) {
   }
 }
 }  // namespace
+
+namespace {
+
+bool IsHostMemory(DLDevice device) {
+  return device.device_type == kDLCPU || device.device_type == kDLCUDAHost ||
+         device.device_type == kDLROCMHost;
+}
+
+/// Calls `f(pointer, size)` on the tensor's bytes in row-major order: one run when compact,
+/// else one run per element (sub-byte types are only read when compact).
+template <typename F>
+void ForEachRun(const TensorObj* t, F&& f) {
+  const DLTensor& dl = t->dl_tensor;
+  Tensor ref(ObjectUnsafe::PtrFromRaw<Object>(const_cast<TensorObj*>(t)));
+  const int64_t numel = ref.numel();
+  if (numel == 0) return;
+  const auto* base = static_cast<const char*>(ref.data_ptr());
+  const uint64_t bits = uint64_t{dl.dtype.bits} * dl.dtype.lanes;
+  if (ref.IsContiguous()) {
+    f(base, static_cast<size_t>(ref.nbytes()));
+    return;
+  }
+  if (bits % 8 != 0) {
+    FERRY_THROW(ValueError) << "a strided tensor of sub-byte elements (" << ref.dtype()
+                            << ") cannot be read element by element";
+  }
+  const auto elem = static_cast<int64_t>(bits / 8);
+  std::vector<int64_t> index(static_cast<size_t>(dl.ndim), 0);
+  for (int64_t k = 0; k < numel; ++k) {
+    int64_t offset = 0;
+    for (int32_t d = 0; d < dl.ndim; ++d) offset += index[d] * dl.strides[d];
+    f(base + offset * elem, static_cast<size_t>(elem));
+    for (int32_t d = dl.ndim - 1; d >= 0; --d) {
+      if (++index[d] < dl.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+bool SameLayout(const DLTensor& a, const DLTensor& b) {
+  if (a.ndim != b.ndim || a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits ||
+      a.dtype.lanes != b.dtype.lanes) {
+    return false;
+  }
+  return std::equal(a.shape, a.shape + a.ndim, b.shape);
+}
+
+}  // namespace
+
+std::string TensorToBase64(const TensorObj* tensor) {
+  if (!IsHostMemory(tensor->dl_tensor.device)) {
+    FERRY_THROW(ValueError) << "cannot serialize a tensor on "
+                            << DeviceToString(tensor->dl_tensor.device)
+                            << ": only host (CPU) memory can be read; copy it to the CPU first";
+  }
+  std::string bytes;
+  ForEachRun(tensor, [&](const char* p, size_t n) { bytes.append(p, n); });
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = (uint32_t{static_cast<uint8_t>(bytes[i])} << 16) |
+                       (uint32_t{static_cast<uint8_t>(bytes[i + 1])} << 8) |
+                       static_cast<uint8_t>(bytes[i + 2]);
+    out += kBase64[v >> 18];
+    out += kBase64[(v >> 12) & 63];
+    out += kBase64[(v >> 6) & 63];
+    out += kBase64[v & 63];
+  }
+  if (i < bytes.size()) {
+    uint32_t v = uint32_t{static_cast<uint8_t>(bytes[i])} << 16;
+    if (i + 1 < bytes.size()) v |= uint32_t{static_cast<uint8_t>(bytes[i + 1])} << 8;
+    out += kBase64[v >> 18];
+    out += kBase64[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kBase64[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape,
+                        std::string_view base64) {
+  Tensor t = Tensor::Empty(shape, dtype);
+  const auto expected = static_cast<size_t>(t.nbytes());
+  if (base64.size() % 4 != 0 || base64.size() / 4 * 3 < expected ||
+      base64.size() / 4 * 3 >= expected + 3) {
+    FERRY_THROW(ValueError) << "tensor data: " << base64.size() << " base64 characters cannot hold "
+                            << expected << " bytes of " << dtype << " with shape "
+                            << Shape(shape);
+  }
+  static const auto kDecode = [] {
+    std::array<int8_t, 256> table{};
+    table.fill(-1);
+    for (int k = 0; k < 64; ++k) table[static_cast<uint8_t>(kBase64[k])] = static_cast<int8_t>(k);
+    return table;
+  }();
+  auto* out = static_cast<uint8_t*>(t.data_ptr());
+  size_t written = 0;
+  for (size_t i = 0; i < base64.size(); i += 4) {
+    int pad = 0;
+    if (i + 4 == base64.size() && base64[i + 3] == '=') pad = base64[i + 2] == '=' ? 2 : 1;
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      if (k >= 4 - pad) {
+        v <<= 6;
+        continue;
+      }
+      const int8_t d = kDecode[static_cast<uint8_t>(base64[i + static_cast<size_t>(k)])];
+      if (d < 0) {
+        FERRY_THROW(ValueError) << "tensor data: invalid base64 character at offset "
+                                << (i + static_cast<size_t>(k));
+      }
+      v = (v << 6) | static_cast<uint32_t>(d);
+    }
+    const uint8_t group[3] = {static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
+                              static_cast<uint8_t>(v)};
+    for (int k = 0; k < 3 - pad; ++k) {
+      if (written == expected) {
+        FERRY_THROW(ValueError) << "tensor data: more bytes than " << expected;
+      }
+      out[written++] = group[k];
+    }
+  }
+  if (written != expected) {
+    FERRY_THROW(ValueError) << "tensor data: " << written << " bytes for a tensor of " << expected;
+  }
+  return t;
+}
+
+bool TensorContentEqual(const TensorObj* a, const TensorObj* b) {
+  if (a == b) return true;
+  if (!SameLayout(a->dl_tensor, b->dl_tensor)) return false;
+  if (!IsHostMemory(a->dl_tensor.device) || !IsHostMemory(b->dl_tensor.device)) return false;
+  std::string lhs, rhs;
+  ForEachRun(a, [&](const char* p, size_t n) { lhs.append(p, n); });
+  ForEachRun(b, [&](const char* p, size_t n) { rhs.append(p, n); });
+  return lhs == rhs;
+}
+
+uint64_t TensorContentHash(const TensorObj* tensor) {
+  const DLTensor& dl = tensor->dl_tensor;
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over dtype, shape and bytes
+  auto mix = [&h](const void* p, size_t n) {
+    const auto* bytes = static_cast<const uint8_t*>(p);
+    for (size_t k = 0; k < n; ++k) h = (h ^ bytes[k]) * 0x100000001b3ull;
+  };
+  mix(&dl.dtype, sizeof(dl.dtype));
+  mix(&dl.ndim, sizeof(dl.ndim));
+  mix(dl.shape, sizeof(int64_t) * static_cast<size_t>(dl.ndim));
+  if (!IsHostMemory(dl.device)) {
+    const void* self = tensor;
+    mix(&self, sizeof(self));  // equal only to itself
+    return h;
+  }
+  ForEachRun(tensor, mix);
+  return h;
+}
 
 std::string TensorRepr(const TensorObj* tensor) {
   Tensor t(ObjectUnsafe::PtrFromRaw<Object>(const_cast<TensorObj*>(tensor)));

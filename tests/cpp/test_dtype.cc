@@ -40,8 +40,9 @@ TEST(DataType, ParsesAndPrints) {
 }
 
 TEST(DataType, EveryValidTypeRoundTrips) {
-  const int codes[] = {DataType::kInt, DataType::kUInt, DataType::kFloat, DataType::kBFloat,
-                       DataType::kHandle};
+  const int codes[] = {DataType::kInt,    DataType::kUInt,    DataType::kFloat,
+                       DataType::kBFloat, DataType::kHandle,  DataType::kComplex,
+                       DataType::kDLBool};
   for (int code : codes) {
     for (int bits = 1; bits <= 255; bits += 7) {
       for (int lanes : {1, 2, 3, 16, 1024}) {
@@ -54,7 +55,8 @@ TEST(DataType, EveryValidTypeRoundTrips) {
 
 TEST(DataType, RejectsMalformedTextNamingIt) {
   const char* bad[] = {"", "flot32", "int0", "int256", "int32x0", "int32x65536", "int-8",
-                       "float32x", "x4", "int 32", "int32x4x2", "bool8", "uint64x+1"};
+                       "float32x", "x4", "int 32", "int32x4x2", "bool0",
+                       "complex0", "uint64x+1"};
   for (const char* text : bad) {
     try {
       DataType t{std::string_view(text)};

@@ -323,6 +323,91 @@ TEST(Tensor, Repr) {
   EXPECT_EQ(details::AnyRepr(Any(b).raw()), "ferry.Tensor(bool8, shape=(1,), cpu:0, [True])");
 }
 
+Tensor Iota(std::vector<int64_t> shape, int start = 0) {
+  Tensor t = Tensor::Empty(std::move(shape), DataType::Float(32));
+  for (int64_t i = 0; i < t.numel(); ++i) static_cast<float*>(t.data_ptr())[i] = start + i;
+  return t;
+}
+
+TEST(Tensor, StructuralEqualityComparesContents) {
+  Tensor a = Iota({2, 3});
+  Tensor b = Iota({2, 3});
+  EXPECT_TRUE(StructuralEqual()(a, b));
+  EXPECT_EQ(StructuralHash()(a), StructuralHash()(b));
+  EXPECT_FALSE(StructuralEqual()(a, Iota({2, 3}, 1)));
+  EXPECT_FALSE(StructuralEqual()(a, Iota({3, 2})));  // same bytes, other shape
+  Tensor c = Tensor::Empty({2, 3}, DataType::Int(32));
+  std::memcpy(c.data_ptr(), a.data_ptr(), 24);
+  EXPECT_FALSE(StructuralEqual()(a, c));  // same bytes, other dtype
+  // A strided view equals the compact tensor holding its elements in row-major order.
+  Producer p{{0, 3, 1, 4, 2, 5}, {2, 3}, {1, 2}, 0};
+  Tensor strided = Tensor::FromDLPack(MakeManaged(&p, /*with_strides=*/true));
+  EXPECT_FALSE(strided.IsContiguous());
+  EXPECT_TRUE(StructuralEqual()(strided, a));
+  EXPECT_EQ(StructuralHash()(strided), StructuralHash()(a));
+  // Bitwise: -0.0 and 0.0 differ, a NaN equals the same NaN.
+  Tensor z1 = Tensor::Empty({1}, DataType::Float(32));
+  Tensor z2 = Tensor::Empty({1}, DataType::Float(32));
+  *static_cast<float*>(z1.data_ptr()) = 0.0f;
+  *static_cast<float*>(z2.data_ptr()) = -0.0f;
+  EXPECT_FALSE(StructuralEqual()(z1, z2));
+  // Inside containers.
+  EXPECT_TRUE(StructuralEqual()(Array<Any>{a, 1}, Array<Any>{b, 1}));
+}
+
+TEST(Tensor, JSONCarriesBytesAndSharing) {
+  Tensor a = Iota({2, 3});
+  Tensor scalar = Tensor::Empty({}, DataType::Int(64));
+  *static_cast<int64_t*>(scalar.data_ptr()) = -5;
+  Tensor empty = Tensor::Empty({0, 4}, DataType::Float(64));
+  Array<Any> graph{a, a, scalar, empty};
+  std::string text = SaveJSON(graph);
+  EXPECT_NE(text.find("\"type\": \"ferry.Tensor\""), std::string::npos) << text;
+  Array<Any> back = LoadJSON(text).cast<Array<Any>>();
+  Tensor a2 = back[0].cast<Tensor>();
+  EXPECT_TRUE(a2.same_as(back[1].cast<Tensor>()));  // sharing kept
+  EXPECT_FALSE(a2.same_as(a));
+  EXPECT_TRUE(StructuralEqual()(a2, a));
+  EXPECT_EQ(a2.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(*static_cast<int64_t*>(back[2].cast<Tensor>().data_ptr()), -5);
+  EXPECT_EQ(back[3].cast<Tensor>().shape(), (std::vector<int64_t>{0, 4}));
+  EXPECT_TRUE(StructuralEqual()(graph, back));
+  // Every length of the padding round-trips.
+  for (int n = 0; n < 7; ++n) {
+    Tensor u = Tensor::Empty({n}, DataType::UInt(8));
+    for (int i = 0; i < n; ++i) static_cast<uint8_t*>(u.data_ptr())[i] = static_cast<uint8_t>(250 + i);
+    EXPECT_TRUE(StructuralEqual()(LoadJSON(SaveJSON(u)), u)) << n;
+  }
+  // A strided view saves its elements in row-major order.
+  Producer p{{0, 3, 1, 4, 2, 5}, {2, 3}, {1, 2}, 0};
+  Tensor strided = Tensor::FromDLPack(MakeManaged(&p, /*with_strides=*/true));
+  EXPECT_TRUE(StructuralEqual()(LoadJSON(SaveJSON(strided)), a));
+}
+
+TEST(Tensor, JSONRefusesDeviceTensorsAndBadData) {
+  CountingAllocator counts;
+  TensorAllocator alloc;
+  alloc.ctx = &counts;
+  alloc.alloc = [](void*, DLDevice, size_t n, size_t) -> void* { return std::malloc(n + 1); };
+  alloc.free = [](void*, DLDevice, void* p) { std::free(p); };
+  SetTensorAllocator(kDLCUDA, alloc);
+  Tensor gpu = Tensor::Empty({2}, DataType::Float(32), DLDevice{kDLCUDA, 0});
+  ExpectError([&] { SaveJSON(gpu); }, "ValueError", {"cuda:0", "CPU"});
+  SetTensorAllocator(kDLCUDA, TensorAllocator{});
+  std::string good = SaveJSON(Iota({2}));
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << good;
+    return text.replace(at, from.size(), to);
+  };
+  ExpectError([&] { LoadJSON(replace("[2]", "[3]")); }, "ValueError", {"cannot hold"});
+  ExpectError([&] { LoadJSON(replace("[2]", "[-2]")); }, "ValueError", {"non-negative"});
+  ExpectError([&] { LoadJSON(replace("\"float32\"", "\"nope\"")); }, "ValueError", {"nope"});
+  ExpectError([&] { LoadJSON(replace("AAAAAAAAgD8=", "AAAAAA*AgD8=")); }, "ValueError",
+              {"invalid base64"});
+}
+
 TEST(DataType, DLPackCodes) {
   EXPECT_EQ(DataType("complex128"), DataType(DataType::kComplex, 128, 1));
   EXPECT_EQ(DataType("complex"), DataType(DataType::kComplex, 64, 1));

@@ -256,3 +256,55 @@ def test_repr():
         "ferry.Tensor(int64, shape=(2, 4), cpu:0, [0, 1, 2, 3, 4, 5, ...])")
     assert repr(ferry.from_dlpack(np.array([0.5]))) == (
         "ferry.Tensor(float64, shape=(1,), cpu:0, [0.5])")
+
+
+def test_structural_equality_compares_contents():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ta, tb = ferry.from_dlpack(a), ferry.from_dlpack(a.copy())
+    assert ta != tb, "== is identity, as for every Ferry object"
+    assert ferry.structural_equal(ta, tb)
+    assert ferry.structural_hash(ta) == ferry.structural_hash(tb)
+    assert not ferry.structural_equal(ta, ferry.from_dlpack(a.reshape(3, 2)))
+    assert not ferry.structural_equal(ta, ferry.from_dlpack(a.view(np.int32)))
+    assert not ferry.structural_equal(ta, ferry.from_dlpack(a + 1))
+    # A strided view equals a compact copy of it.
+    tv = ferry.from_dlpack(a.T)
+    assert ferry.structural_equal(tv, ferry.from_dlpack(np.ascontiguousarray(a.T)))
+    assert ferry.structural_hash(tv) == ferry.structural_hash(
+        ferry.from_dlpack(np.ascontiguousarray(a.T)))
+
+
+@pytest.mark.parametrize("np_dtype", sorted(DTYPES))
+def test_pickle_and_json_carry_the_bytes(np_dtype):
+    a = (np.arange(7) * 3).astype(np_dtype)
+    t = ferry.from_dlpack(a)
+    for back in (pickle.loads(pickle.dumps(t)), ferry.load_json(ferry.save_json(t))):
+        assert isinstance(back, ferry.Tensor)
+        assert back.dtype == t.dtype and back.shape == (7,)
+        b = back.numpy()
+        assert not np.shares_memory(a, b)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_serialization_keeps_sharing_and_views():
+    a = ferry.from_dlpack(np.arange(12.0).reshape(3, 4)[:, ::2])  # strided
+    data = ferry.convert([a, a, {"t": a}])
+    back = pickle.loads(pickle.dumps(data))
+    assert back[0].same_as(back[1]) and back[0].same_as(back[2]["t"])
+    np.testing.assert_array_equal(back[0].numpy(), np.arange(12.0).reshape(3, 4)[:, ::2])
+    assert back[0].strides == (2, 1), "loaded compact"
+    assert ferry.structural_equal(back, data)
+    text = ferry.save_json(a)
+    assert '"type": "ferry.Tensor"' in text and '"data": "' in text
+    zero_d = ferry.from_dlpack(np.array(7, dtype=np.int16))
+    assert pickle.loads(pickle.dumps(zero_d)).numpy() == 7
+    empty = ferry.from_dlpack(np.zeros((0, 3)))
+    assert pickle.loads(pickle.dumps(empty)).shape == (0, 3)
+
+
+def test_bad_tensor_json_is_a_value_error():
+    text = ferry.save_json(ferry.from_dlpack(np.arange(2.0)))
+    with pytest.raises(ValueError, match="cannot hold"):
+        ferry.load_json(text.replace('"shape": [2]', '"shape": [5]'))
+    with pytest.raises(ValueError, match="invalid base64"):
+        ferry.load_json(text.replace('"data": "A', '"data": "!'))
