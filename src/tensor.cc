@@ -157,6 +157,8 @@ void ReleaseManagedVersioned(TensorObj* self) {
   if (managed->deleter != nullptr) managed->deleter(managed);
 }
 
+void ReleaseOwner(TensorObj* self) { self->owner_deleter_(self->manager_); }
+
 template <typename Managed>
 void DeleteExported(Managed* self) {
   details::ObjectUnsafe::DecRef(static_cast<Object*>(self->manager_ctx));
@@ -598,6 +600,36 @@ int FerryTensorToDLPackVersioned(FerryObjectHandle tensor,
   FERRY_C_API_CHECK_NOT_NULL(tensor);
   FERRY_C_API_CHECK_NOT_NULL(out_managed);
   *out_managed = TensorOfHandle(tensor, __func__).ToDLPackVersioned();
+  FERRY_C_API_END();
+}
+
+int FerryTensorFromDLTensor(const DLTensor* view, uint64_t flags, void* owner,
+                            void (*owner_deleter)(void* owner), FerryObjectHandle* out_tensor) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(view);
+  FERRY_C_API_CHECK_NOT_NULL(out_tensor);
+  ferry::ObjectPtr<ferry::TensorObj> obj = ferry::CopyView(*view, "FerryTensorFromDLTensor");
+  obj->flags_ = flags;
+  if (owner_deleter != nullptr) {
+    obj->manager_ = owner;
+    obj->owner_deleter_ = owner_deleter;
+    obj->release_ = &ferry::ReleaseOwner;
+  }
+  *out_tensor = ferry::details::MoveToHandle(
+      ferry::Tensor(ferry::ObjectPtr<ferry::Object>(std::move(obj))));
+  FERRY_C_API_END();
+}
+
+int FerryTensorGetOwner(FerryObjectHandle tensor, void** out_owner,
+                        void (**out_owner_deleter)(void* owner)) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(tensor);
+  FERRY_C_API_CHECK_NOT_NULL(out_owner);
+  FERRY_C_API_CHECK_NOT_NULL(out_owner_deleter);
+  const ferry::Tensor t = TensorOfHandle(tensor, __func__);
+  const bool has_owner = t->release_ == &ferry::ReleaseOwner;
+  *out_owner = has_owner ? t->manager_ : nullptr;
+  *out_owner_deleter = has_owner ? t->owner_deleter_ : nullptr;
   FERRY_C_API_END();
 }
 

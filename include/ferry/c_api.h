@@ -342,6 +342,18 @@ FERRY_DLL int FerryTensorToDLPack(FerryObjectHandle tensor, DLManagedTensor** ou
 /// tensor is read-only).
 FERRY_DLL int FerryTensorToDLPackVersioned(FerryObjectHandle tensor,
                                            DLManagedTensorVersioned** out_managed);
+/// A Tensor (new reference) over memory that `owner` keeps alive: shape and strides are copied
+/// from `view` (strides computed when NULL), `flags` are DLPACK_FLAG_BITMASK_* (read-only), and
+/// `owner_deleter(owner)` runs exactly once when the tensor is destroyed (if not NULL). How a
+/// frontend shares an array of its language without a DLPack hand-over. On failure the caller
+/// still owns `owner`.
+FERRY_DLL int FerryTensorFromDLTensor(const DLTensor* view, uint64_t flags, void* owner,
+                                      void (*owner_deleter)(void* owner),
+                                      FerryObjectHandle* out_tensor);
+/// The owner and owner_deleter a tensor was made with by FerryTensorFromDLTensor (both NULL for
+/// any other tensor): a frontend recognizes its own arrays by the deleter.
+FERRY_DLL int FerryTensorGetOwner(FerryObjectHandle tensor, void** out_owner,
+                                  void (**out_owner_deleter)(void* owner));
 /// A Tensor (new reference) viewing a borrowed DLTensor: shape and strides are copied, the data
 /// is not owned and must outlive the tensor (how a frontend hands a kFerryDLTensorPtr argument
 /// on to code that wants a Tensor).

@@ -75,6 +75,8 @@ class TensorObj : public Object {
   /// What release_ needs: the DLPack hand-over, or the allocator that made the data.
   void* manager_ = nullptr;
   TensorAllocator allocator_;
+  /// The owner's release, for a tensor made by FerryTensorFromDLTensor.
+  void (*owner_deleter_)(void* owner) = nullptr;
 
   TensorObj() = default;
   TensorObj(const TensorObj&) = delete;

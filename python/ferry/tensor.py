@@ -36,13 +36,8 @@ class Tensor(_core.Object):
 
     __slots__ = ()
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule sharing this tensor's memory (the array API standard's protocol)."""
-        return _core._tensor_to_dlpack(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self):
-        """``(device_type, device_id)`` of the memory."""
-        return _core._tensor_device(self)
+    # __dlpack__(stream=None, max_version=None, dl_device=None, copy=None), __dlpack_device__()
+    # and numpy() are installed below, written in C++ (python/src/tensor.cc).
 
     @property
     def shape(self):
@@ -73,15 +68,8 @@ class Tensor(_core.Object):
         """Whether the producer marked the memory read-only."""
         return _core._tensor_info(self)[2]
 
-    def numpy(self):
-        """A NumPy array sharing this tensor's memory (read-only if the tensor is); a tensor
-        that is not on the CPU is a BufferError."""
-        import numpy
 
-        if self.device.device_type != 1:
-            raise BufferError(f"Tensor.numpy(): the tensor lives on {self.device}; NumPy reads "
-                              "CPU memory only")
-        return numpy.from_dlpack(self)
+_core._install_tensor_methods(Tensor)
 
 
 def from_dlpack(x):

@@ -78,6 +78,117 @@ FerryObjectHandle TensorFromProducer(PyObject* value, PyObject* method) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// NumPy arrays, read directly.
+//
+// `numpy.ndarray` objects are read through NumPy's C ABI (the PyArrayObject and PyArray_Descr
+// fields every NumPy extension reads through PyArray_DATA & co., unchanged from NumPy 1.x to
+// 2.x in the prefix used here), without calling __dlpack__: no capsule, no DLManagedTensor and no
+// Python call per conversion. The tensor holds a reference to the array, dropped (with the GIL)
+// when C++ drops the tensor. Anything unusual (byte-swapped, an unsupported dtype, strides that
+// are not whole elements) goes the DLPack way, whose errors are NumPy's own.
+
+/// The prefix of NumPy's PyArrayObject_fields.
+struct NumpyArray {
+  PyObject_HEAD char* data;
+  int nd;
+  Py_ssize_t* dimensions;
+  Py_ssize_t* strides;
+  PyObject* base;
+  PyObject* descr;
+  int flags;
+};
+/// The prefix of NumPy's PyArray_Descr.
+struct NumpyDescr {
+  PyObject_HEAD PyTypeObject* typeobj;
+  char kind;
+  char type;
+  char byteorder;
+  char flags;
+  int type_num;
+};
+constexpr int kNpyArrayWriteable = 0x0400;
+
+PyTypeObject* g_ndarray_type = nullptr;  // numpy.ndarray, once numpy is imported
+
+/// numpy.ndarray if NumPy is imported (never imports it), else NULL.
+PyTypeObject* NdarrayType() {
+  if (g_ndarray_type != nullptr) return g_ndarray_type;
+  static PyObject* const kName = PyUnicode_InternFromString("numpy");
+  PyObject* numpy = kName != nullptr ? PyImport_GetModule(kName) : nullptr;
+  if (numpy == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* ndarray = PyObject_GetAttrString(numpy, "ndarray");
+  Py_DECREF(numpy);
+  if (ndarray == nullptr || !PyType_Check(ndarray)) {
+    PyErr_Clear();
+    Py_XDECREF(ndarray);
+    return nullptr;
+  }
+  g_ndarray_type = reinterpret_cast<PyTypeObject*>(ndarray);  // kept for the process
+  return g_ndarray_type;
+}
+
+/// The DLPack dtype of a NumPy type number, or false for one DLPack lacks (or rare ones).
+bool NumpyDType(int type_num, int64_t elsize, DLDataType* out) {
+  uint8_t code;
+  switch (type_num) {
+    case 0: code = kDLBool; break;                               // NPY_BOOL
+    case 1: case 3: case 5: case 7: case 9: code = kDLInt; break;  // BYTE SHORT INT LONG LONGLONG
+    case 2: case 4: case 6: case 8: case 10: code = kDLUInt; break;
+    case 11: case 12: case 23: code = kDLFloat; break;           // FLOAT DOUBLE HALF
+    case 14: case 15: code = kDLComplex; break;                  // CFLOAT CDOUBLE
+    default: return false;
+  }
+  out->code = code;
+  out->bits = static_cast<uint8_t>(elsize * 8);
+  out->lanes = 1;
+  return true;
+}
+
+void DropArray(void* array) { DecRefWithGil(array); }
+
+/// 0 with the tensor in `*out`; 1 when the array needs the DLPack way; -1 with an exception.
+int TensorFromNumpy(PyObject* value, FerryObjectHandle* out) {
+  const auto* array = reinterpret_cast<const NumpyArray*>(value);
+  const auto* descr = reinterpret_cast<const NumpyDescr*>(array->descr);
+  if (descr->byteorder == '>' || array->nd > 64) return 1;
+  // The element size from the type number (the descr's elsize moved between NumPy 1 and 2).
+  int64_t elsize;
+  switch (descr->type_num) {
+    case 0: case 1: case 2: elsize = 1; break;
+    case 3: case 4: case 23: elsize = 2; break;
+    case 5: case 6: case 11: elsize = 4; break;
+    case 7: case 8: elsize = sizeof(long); break;
+    case 9: case 10: case 12: case 14: elsize = 8; break;
+    case 15: elsize = 16; break;
+    default: return 1;
+  }
+  DLTensor view;
+  if (!NumpyDType(descr->type_num, elsize, &view.dtype)) return 1;
+  int64_t shape[64], strides[64];
+  for (int i = 0; i < array->nd; ++i) {
+    shape[i] = array->dimensions[i];
+    if (array->strides[i] % elsize != 0) return 1;
+    strides[i] = array->strides[i] / elsize;
+  }
+  view.data = array->data;
+  view.device = DLDevice{kDLCPU, 0};
+  view.ndim = array->nd;
+  view.shape = shape;
+  view.strides = strides;
+  view.byte_offset = 0;
+  const uint64_t flags = (array->flags & kNpyArrayWriteable) ? 0 : DLPACK_FLAG_BITMASK_READ_ONLY;
+  if (FerryTensorFromDLTensor(&view, flags, value, &DropArray, out) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  Py_INCREF(value);  // dropped by DropArray when the tensor dies
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Handing a ferry.Tensor out.
 
 void DeleteUnusedCapsule(PyObject* capsule) {
@@ -106,19 +217,12 @@ inline const DLTensor& DLOf(FerryObjectHandle h) {
   return static_cast<const FerryTensorObject*>(h)->dl_tensor;
 }
 
-/// _tensor_to_dlpack(tensor, stream, max_version, dl_device, copy) -> capsule.
-PyObject* TensorToDLPack(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 5) {
-    PyErr_SetString(PyExc_TypeError, "_tensor_to_dlpack takes 5 arguments");
-    return nullptr;
-  }
-  FerryObjectHandle h = TensorHandleOf(args[0]);
+/// tensor.__dlpack__(stream, max_version, dl_device, copy) -> capsule.
+PyObject* ExportTensor(PyObject* self, PyObject* stream, PyObject* max_version,
+                       PyObject* dl_device, PyObject* copy) {
+  FerryObjectHandle h = TensorHandleOf(self);
   if (h == nullptr) return nullptr;
   const DLTensor& dl = DLOf(h);
-  PyObject* stream = args[1];
-  PyObject* max_version = args[2];
-  PyObject* dl_device = args[3];
-  PyObject* copy = args[4];
   if (stream != Py_None && dl.device.device_type == kDLCPU) {
     PyErr_SetString(PyExc_ValueError,
                     "__dlpack__: stream must be None for a CPU tensor (there is no stream to "
@@ -183,6 +287,149 @@ PyObject* TensorToDLPack(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return capsule;
 }
 
+/// _tensor_to_dlpack(tensor, stream, max_version, dl_device, copy) -> capsule.
+PyObject* TensorToDLPack(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "_tensor_to_dlpack takes 5 arguments");
+    return nullptr;
+  }
+  return ExportTensor(args[0], args[1], args[2], args[3], args[4]);
+}
+
+/// The method __dlpack__(stream=None, max_version=None, dl_device=None, copy=None), with its
+/// arguments parsed here: NumPy's from_dlpack calls it with keywords on every conversion.
+PyObject* DLPackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  static const char* const kNames[] = {"stream", "max_version", "dl_device", "copy"};
+  // Interned once: keywords at call sites are interned, so a pointer compare finds them.
+  static PyObject* const kInterned[] = {
+      PyUnicode_InternFromString(kNames[0]), PyUnicode_InternFromString(kNames[1]),
+      PyUnicode_InternFromString(kNames[2]), PyUnicode_InternFromString(kNames[3])};
+  PyObject* values[4] = {Py_None, Py_None, Py_None, Py_None};
+  if (nargs > 4) {
+    return PyErr_Format(PyExc_TypeError, "__dlpack__() takes at most 4 arguments (%zd given)",
+                        nargs);
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) values[i] = args[i];
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, k);
+    int found = -1;
+    for (int j = 0; j < 4 && found < 0; ++j) {
+      if (name == kInterned[j]) found = j;
+    }
+    for (int j = 0; j < 4 && found < 0; ++j) {
+      if (PyUnicode_CompareWithASCIIString(name, kNames[j]) == 0) found = j;
+    }
+    if (found < 0) {
+      return PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument '%U'",
+                          name);
+    }
+    if (found < nargs) {
+      return PyErr_Format(PyExc_TypeError, "__dlpack__() got multiple values for argument '%s'",
+                          kNames[found]);
+    }
+    values[found] = args[nargs + k];
+  }
+  return ExportTensor(self, values[0], values[1], values[2], values[3]);
+}
+
+PyObject* DeviceTuple(FerryObjectHandle h) {
+  PyObject* type = PyLong_FromLong(static_cast<long>(DLOf(h).device.device_type));
+  PyObject* id = PyLong_FromLong(static_cast<long>(DLOf(h).device.device_id));
+  PyObject* tuple = type != nullptr && id != nullptr ? PyTuple_Pack(2, type, id) : nullptr;
+  Py_XDECREF(type);
+  Py_XDECREF(id);
+  return tuple;
+}
+
+PyObject* DLPackDeviceMethod(PyObject* self, PyObject*) {
+  FerryObjectHandle h = TensorHandleOf(self);
+  return h == nullptr ? nullptr : DeviceTuple(h);
+}
+
+/// True when `array` (a numpy.ndarray) still shows exactly the tensor's view: same data, dtype,
+/// shape and strides (an array's shape and dtype can be reassigned in place after it was passed).
+bool ArrayMatchesTensor(PyObject* array_obj, const DLTensor& dl) {
+  const auto* array = reinterpret_cast<const NumpyArray*>(array_obj);
+  const auto* descr = reinterpret_cast<const NumpyDescr*>(array->descr);
+  DLDataType dtype;
+  if (array->data != dl.data || dl.byte_offset != 0 || array->nd != dl.ndim ||
+      !NumpyDType(descr->type_num, dl.dtype.bits / 8, &dtype) || dtype.code != dl.dtype.code ||
+      descr->byteorder == '>') {
+    return false;
+  }
+  const int64_t elsize = dl.dtype.bits / 8;
+  for (int i = 0; i < array->nd; ++i) {
+    if (array->dimensions[i] != dl.shape[i] || array->strides[i] != dl.strides[i] * elsize) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// tensor.numpy(): the NumPy array the tensor was made from when it still shows the same view
+/// (no new object at all), else numpy.from_dlpack(tensor); both share the memory.
+PyObject* NumpyMethod(PyObject* self, PyObject*) {
+  FerryObjectHandle h = TensorHandleOf(self);
+  if (h == nullptr) return nullptr;
+  const DLTensor& dl = DLOf(h);
+  if (dl.device.device_type != kDLCPU) {
+    return PyErr_Format(PyExc_BufferError,
+                        "Tensor.numpy(): the tensor lives on device (%d, %d); NumPy reads CPU "
+                        "memory only",
+                        static_cast<int>(dl.device.device_type),
+                        static_cast<int>(dl.device.device_id));
+  }
+  void* owner = nullptr;
+  void (*owner_deleter)(void*) = nullptr;
+  if (FerryTensorGetOwner(h, &owner, &owner_deleter) != 0) return RaiseFerryError();
+  if (owner_deleter == &DropArray && ArrayMatchesTensor(static_cast<PyObject*>(owner), dl)) {
+    return Py_NewRef(static_cast<PyObject*>(owner));
+  }
+  static PyObject* from_dlpack = nullptr;
+  if (from_dlpack == nullptr) {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    if (numpy == nullptr) return nullptr;
+    from_dlpack = PyObject_GetAttrString(numpy, "from_dlpack");
+    Py_DECREF(numpy);
+    if (from_dlpack == nullptr) return nullptr;
+  }
+  return PyObject_CallOneArg(from_dlpack, self);
+}
+
+PyMethodDef kDunderMethods[] = {
+    {"numpy", NumpyMethod, METH_NOARGS,
+     "numpy(): a NumPy array sharing this tensor's memory: the array the tensor was made from "
+     "when it still has the same view, else numpy.from_dlpack(self) (read-only when the tensor "
+     "is). BufferError for a tensor that is not on the CPU."},
+    {"__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(DLPackMethod)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule "
+     "sharing this tensor's memory (versioned when max_version >= (1, 0))."},
+    {"__dlpack_device__", DLPackDeviceMethod, METH_NOARGS,
+     "__dlpack_device__(): (device_type, device_id) of the memory."},
+};
+
+/// _install_tensor_methods(cls): adds __dlpack__ and __dlpack_device__ to the Tensor class as
+/// method descriptors (a Python method in between would double the cost of np.from_dlpack).
+PyObject* InstallTensorMethods(PyObject*, PyObject* cls) {
+  if (!PyType_Check(cls)) return PyErr_Format(PyExc_TypeError, "expected a class");
+  for (PyMethodDef& def : kDunderMethods) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls), &def);
+    if (descr == nullptr) return nullptr;
+    const int rc = PyObject_SetAttrString(cls, def.ml_name, descr);
+    Py_DECREF(descr);
+    if (rc != 0) return nullptr;
+  }
+  // A Tensor has no reflected fields for ferry.Object's attribute fallback to find, and only a
+  // class with the generic tp_getattro gets CPython's method-call fast path (no bound method
+  // made per `t.__dlpack__(...)`).
+  reinterpret_cast<PyTypeObject*>(cls)->tp_getattro = PyObject_GenericGetAttr;
+  PyType_Modified(reinterpret_cast<PyTypeObject*>(cls));
+  Py_RETURN_NONE;
+}
+
 PyObject* IntTuple(const int64_t* values, int32_t n) {
   PyObject* tuple = PyTuple_New(n);
   if (tuple == nullptr) return nullptr;
@@ -237,6 +484,20 @@ PyObject* TensorInfo(PyObject*, PyObject* obj) {
                        read_only ? Py_True : Py_False);
 }
 
+/// A Tensor (new reference) from an object whose type has `method` as __dlpack__: NumPy
+/// arrays directly, others through their capsule. NULL with an exception.
+FerryObjectHandle TensorFromAny(PyObject* value, PyObject* method) {
+  if (Py_TYPE(value) == NdarrayType()) {  // exactly numpy.ndarray: a subclass may differ
+    FerryObjectHandle h = nullptr;
+    const int rc = TensorFromNumpy(value, &h);
+    if (rc <= 0) return h;
+  }
+  Py_INCREF(method);
+  FerryObjectHandle h = TensorFromProducer(value, method);
+  Py_DECREF(method);
+  return h;
+}
+
 /// _tensor_from_dlpack(x): x itself when it is a ferry.Tensor, else a Tensor sharing x's memory.
 PyObject* TensorFromDLPack(PyObject*, PyObject* obj) {
   if (IsFerryObject(obj) && HandleOf(obj) != nullptr &&
@@ -251,9 +512,7 @@ PyObject* TensorFromDLPack(PyObject*, PyObject* obj) {
                         "NumPy array or a PyTorch tensor)",
                         Py_TYPE(obj)->tp_name);
   }
-  Py_INCREF(method);
-  FerryObjectHandle h = TensorFromProducer(obj, method);
-  Py_DECREF(method);
+  FerryObjectHandle h = TensorFromAny(obj, method);
   if (h == nullptr) return nullptr;
   return WrapObject(h, /*owned=*/true);
 }
@@ -263,6 +522,7 @@ PyMethodDef kTensorMethods[] = {
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(TensorToDLPack)), METH_FASTCALL,
      nullptr},
     {"_tensor_from_dlpack", TensorFromDLPack, METH_O, nullptr},
+    {"_install_tensor_methods", InstallTensorMethods, METH_O, nullptr},
     {"_tensor_shape", TensorShape, METH_O, nullptr},
     {"_tensor_strides", TensorStrides, METH_O, nullptr},
     {"_tensor_dtype", TensorDType, METH_O, nullptr},
@@ -274,12 +534,16 @@ PyMethodDef kTensorMethods[] = {
 }  // namespace
 
 int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope) {
-  if (g_dlpack_name == nullptr && InitNames() != 0) return -1;
-  PyObject* method = _PyType_Lookup(Py_TYPE(value), g_dlpack_name);  // borrowed, no error
-  if (method == nullptr) return 1;
-  Py_INCREF(method);
-  FerryObjectHandle h = TensorFromProducer(value, method);
-  Py_DECREF(method);
+  FerryObjectHandle h = nullptr;
+  if (Py_TYPE(value) == g_ndarray_type && g_ndarray_type != nullptr) {
+    if (TensorFromNumpy(value, &h) < 0) return -1;
+  }
+  if (h == nullptr) {
+    if (g_dlpack_name == nullptr && InitNames() != 0) return -1;
+    PyObject* method = _PyType_Lookup(Py_TYPE(value), g_dlpack_name);  // borrowed, no error
+    if (method == nullptr) return 1;
+    h = TensorFromAny(value, method);
+  }
   if (h == nullptr) return -1;
   scope->Keep(h);
   SetObject(out, h);

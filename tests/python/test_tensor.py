@@ -308,3 +308,35 @@ def test_bad_tensor_json_is_a_value_error():
         ferry.load_json(text.replace('"shape": [2]', '"shape": [5]'))
     with pytest.raises(ValueError, match="invalid base64"):
         ferry.load_json(text.replace('"data": "A', '"data": "!'))
+
+
+def test_numpy_returns_the_original_array_while_its_view_is_unchanged():
+    a = np.arange(6.0)
+    t = identity(a)
+    assert t.numpy() is a, "no new array for a tensor made from one"
+    a.shape = (2, 3)  # reassigned in place: the tensor keeps its own (6,) view
+    b = t.numpy()
+    assert b is not a and b.shape == (6,) and np.shares_memory(a, b)
+    sub = a.view(type("Sub", (np.ndarray,), {}))  # a subclass goes through __dlpack__
+    ts = identity(sub)
+    assert type(ts.numpy()) is np.ndarray and np.shares_memory(ts.numpy(), a)
+
+
+def test_plain_ndarray_is_held_exactly_while_cpp_holds_the_tensor():
+    a = np.arange(5.0)
+    before = sys.getrefcount(a)
+    tensor_keep(a)
+    assert sys.getrefcount(a) == before + 1, "C++'s tensor holds one reference"
+    t = identity(a)
+    assert sys.getrefcount(a) == before + 2
+    del t
+    tensor_drop()
+    gc.collect()
+    assert sys.getrefcount(a) == before
+
+
+def test_wrapper_has_no_state_of_its_own():
+    t = ferry.from_dlpack(np.arange(2.0))
+    assert not hasattr(t, "__dict__")
+    with pytest.raises(AttributeError):
+        t.anything = 1
