@@ -34,6 +34,7 @@ done
 TVM_FFI_VERSION=0.1.15.post2
 NANOBIND_VERSION=3.1.0
 PYTEST_VERSION=9.2.0  # tvm_ffi.testing (which registers testing.TestIntPair) imports pytest
+NUMPY_VERSION=2.4.6   # the arrays of the tensor rows
 
 FERRY_SETUP_VALGRIND=$callgrind scripts/setup.sh
 
@@ -80,7 +81,7 @@ python=$(sed -n 's/^_Python_EXECUTABLE:INTERNAL=//p' build/CMakeCache.txt)
 [ -n "$python" ] || python=$(command -v python3)
 work=build-bench/python
 venv=$work/venv
-want="apache-tvm-ffi==$TVM_FFI_VERSION nanobind==$NANOBIND_VERSION pytest==$PYTEST_VERSION"
+want="apache-tvm-ffi==$TVM_FFI_VERSION nanobind==$NANOBIND_VERSION pytest==$PYTEST_VERSION numpy==$NUMPY_VERSION"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.pinned" 2>/dev/null)" != "$want" ]; then
   echo "== virtual environment $venv ($want)" >&2
   rm -rf "$venv"

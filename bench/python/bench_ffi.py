@@ -10,6 +10,12 @@ Operations (each library's own way of doing the same thing):
                      (both keep strings of up to 7 bytes there), so no string object is made
     callback         C++ calling a Python callable f(i) 1e6 times (per-call cost)
     x.value          reading a reflected / bound int64 field
+    f(ndarray)       a typed C++ function taking a Tensor and returning it, handed a NumPy array
+                     (float32, 64 elements): the array crosses into C++ without a copy and comes
+                     back as the library's Tensor object (Ferry and tvm-ffi only)
+    np.from_dlpack(f(ndarray))   the same, and the Tensor handed back to NumPy through DLPack:
+                     the round trip NumPy -> C++ -> NumPy
+    f(ndarray).numpy()   Ferry's own way back to NumPy (tvm-ffi's Tensor has no numpy())
 
 Ferry and tvm-ffi both release the GIL around every C++ call by default, so each is measured
 twice: as it comes, and with `f.release_gil = False`. nanobind keeps the GIL unless a binding
@@ -75,6 +81,7 @@ def setup_ferry(testing_lib):
             "echo": fn("test.echo", gil),
             "echo_str": fn("test.echo", gil),
             "call_n": fn("test.call_n", gil),
+            "tensor_id": fn("test.tensor_identity", gil),
             "obj": obj,
             "field": "value",
         }
@@ -104,6 +111,7 @@ def setup_tvmffi(bench_lib):
             "echo": fn(tvm_ffi.get_global_func("testing.echo"), gil),
             "echo_str": fn(tvm_ffi.get_global_func("testing.echo"), gil),
             "call_n": fn(mod.get_function("call_n"), gil),
+            "tensor_id": fn(mod.get_function("tensor_identity"), gil),
             "obj": obj,
             "field": "a",
         }
@@ -144,6 +152,8 @@ def setup_nanobind():
 # ---------------------------------------------------------------------------------------------
 # The operations: a timeit statement over locals bound in the setup.
 
+TENSOR_SETUP = ("import numpy; tid = L['tensor_id']; from_dlpack = numpy.from_dlpack; "
+                "a = numpy.arange(64, dtype=numpy.float32)")
 OPS = [
     ("nop()", "nop()", "nop = L['nop']"),
     ("f(1, 2)", "add(1, 2)", "add = L['add']"),
@@ -151,8 +161,17 @@ OPS = [
     ('f("short str")', "echo_str(s)", "echo_str = L['echo_str']; s = 'short str'"),
     ('f("abc")', "echo_str(s)", "echo_str = L['echo_str']; s = 'abc'"),
     ("x.value", None, None),  # built per library: the field name differs
+    ("f(ndarray)", "tid(a)", TENSOR_SETUP),
+    ("np.from_dlpack(f(ndarray))", "from_dlpack(tid(a))", TENSOR_SETUP),
+    ("f(ndarray).numpy()", "tid(a).numpy()", TENSOR_SETUP),
 ]
 CALLBACK = "callback from C++ (per call)"
+
+
+def _probe_array():
+    import numpy
+
+    return numpy.zeros(1, dtype=numpy.float32)
 
 
 def field_stmt(name):
@@ -209,6 +228,14 @@ def check(libs):
         assert getattr(echoed, lib["field"]) == 1, label
         assert lib["echo_str"]("short str") == "short str", label
         assert lib["echo_str"]("abc") == "abc", label
+        if "tensor_id" in lib:
+            import numpy
+
+            a = numpy.arange(4, dtype=numpy.float32)
+            back = numpy.from_dlpack(lib["tensor_id"](a))
+            assert numpy.shares_memory(a, back), label  # zero-copy both ways
+            if hasattr(lib["tensor_id"](a), "numpy"):
+                assert numpy.shares_memory(a, lib["tensor_id"](a).numpy()), label
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,6 +311,11 @@ def main():
                 s, st = field_stmt(lib["field"])
             else:
                 s, st = stmt, setup
+            if setup is TENSOR_SETUP and "tensor_id" not in lib:
+                continue  # nanobind: no Tensor type of the same kind
+            if stmt == "tid(a).numpy()" and not hasattr(lib["tensor_id"](_probe_array()),
+                                                        "numpy"):
+                continue
             samples[name] = Sample(s, st, lib, sample_s)
         rows.append((label, samples))
     # Context: what the loop itself costs, and pure-Python / nanobind variants.
