@@ -218,7 +218,7 @@ def test_errors():
     with pytest.raises(TypeError, match=r"argument 0 .*test\.tensor_identity.*expected "
                                         r"ferry\.Tensor but got int"):
         identity(3)
-    with pytest.raises(TypeError, match="argument 0: cannot convert a value of type 'object'"):
+    with pytest.raises(TypeError, match="argument 't': cannot convert a value of type 'object'"):
         identity(object())
     with pytest.raises(TypeError, match="int has no __dlpack__"):
         ferry.from_dlpack(3)
