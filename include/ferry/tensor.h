@@ -14,8 +14,9 @@
 #ifndef FERRY_TENSOR_H_
 #define FERRY_TENSOR_H_
 
-#include <cstdint>  // int64_t
-#include <vector>   // Empty's shape
+#include <algorithm>  // std::equal
+#include <cstdint>    // int64_t
+#include <vector>     // Empty's shape
 
 #include "ferry/any.h"
 #include "ferry/container/array.h"  // ArrayObj::ThrowIndexError
