@@ -55,6 +55,17 @@ struct CoreState {
   /// name -> ferry.Function, one per registration (get_global_func).
   PyObject* global_funcs = nullptr;
 
+  // -- Tensors (tensor.cc), set up by AddTensorFunctions.
+  struct {
+    PyObject* dlpack_name = nullptr;          ///< "__dlpack__"
+    PyObject* max_version_kwnames = nullptr;  ///< ("max_version",)
+    PyObject* max_version = nullptr;          ///< (1, 1)
+    PyObject* dlpack_kwargs[4] = {};          ///< the keywords of __dlpack__, interned
+    PyObject* numpy_name = nullptr;           ///< "numpy"
+    PyTypeObject* ndarray_type = nullptr;     ///< numpy.ndarray, once NumPy is imported
+    PyObject* from_dlpack = nullptr;          ///< numpy.from_dlpack, at first use
+  } tensor;
+
   // -- Identity (object.cc).
   /// Ferry object -> its live Python wrapper (borrowed entries; see object.cc).
   ferry::details::PointerMap<PyObject*> wrappers;

@@ -6,6 +6,7 @@
 #include <cstring>  // strcmp
 
 #include "core.h"
+#include "state.h"
 
 namespace ferry_py {
 namespace {
@@ -15,25 +16,29 @@ constexpr const char* kCapsuleUsed = "used_dltensor";
 constexpr const char* kCapsuleVersioned = "dltensor_versioned";
 constexpr const char* kCapsuleVersionedUsed = "used_dltensor_versioned";
 
-PyObject* g_dlpack_name = nullptr;         // "__dlpack__"
-PyObject* g_max_version_kwnames = nullptr;  // ("max_version",)
-PyObject* g_max_version = nullptr;          // (1, 1)
+constexpr const char* kDLPackKeywords[4] = {"stream", "max_version", "dl_device", "copy"};
 
 int InitNames() {
-  if (g_dlpack_name != nullptr) return 0;
-  g_dlpack_name = PyUnicode_InternFromString("__dlpack__");
-  g_max_version_kwnames = Py_BuildValue("(s)", "max_version");
-  g_max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  return g_dlpack_name != nullptr && g_max_version_kwnames != nullptr && g_max_version != nullptr
-             ? 0
-             : -1;
+  auto& st = g_state.tensor;
+  if (st.dlpack_name != nullptr) return 0;
+  st.dlpack_name = PyUnicode_InternFromString("__dlpack__");
+  st.max_version_kwnames = Py_BuildValue("(s)", "max_version");
+  st.max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  st.numpy_name = PyUnicode_InternFromString("numpy");
+  bool ok = st.dlpack_name != nullptr && st.max_version_kwnames != nullptr &&
+            st.max_version != nullptr && st.numpy_name != nullptr;
+  for (int i = 0; i < 4; ++i) {
+    st.dlpack_kwargs[i] = PyUnicode_InternFromString(kDLPackKeywords[i]);
+    ok = ok && st.dlpack_kwargs[i] != nullptr;
+  }
+  return ok ? 0 : -1;
 }
 
 /// Calls `value.__dlpack__(max_version=(1, 1))`, or `value.__dlpack__()` for producers that
 /// predate the keyword (they raise TypeError for it).
 PyObject* CallDLPack(PyObject* value, PyObject* method) {
-  PyObject* args[] = {value, g_max_version};
-  PyObject* capsule = PyObject_Vectorcall(method, args, 1, g_max_version_kwnames);
+  PyObject* args[] = {value, g_state.tensor.max_version};
+  PyObject* capsule = PyObject_Vectorcall(method, args, 1, g_state.tensor.max_version_kwnames);
   if (capsule != nullptr || !PyErr_ExceptionMatches(PyExc_TypeError)) return capsule;
   PyErr_Clear();
   return PyObject_CallOneArg(method, value);
@@ -108,13 +113,11 @@ struct NumpyDescr {
 };
 constexpr int kNpyArrayWriteable = 0x0400;
 
-PyTypeObject* g_ndarray_type = nullptr;  // numpy.ndarray, once numpy is imported
-
 /// numpy.ndarray if NumPy is imported (never imports it), else NULL.
 PyTypeObject* NdarrayType() {
-  if (g_ndarray_type != nullptr) return g_ndarray_type;
-  static PyObject* const kName = PyUnicode_InternFromString("numpy");
-  PyObject* numpy = kName != nullptr ? PyImport_GetModule(kName) : nullptr;
+  auto& st = g_state.tensor;
+  if (st.ndarray_type != nullptr) return st.ndarray_type;
+  PyObject* numpy = st.numpy_name != nullptr ? PyImport_GetModule(st.numpy_name) : nullptr;
   if (numpy == nullptr) {
     PyErr_Clear();
     return nullptr;
@@ -126,8 +129,8 @@ PyTypeObject* NdarrayType() {
     Py_XDECREF(ndarray);
     return nullptr;
   }
-  g_ndarray_type = reinterpret_cast<PyTypeObject*>(ndarray);  // kept for the process
-  return g_ndarray_type;
+  st.ndarray_type = reinterpret_cast<PyTypeObject*>(ndarray);  // kept for the process
+  return st.ndarray_type;
 }
 
 /// The DLPack dtype of a NumPy type number, or false for one DLPack lacks (or rare ones).
@@ -300,11 +303,8 @@ PyObject* TensorToDLPack(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 /// arguments parsed here: NumPy's from_dlpack calls it with keywords on every conversion.
 PyObject* DLPackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                        PyObject* kwnames) {
-  static const char* const kNames[] = {"stream", "max_version", "dl_device", "copy"};
-  // Interned once: keywords at call sites are interned, so a pointer compare finds them.
-  static PyObject* const kInterned[] = {
-      PyUnicode_InternFromString(kNames[0]), PyUnicode_InternFromString(kNames[1]),
-      PyUnicode_InternFromString(kNames[2]), PyUnicode_InternFromString(kNames[3])};
+  // Keywords at call sites are interned, so a pointer compare finds them.
+  PyObject* const* interned = g_state.tensor.dlpack_kwargs;
   PyObject* values[4] = {Py_None, Py_None, Py_None, Py_None};
   if (nargs > 4) {
     return PyErr_Format(PyExc_TypeError, "__dlpack__() takes at most 4 arguments (%zd given)",
@@ -316,10 +316,10 @@ PyObject* DLPackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     PyObject* name = PyTuple_GET_ITEM(kwnames, k);
     int found = -1;
     for (int j = 0; j < 4 && found < 0; ++j) {
-      if (name == kInterned[j]) found = j;
+      if (name == interned[j]) found = j;
     }
     for (int j = 0; j < 4 && found < 0; ++j) {
-      if (PyUnicode_CompareWithASCIIString(name, kNames[j]) == 0) found = j;
+      if (PyUnicode_CompareWithASCIIString(name, kDLPackKeywords[j]) == 0) found = j;
     }
     if (found < 0) {
       return PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument '%U'",
@@ -327,7 +327,7 @@ PyObject* DLPackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     }
     if (found < nargs) {
       return PyErr_Format(PyExc_TypeError, "__dlpack__() got multiple values for argument '%s'",
-                          kNames[found]);
+                          kDLPackKeywords[found]);
     }
     values[found] = args[nargs + k];
   }
@@ -387,7 +387,7 @@ PyObject* NumpyMethod(PyObject* self, PyObject*) {
   if (owner_deleter == &DropArray && ArrayMatchesTensor(static_cast<PyObject*>(owner), dl)) {
     return Py_NewRef(static_cast<PyObject*>(owner));
   }
-  static PyObject* from_dlpack = nullptr;
+  PyObject*& from_dlpack = g_state.tensor.from_dlpack;
   if (from_dlpack == nullptr) {
     PyObject* numpy = PyImport_ImportModule("numpy");
     if (numpy == nullptr) return nullptr;
@@ -504,8 +504,7 @@ PyObject* TensorFromDLPack(PyObject*, PyObject* obj) {
       TypeIndexOf(HandleOf(obj)) == kFerryTensor) {
     return Py_NewRef(obj);
   }
-  if (InitNames() != 0) return nullptr;
-  PyObject* method = _PyType_Lookup(Py_TYPE(obj), g_dlpack_name);  // borrowed, no error
+  PyObject* method = _PyType_Lookup(Py_TYPE(obj), g_state.tensor.dlpack_name);  // borrowed, no error
   if (method == nullptr) {
     return PyErr_Format(PyExc_TypeError,
                         "from_dlpack: %s has no __dlpack__ method (expected an array such as a "
@@ -535,12 +534,12 @@ PyMethodDef kTensorMethods[] = {
 
 int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   FerryObjectHandle h = nullptr;
-  if (Py_TYPE(value) == g_ndarray_type && g_ndarray_type != nullptr) {
+  const auto& st = g_state.tensor;
+  if (Py_TYPE(value) == st.ndarray_type && st.ndarray_type != nullptr) {
     if (TensorFromNumpy(value, &h) < 0) return -1;
   }
   if (h == nullptr) {
-    if (g_dlpack_name == nullptr && InitNames() != 0) return -1;
-    PyObject* method = _PyType_Lookup(Py_TYPE(value), g_dlpack_name);  // borrowed, no error
+    PyObject* method = _PyType_Lookup(Py_TYPE(value), st.dlpack_name);  // borrowed, no error
     if (method == nullptr) return 1;
     h = TensorFromAny(value, method);
   }
