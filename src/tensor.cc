@@ -648,7 +648,8 @@ int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType dtype, DL
   if (ndim < 0) FERRY_THROW(ValueError) << __func__ << ": ndim " << ndim << " is negative";
   if (ndim > 0) FERRY_C_API_CHECK_NOT_NULL(shape);
   std::vector<int64_t> dims(shape, shape + ndim);
-  *out_tensor = ferry::details::MoveToHandle(
-      ferry::Tensor::Empty(std::move(dims), ferry::DataType(dtype.code, dtype.bits, dtype.lanes), device));
+  const ferry::DataType checked(dtype.code, dtype.bits, dtype.lanes);  // ValueError if invalid
+  *out_tensor =
+      ferry::details::MoveToHandle(ferry::Tensor::Empty(std::move(dims), checked, device));
   FERRY_C_API_END();
 }

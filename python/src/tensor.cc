@@ -3,7 +3,7 @@
 /// standard: any object with `__dlpack__` (NumPy, PyTorch, JAX, ...) converts to a ferry.Tensor
 /// without a copy (the producer's deleter, run when C++ drops the tensor, releases the Python
 /// object), and a ferry.Tensor hands itself out through `__dlpack__` capsules.
-#include <cstring>  // strcmp
+#include <cstring>  // memcpy
 
 #include "core.h"
 #include "state.h"
@@ -209,7 +209,8 @@ void DeleteUnusedCapsule(PyObject* capsule) {
 
 /// The tensor handle of a ferry.Tensor wrapper, or NULL with a TypeError.
 FerryObjectHandle TensorHandleOf(PyObject* obj) {
-  if (!IsFerryObject(obj) || HandleOf(obj) == nullptr || TypeIndexOf(HandleOf(obj)) != kFerryTensor) {
+  if (!IsFerryObject(obj) || HandleOf(obj) == nullptr ||
+      TypeIndexOf(HandleOf(obj)) != kFerryTensor) {
     PyErr_Format(PyExc_TypeError, "expected a ferry.Tensor, got %s", Py_TYPE(obj)->tp_name);
     return nullptr;
   }
@@ -504,7 +505,8 @@ PyObject* TensorFromDLPack(PyObject*, PyObject* obj) {
       TypeIndexOf(HandleOf(obj)) == kFerryTensor) {
     return Py_NewRef(obj);
   }
-  PyObject* method = _PyType_Lookup(Py_TYPE(obj), g_state.tensor.dlpack_name);  // borrowed, no error
+  // Borrowed; no error set when absent.
+  PyObject* method = _PyType_Lookup(Py_TYPE(obj), g_state.tensor.dlpack_name);
   if (method == nullptr) {
     return PyErr_Format(PyExc_TypeError,
                         "from_dlpack: %s has no __dlpack__ method (expected an array such as a "

@@ -394,7 +394,8 @@ TEST(Tensor, JSONCarriesBytesAndSharing) {
   // Every length of the padding round-trips.
   for (int n = 0; n < 7; ++n) {
     Tensor u = Tensor::Empty({n}, DataType::UInt(8));
-    for (int i = 0; i < n; ++i) static_cast<uint8_t*>(u.data_ptr())[i] = static_cast<uint8_t>(250 + i);
+    auto* bytes = static_cast<uint8_t*>(u.data_ptr());
+    for (int i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(250 + i);
     EXPECT_TRUE(StructuralEqual()(LoadJSON(SaveJSON(u)), u)) << n;
   }
   // A strided view saves its elements in row-major order.
