@@ -109,6 +109,10 @@ FERRY_REGISTER_GLOBAL("test.throw_from_lambda").set_body_typed([]() {
   auto thrower = [](int x) { FERRY_THROW(KeyError) << "from a lambda " << x; };
   thrower(7);
 });
+/// raise_bytes(b): a ValueError whose message is the bytes b, UTF-8 or not.
+FERRY_REGISTER_GLOBAL("test.raise_bytes").set_body_typed([](Bytes b) {
+  FERRY_THROW(ValueError) << std::string(b.data(), b.size());
+});
 /// backtrace_of(f): calls f(); returns the backtrace text of the ferry::Error it raised.
 FERRY_REGISTER_GLOBAL("test.backtrace_of").set_body_typed([](Function f) -> std::string {
   try {
