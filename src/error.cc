@@ -10,7 +10,7 @@
 #include <cxxabi.h>    // __cxa_demangle
 #include <dlfcn.h>     // dladdr, to name frames without debug information
 #include <execinfo.h>  // backtrace: the raw capture
-#include <link.h>      // dl_iterate_phdr: notice libraries loaded after the first lookup
+#include <link.h>      // dl_iterate_phdr: the libraries a symbolizer state knows
 #if FERRY_HAVE_LIBBACKTRACE
 #include <backtrace.h>  // GCC's libbacktrace (libgcc-dev ships it with g++)
 #endif
@@ -20,6 +20,7 @@
 #include <cstring>  // strncmp
 #include <mutex>    // the symbolizer's and the lazy text's lock
 #include <new>      // std::bad_alloc
+#include <set>      // the libraries a libbacktrace state knows
 #include <string>
 #include <unordered_map>  // the per-address cache
 #include <vector>
@@ -113,7 +114,7 @@ class Symbolizer {
     // A return address points after the call; the call itself is one byte earlier.
     const uintptr_t call = pc - 1;
 #if FERRY_HAVE_LIBBACKTRACE
-    if (backtrace_state* state = State()) {
+    if (backtrace_state* state = State(found ? info.dli_fbase : nullptr)) {
       backtrace_pcinfo(state, call, &Symbolizer::OnPcInfo, &Symbolizer::OnError, &out);
       // The line tables name a function by its bare DWARF name ("operator()"); the symbol
       // table's mangled name says which one ("f()::{lambda(int)#1}::operator()(int) const").
@@ -140,21 +141,33 @@ class Symbolizer {
 
  private:
 #if FERRY_HAVE_LIBBACKTRACE
-  /// The libbacktrace state that knows every library loaded so far, or NULL if it fails.
-  backtrace_state* State() {
-    unsigned long long adds = 0;
+  /// The libbacktrace state to symbolize an address of the library loaded at `base`, or NULL.
+  /// libbacktrace reads the list of libraries (and their debug information) once, when a state
+  /// is made; a library loaded later gets a new state, made only when one of its addresses is
+  /// first looked up (it reads every library again: a load of a library that never appears in
+  /// a backtrace costs nothing).
+  backtrace_state* State(const void* base) {
+    if (state_ != nullptr && known_bases_.count(base) != 0) return state_;
+    if (state_ != nullptr && base == nullptr) return state_;
+    // libbacktrace has no way to free a state; an old one stays allocated.
+    state_ = backtrace_create_state(nullptr, /*threaded=*/1, &Symbolizer::OnError, nullptr);
+    known_bases_.clear();
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) {
-          *static_cast<unsigned long long*>(data) = info->dlpi_adds;
-          return 1;
+          // The address of the ELF header, as dladdr reports it in dli_fbase.
+          uintptr_t lowest = UINTPTR_MAX;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lowest) {
+              lowest = info->dlpi_phdr[i].p_vaddr;
+            }
+          }
+          if (lowest != UINTPTR_MAX) {
+            static_cast<std::set<const void*>*>(data)->insert(
+                reinterpret_cast<const void*>(info->dlpi_addr + lowest));
+          }
+          return 0;
         },
-        &adds);
-    if (state_ == nullptr || adds != adds_) {
-      // libbacktrace has no way to free a state; an old one stays allocated (once per
-      // library load that precedes a symbolization, a bounded cost).
-      state_ = backtrace_create_state(nullptr, /*threaded=*/1, &Symbolizer::OnError, nullptr);
-      adds_ = adds;
-    }
+        &known_bases_);
     return state_;
   }
 
@@ -173,7 +186,7 @@ class Symbolizer {
   static void OnError(void*, const char*, int) {}  // no debug information: dladdr's name
 
   backtrace_state* state_ = nullptr;
-  unsigned long long adds_ = 0;
+  std::set<const void*> known_bases_;  ///< the libraries state_ knows, by load address
 #endif
   std::mutex mutex_;
   std::unordered_map<uintptr_t, std::vector<SymFrame>> cache_;
