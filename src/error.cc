@@ -41,6 +41,7 @@ struct ErrorTrace {
   int throw_line = 0;
   bool symbolized = false;
   bool text_done = false;
+  std::vector<const std::string*> texts;  ///< the cached text line of each frame
   std::string text_before;  ///< an explicit text the error was made with
   std::vector<FerryErrorFrame> frames;
 };
@@ -90,6 +91,7 @@ struct SymFrame {
   std::string file;
   int line = 0;
   std::string library;
+  std::string text;  ///< its line of a backtrace text, made once
 };
 
 /// The process-wide symbolizer: libbacktrace state (remade when a library was loaded since, as
@@ -123,17 +125,30 @@ class Symbolizer {
       backtrace_syminfo(state, call, &Symbolizer::OnSymInfo, &Symbolizer::OnError, &symbol);
       if (out.empty() || out.back().function.empty()) {
         out.clear();
-        if (!symbol.empty()) out.push_back(SymFrame{Demangle(symbol.c_str()), "", 0, ""});
+        if (!symbol.empty()) out.push_back(SymFrame{Demangle(symbol.c_str()), "", 0, "", ""});
       } else if (!symbol.empty()) {
         out.back().function = Demangle(symbol.c_str());
       }
     }
 #endif
     if (out.empty() && found && info.dli_sname != nullptr) {
-      out.push_back(SymFrame{Demangle(info.dli_sname), "", 0, ""});
+      out.push_back(SymFrame{Demangle(info.dli_sname), "", 0, "", ""});
     }
     if (out.empty()) out.push_back(SymFrame{});
-    for (SymFrame& f : out) f.library = library;
+    for (SymFrame& f : out) {
+      f.library = library;
+      f.text = "  ";
+      if (!f.function.empty()) {
+        f.text += f.function;
+      } else {
+        char addr[32];
+        std::snprintf(addr, sizeof(addr), "%#zx", static_cast<size_t>(pc));
+        f.text += addr;
+      }
+      if (!f.file.empty()) f.text += " at " + f.file + ":" + std::to_string(f.line);
+      if (!library.empty()) f.text += " in " + library;
+      f.text += '\n';
+    }
     return out;
   }
 
@@ -214,6 +229,7 @@ void Symbolize(ErrorTrace* trace) {
       if (trace->frames.empty() && IsThrowMachinery(f.function)) continue;
       trace->frames.push_back(FerryErrorFrame{f.function.c_str(), f.file.c_str(), f.line,
                                               f.library.c_str(), pc});
+      trace->texts.push_back(&f.text);
     }
   }
   // Code without line tables still gets the throw site's file:line from FERRY_THROW.
@@ -226,20 +242,11 @@ void Symbolize(ErrorTrace* trace) {
 
 /// "  function at file:line in library" per frame, innermost first.
 std::string FormatFrames(const ErrorTrace& trace) {
+  size_t size = 0;
+  for (const std::string* text : trace.texts) size += text->size();
   std::string out;
-  for (const FerryErrorFrame& f : trace.frames) {
-    out += "  ";
-    if (f.function[0] != '\0') {
-      out += f.function;
-    } else {
-      char addr[32];
-      std::snprintf(addr, sizeof(addr), "%#zx", static_cast<size_t>(f.address));
-      out += addr;
-    }
-    if (f.file[0] != '\0') out += std::string(" at ") + f.file + ":" + std::to_string(f.line);
-    if (f.library[0] != '\0') out += std::string(" in ") + f.library;
-    out += '\n';
-  }
+  out.reserve(size);
+  for (const std::string* text : trace.texts) out += *text;
   return out;
 }
 
