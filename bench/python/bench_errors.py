@@ -18,6 +18,10 @@ repetition to the next):
                            times at N = 0 and N = 2000 mean a crossing does not grow with it
     py re-raise @N         plain Python re-raising one exception object through one function
 
+Then the first two again in a child process with FERRY_BACKTRACE=0 (no frames captured), and the
+first C++ error of a fresh process (symbolization reads the debug information of every loaded
+library once), median of 3 processes.
+
 Method: timeit loops (garbage collector off while timing, as timeit does), each operation's
 loop sized by one calibration pass to about --sample-ms; --reps repetitions; the median per
 operation in ns, and its ratio to "py raise/except" of the same repetitions.
@@ -26,6 +30,7 @@ operation in ns, and its ratio to "py raise/except" of the same repetitions.
         --ferry-testing-lib build/tests/python/ferry_testing.so [--reps 7] [--sample-ms 50]
 """
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -54,6 +59,8 @@ def main():
     parser.add_argument("--ferry-testing-lib", required=True)
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--sample-ms", type=float, default=50)
+    parser.add_argument("--throw-only", action="store_true",
+                        help="only the first two operations, as the FERRY_BACKTRACE=0 child does")
     args = parser.parse_args()
 
     import ferry
@@ -138,7 +145,9 @@ def main():
         "C++ throw/except + format": cpp_throw_format,
         "callback crossing": callback_crossing,
     }
-    for depth in (0, 2000):
+    if args.throw_only:
+        ops = {name: ops[name] for name in ("py raise/except", "C++ throw/except")}
+    for depth in () if args.throw_only else (0, 2000):
         crossing, py_crossing = reraise_ops(depth)
         ops[f"re-raise crossing @{depth}"] = crossing
         ops[f"py re-raise @{depth}"] = py_crossing
@@ -165,6 +174,17 @@ def main():
     for name in names:
         median = statistics.median(samples[name])
         print(f"| {name} | {median * 1e9:,.0f} | {median / base:.2f} |")
+    if args.throw_only:
+        return
+    child = subprocess.run(
+        [sys.executable, __file__, "--ferry-testing-lib", args.ferry_testing_lib, "--reps",
+         str(args.reps), "--sample-ms", str(args.sample_ms), "--throw-only"],
+        capture_output=True, text=True, check=True,
+        env=dict(os.environ, FERRY_BACKTRACE="0"))
+    print()
+    print("With FERRY_BACKTRACE=0 (another process, same method):")
+    print()
+    print("\n".join(line for line in child.stdout.splitlines() if line.startswith("|")))
     firsts = [first_error_ms(args.ferry_testing_lib) for _ in range(3)]
     print()
     print(f"first C++ error of a process (symbolization of all loaded libraries): "
@@ -174,4 +194,5 @@ def main():
 if __name__ == "__main__":
     t0 = time.perf_counter()
     main()
-    print(f"({time.perf_counter() - t0:.0f} s)")
+    if "--throw-only" not in sys.argv:
+        print(f"({time.perf_counter() - t0:.0f} s)")
