@@ -4,11 +4,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>  // offsetof
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
+
+// The ABI of the frame record (FerryErrorGetFrames).
+static_assert(offsetof(FerryErrorFrame, function) == 0);
+static_assert(offsetof(FerryErrorFrame, file) == 8);
+static_assert(offsetof(FerryErrorFrame, line) == 16);
+static_assert(offsetof(FerryErrorFrame, library) == 24);
+static_assert(offsetof(FerryErrorFrame, address) == 32);
+static_assert(sizeof(FerryErrorFrame) == 40);
 
 namespace {
 
