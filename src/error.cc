@@ -154,6 +154,10 @@ class Symbolizer {
 
   std::mutex& mutex() { return mutex_; }
 
+  /// A copy of `text` that lives as long as the process (a frame record's strings do): the
+  /// file names of throw sites, a bounded set. Call with mutex() held.
+  const char* Intern(const std::string& text) { return interned_.insert(text).first->c_str(); }
+
  private:
 #if FERRY_HAVE_LIBBACKTRACE
   /// The libbacktrace state to symbolize an address of the library loaded at `base`, or NULL.
@@ -205,6 +209,7 @@ class Symbolizer {
 #endif
   std::mutex mutex_;
   std::unordered_map<uintptr_t, std::vector<SymFrame>> cache_;
+  std::set<std::string> interned_;
 };
 
 bool StartsWith(const std::string& s, const char* prefix) {
@@ -234,7 +239,7 @@ void Symbolize(ErrorTrace* trace) {
   }
   // Code without line tables still gets the throw site's file:line from FERRY_THROW.
   if (!trace->throw_file.empty() && !trace->frames.empty() && trace->frames[0].line == 0) {
-    trace->frames[0].file = trace->throw_file.c_str();
+    trace->frames[0].file = symbolizer.Intern(trace->throw_file);
     trace->frames[0].line = trace->throw_line;
   }
   trace->symbolized = true;
