@@ -198,9 +198,7 @@ void RestoreWithFrames(PyObject* exc, FerryObjectHandle error) {
   const FerryErrorFrame* frames = nullptr;
   int32_t num = 0;
   if (FerryErrorGetFrames(error, &frames, &num) != 0) {
-    FerryObjectHandle dropped = nullptr;
-    FerryErrorMoveFromRaised(&dropped);
-    if (dropped != nullptr) FerryObjectDecRef(dropped);
+    DiscardFerryError();  // not an Error object: no frames
     num = 0;
   }
   const char* core = CoreLibrary();
@@ -256,9 +254,7 @@ void SetFerryErrorFromPython() {
   if (FerryErrorSetPayload(error, value, &DecRefWithGil) != 0) {
     Py_DECREF(value);
   } else if (FerryErrorSetPayloadFormatter(error, &FormatPayload) != 0) {
-    FerryObjectHandle dropped = nullptr;  // the text then lacks Python's part: not worth failing
-    FerryErrorMoveFromRaised(&dropped);
-    if (dropped != nullptr) FerryObjectDecRef(dropped);
+    DiscardFerryError();  // the text then lacks Python's part: not worth failing
   }
   FerryErrorSetRaised(error);
   FerryObjectDecRef(error);
@@ -281,9 +277,7 @@ PyObject* RaiseFerryError() {
   }
   const char *kind = "RuntimeError", *message = "", *backtrace = "";
   if (FerryErrorGetInfo(error, &kind, &message, &backtrace) != 0) {
-    FerryObjectHandle dropped = nullptr;  // not an Error object: say so below
-    FerryErrorMoveFromRaised(&dropped);
-    if (dropped != nullptr) FerryObjectDecRef(dropped);
+    DiscardFerryError();  // not an Error object: say so below
     message = "a Ferry call raised an object that is not an error";
   }
   PyObject* exc = nullptr;
