@@ -37,7 +37,8 @@ struct ErrorTrace {
   void* pcs[kMaxFrames];
   int begin = 0;  ///< frames before it belong to the capture machinery
   int end = 0;
-  std::string throw_file;  ///< FERRY_THROW's __FILE__ and __LINE__, when thrown that way
+  /// FERRY_THROW's __FILE__ (a literal: Ferry never unloads a library) and __LINE__.
+  const char* throw_file = nullptr;
   int throw_line = 0;
   bool symbolized = false;
   bool text_done = false;
@@ -50,9 +51,9 @@ void DeleteErrorTrace(ErrorTrace* trace) noexcept { delete trace; }
 
 const char* const* BuiltinErrorKinds() noexcept {
   static const char* const kKinds[] = {
-      "ValueError",    "TypeError",      "KeyError",          "IndexError",
+      "ValueError",   "TypeError",     "KeyError",          "IndexError",
       "AttributeError", "NotImplementedError", "RuntimeError", "MemoryError",
-      "OverflowError", "ZeroDivisionError", "InternalError",   nullptr,
+      "OverflowError", "ZeroDivisionError", "InternalError", nullptr,
   };
   return kKinds;
 }
@@ -238,7 +239,7 @@ void Symbolize(ErrorTrace* trace) {
     }
   }
   // Code without line tables still gets the throw site's file:line from FERRY_THROW.
-  if (!trace->throw_file.empty() && !trace->frames.empty() && trace->frames[0].line == 0) {
+  if (trace->throw_file != nullptr && !trace->frames.empty() && trace->frames[0].line == 0) {
     trace->frames[0].file = symbolizer.Intern(trace->throw_file);
     trace->frames[0].line = trace->throw_line;
   }
@@ -265,7 +266,9 @@ ErrorObj* MutableErrorObj(const Error& e) {
 /// Leaves out `n` more frames at the top of a fresh error's trace (its maker's own frames).
 void DropFrames(const Error& e, int n) {
   ErrorTrace* trace = MutableErrorObj(e)->trace;
-  if (trace != nullptr) trace->begin = trace->begin + n < trace->end ? trace->begin + n : trace->end;
+  if (trace != nullptr) {
+    trace->begin = trace->begin + n < trace->end ? trace->begin + n : trace->end;
+  }
 }
 
 }  // namespace
@@ -299,8 +302,9 @@ const String& ErrorBacktraceText(const ErrorObj* err) {
   if (!trace->text_done) {
     Symbolize(trace);
     std::string text = trace->text_before;
-    if (!trace->throw_file.empty()) {
-      text += "  at " + trace->throw_file + ":" + std::to_string(trace->throw_line) + "\n";
+    if (trace->throw_file != nullptr) {
+      text += std::string("  at ") + trace->throw_file + ":" + std::to_string(trace->throw_line) +
+              "\n";
     }
     text += FormatFrames(*trace);
     text += payload_text;
@@ -374,8 +378,9 @@ void ThrowRaised() {
   }
   ObjectPtr<Object> ptr = ObjectUnsafe::PtrFromOwned<Object>(FromHandle(handle));
   if (!ptr->IsInstance<ErrorObj>()) {
-    throw Error("RuntimeError", std::string("a Ferry C ABI call raised a non-error object of type ") +
-                                    ptr->GetTypeKey());
+    throw Error("RuntimeError",
+                std::string("a Ferry C ABI call raised a non-error object of type ") +
+                    ptr->GetTypeKey());
   }
   throw Error(std::move(ptr));
 }
@@ -391,12 +396,14 @@ void SetRaisedFromCurrentException() noexcept {
     } catch (const std::exception& e) {
       raised_error = Error("RuntimeError", e.what());
     } catch (...) {
-      raised_error = Error("RuntimeError", "unknown C++ exception (not derived from std::exception)");
+      raised_error =
+          Error("RuntimeError", "unknown C++ exception (not derived from std::exception)");
     }
   } catch (...) {
     // Building the error itself failed (out of memory): keep whatever was raised before, and
     // make sure the caller still sees a failure.
-    static const Error* const kOutOfMemory = new Error("MemoryError", "out of memory", "  (none: out of memory)\n");
+    static const Error* const kOutOfMemory =
+        new Error("MemoryError", "out of memory", "  (none: out of memory)\n");
     raised_error = *kOutOfMemory;
   }
 }

@@ -1,11 +1,12 @@
 """Errors across the C++/Python boundary.
 
 A C++ ``ferry::Error`` of kind ``ValueError`` raises Python's ``ValueError`` with the C++
-message; the C++ frames are added to the traceback as entries of their own (made by ``_core``),
-so a traceback reads from the Python caller down into C++. Kinds without a Python builtin of the same name become
-subclasses of :class:`FerryError` (``InternalError``, or a class made on first sight for a kind
-a library invents). A Python exception raised inside a callback that C++ called comes back to
-the Python caller as the very same exception object (handled in ``_core``).
+message; the C++ frames are added to the traceback as entries of their own (made by
+``_core``), so a traceback reads from the Python caller down into C++. Kinds without a Python
+builtin of the same name become subclasses of :class:`FerryError` (``InternalError``, or a
+class made on first sight for a kind a library invents). A Python exception raised inside a
+callback that C++ called comes back to the Python caller as the very same exception object
+(handled in ``_core``).
 """
 import builtins
 
