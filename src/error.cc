@@ -9,8 +9,8 @@
 /// symbols. Each address is symbolized once per process (a cache keyed by address).
 #include <cxxabi.h>    // __cxa_demangle
 #include <dlfcn.h>     // dladdr, to name frames without debug information
-#include <execinfo.h>  // backtrace: the raw capture
 #include <link.h>      // dl_iterate_phdr: the libraries a symbolizer state knows
+#include <unwind.h>    // _Unwind_Backtrace: the raw capture
 #if FERRY_HAVE_LIBBACKTRACE
 #include <backtrace.h>  // GCC's libbacktrace (libgcc-dev ships it with g++)
 #endif
@@ -78,10 +78,21 @@ std::string Demangle(const char* name) {
 }
 
 /// Captures the calling thread's return addresses, leaving out this function and `skip` callers.
+/// Through libgcc's unwinder directly rather than glibc's backtrace(), which sanitizers
+/// intercept with a frame of their own (the count of frames to leave out would then be off).
 [[gnu::noinline]] ErrorTrace* CaptureRaw(int skip) {
   if (!BacktraceEnabled()) return nullptr;
   auto* trace = new ErrorTrace();
-  trace->end = ::backtrace(trace->pcs, ErrorTrace::kMaxFrames);
+  _Unwind_Backtrace(
+      [](_Unwind_Context* context, void* data) {
+        auto* t = static_cast<ErrorTrace*>(data);
+        const uintptr_t pc = _Unwind_GetIP(context);
+        if (pc == 0 || t->end == ErrorTrace::kMaxFrames) return _URC_END_OF_STACK;
+        t->pcs[t->end++] = reinterpret_cast<void*>(pc);
+        return _URC_NO_REASON;
+      },
+      trace);
+  // The first frame is this function's.
   trace->begin = skip + 1 < trace->end ? skip + 1 : trace->end;
   return trace;
 }
