@@ -199,6 +199,7 @@ class Symbolizer {
           return 0;
         },
         &known_bases_);
+    known_bases_.insert(base);  // even if not listed: one new state per library at most
     return state_;
   }
 
