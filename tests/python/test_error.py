@@ -273,6 +273,8 @@ def test_cpp_error_kinds_free_their_frames(f, kind, cls):
     "name,action,cls",
     [
         ("bad argument", lambda f: f.add("x", 1), TypeError),
+        ("unconvertible argument", lambda f: f.echo(object()), TypeError),
+        ("argument that is not UTF-8", lambda f: f.echo("\ud800"), UnicodeEncodeError),
         ("map lookup", lambda f: ferry.Map({"a": 1})["b"], KeyError),
         ("array lookup", lambda f: ferry.Array([1, 2])[5], IndexError),
         ("load_json", lambda f: ferry.load_json("{xxx"), ValueError),
