@@ -14,9 +14,7 @@
 #include <cstdio>   // snprintf
 #include <cstdlib>  // malloc
 #include <cstring>  // strcmp, memcpy
-#include <map>      // the code object cache
 #include <string>
-#include <utility>  // pair
 
 #include "core.h"  // Python.h first
 // clang-format off
@@ -51,18 +49,18 @@ PyObject* DecodeLenient(const char* text) {
 
 /// The Python classes of the builtin Ferry kinds (FerryErrorBuiltinKinds) that Python has too.
 const std::vector<PyTypeObject*>& BuiltinKindClasses() {
-  static std::vector<PyTypeObject*>* classes = nullptr;
-  if (classes == nullptr) {
-    classes = new std::vector<PyTypeObject*>();
+  auto& errors = g_state.errors;
+  if (!errors.builtin_classes_ready) {
     PyObject* builtins = PyEval_GetBuiltins();  // borrowed
     for (const char* const* kind = FerryErrorBuiltinKinds(); *kind != nullptr; ++kind) {
       PyObject* cls = builtins != nullptr ? PyDict_GetItemString(builtins, *kind) : nullptr;
       if (cls != nullptr && PyType_Check(cls)) {
-        classes->push_back(reinterpret_cast<PyTypeObject*>(cls));  // builtins live forever
+        errors.builtin_classes.push_back(reinterpret_cast<PyTypeObject*>(cls));  // immortal
       }
     }
+    errors.builtin_classes_ready = true;
   }
-  return *classes;
+  return errors.builtin_classes;
 }
 
 /// The Ferry error kind of a Python exception: its __ferry_kind__, else the nearest class in its
@@ -131,15 +129,15 @@ char* FormatPayload(void* payload) {
 
 /// The path of this extension as dladdr reports it: frames from it are Python's side.
 const char* CoreLibrary() {
-  static const char* path = [] {
+  std::string& path = g_state.errors.core_library;
+  if (path.empty()) {
     Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(&RaiseFerryError), &info) == 0 ||
-        info.dli_fname == nullptr) {
-      return static_cast<const char*>("");
+    if (dladdr(reinterpret_cast<void*>(&RaiseFerryError), &info) != 0 &&
+        info.dli_fname != nullptr) {
+      path = info.dli_fname;
     }
-    return static_cast<const char*>(strdup(info.dli_fname));
-  }();
-  return path;
+  }
+  return path.c_str();
 }
 
 /// A C ABI entry point ("FerryFunctionCall"): where Python's side called into C++.
@@ -155,26 +153,28 @@ bool IsCAbiEntry(const char* function) {
 
 /// The globals of every C++ frame: a dict that holds no frame, so no frame is in a cycle.
 PyObject* CxxGlobals() {
-  static PyObject* globals = [] {
-    PyObject* dict = PyDict_New();
-    if (dict != nullptr) {
+  PyObject*& globals = g_state.errors.cxx_globals;
+  if (globals == nullptr) {
+    globals = PyDict_New();
+    if (globals != nullptr) {
       PyObject* name = PyUnicode_FromString("<C++>");
-      if (name == nullptr || PyDict_SetItemString(dict, "__name__", name) != 0) Py_CLEAR(dict);
+      if (name == nullptr || PyDict_SetItemString(globals, "__name__", name) != 0) {
+        Py_CLEAR(globals);
+      }
       Py_XDECREF(name);
     }
-    return dict;
-  }();
+  }
   return globals;
 }
 
 /// The code object of a C++ frame record, made once per (function, file, line): the strings
 /// of a record live as long as the process, so their addresses are the key.
 PyCodeObject* CodeOf(const FerryErrorFrame& frame) {
-  using Key = std::pair<std::pair<const char*, const char*>, int32_t>;
-  static auto* cache = new std::map<Key, PyCodeObject*>();
-  Key key{{frame.function, frame.file}, frame.line};
-  auto it = cache->find(key);
-  if (it != cache->end()) return it->second;
+  auto& cache = g_state.errors.codes;
+  const std::pair<std::pair<const char*, const char*>, int32_t> key{
+      {frame.function, frame.file}, frame.line};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
   std::string name = frame.function;
   if (name.empty()) {
     char addr[32];
@@ -185,7 +185,7 @@ PyCodeObject* CodeOf(const FerryErrorFrame& frame) {
                      : frame.library[0] != '\0' ? frame.library
                                                 : "<C++>";
   PyCodeObject* code = PyCode_NewEmpty(file, name.c_str(), frame.line);
-  if (code != nullptr) cache->emplace(key, code);  // kept for the life of the process
+  if (code != nullptr) cache.emplace(key, code);  // kept for the life of the process
   return code;
 }
 
