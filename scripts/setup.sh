@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
-# Ninja and GoogleTest (Debian packages), the Python headers and venv module, and pytest (PyPI).
+# Ninja and GoogleTest (Debian packages), GCC's libbacktrace (libgcc-N-dev, which g++ normally
+# brings; libferry links it to name C++ frames with file:line), the Python headers and venv
+# module, and pytest (PyPI).
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
@@ -9,6 +11,13 @@ command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+if command -v g++ >/dev/null 2>&1; then
+  # -print-file-name prints the bare name when the compiler has no such file.
+  case "$(g++ -print-file-name=libbacktrace.a)" in
+    /*) ;;
+    *) missing+=("libgcc-$(g++ -dumpversion | cut -d. -f1)-dev") ;;
+  esac
+fi
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \

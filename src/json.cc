@@ -53,6 +53,38 @@ size_t Utf8Length(std::string_view s) {
   return n;
 }
 
+/// The input character at the start of `s` as a message shows it: the whole UTF-8 character, or
+/// "\xNN" for a byte that starts none (a message stays valid UTF-8).
+std::string QuoteChar(std::string_view s) {
+  if (s.empty()) return std::string();
+  const auto b = static_cast<unsigned char>(s[0]);
+  if (b >= 0x20 && b < 0x7F) return std::string(1, s[0]);
+  const size_t n = b >= 0x80 ? Utf8Length(s) : 0;
+  if (n != 0) return std::string(s.substr(0, n));
+  static const char kHex[] = "0123456789abcdef";
+  return std::string("\\x") + kHex[b >> 4] + kHex[b & 15];
+}
+
+/// An input text as a message quotes it: whole characters (see QuoteChar), at most about
+/// kMaxQuoted bytes; a longer text is cut and says how long it was.
+std::string QuoteText(std::string_view s) {
+  constexpr size_t kMaxQuoted = 64;
+  std::string out;
+  size_t pos = 0;
+  while (pos < s.size() && out.size() < kMaxQuoted) {
+    const size_t n = static_cast<unsigned char>(s[pos]) >= 0x80 ? Utf8Length(s.substr(pos)) : 0;
+    if (n != 0) {
+      out.append(s.substr(pos, n));
+      pos += n;
+    } else {
+      out += QuoteChar(s.substr(pos, 1));
+      ++pos;
+    }
+  }
+  if (pos < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
 void AppendUtf8(uint32_t code, std::string* out) {
   if (code < 0x80) {
     *out += static_cast<char>(code);
@@ -281,7 +313,7 @@ class Reader {
               }
               duplicate = !seen.insert(name).second;
             }
-            if (duplicate) FailAt(key_pos, "duplicate key \"" + std::string(name) + "\"");
+            if (duplicate) FailAt(key_pos, "duplicate key \"" + QuoteText(name) + "\"");
             Expect(':');
             ParseValue(depth + 1,
                        depth == 0 && on_item_ != nullptr && tape_[key].str() == "nodes");
@@ -308,7 +340,7 @@ class Reader {
     } else if (c == '-' || (c >= '0' && c <= '9')) {
       ParseNumber();
     } else {
-      Fail(std::string("unexpected character '") + c + "'");
+      Fail("unexpected character '" + QuoteChar(text_.substr(pos_)) + "'");
     }
   }
 
@@ -348,7 +380,8 @@ class Reader {
       r = std::from_chars(first, last, v.i);
     }
     if (r.ec != std::errc() || r.ptr != last) {
-      FailAt(start, "number " + std::string(first, last) + " is out of range");
+      FailAt(start,
+             "number " + QuoteText(std::string_view(first, pos_ - start)) + " is out of range");
     }
   }
 
@@ -420,7 +453,7 @@ class Reader {
         break;
       default:
         --pos_;
-        Fail(std::string("invalid escape '\\") + e + "'");
+        Fail("invalid escape '\\" + QuoteChar(text_.substr(pos_)) + "'");
     }
     uint32_t code = ParseHex4();
     if (code >= 0xD800 && code <= 0xDBFF) {
@@ -887,7 +920,7 @@ class Loader {
     for (uint64_t m = 0; m < doc_[0].size; ++m, key = doc_.Next(key + 1)) {
       const std::string_view name = doc_[key].str();
       if (name != "ferry_json" && name != "root" && name != "nodes") {
-        Fail(key + 1, "unknown key \"" + std::string(name) + "\"");
+        Fail(key + 1, "unknown key \"" + QuoteText(name) + "\"");
       }
     }
     if (error_) std::rethrow_exception(error_);
@@ -1009,7 +1042,7 @@ class Loader {
       for (const size_t other : others) {
         if (other != 0 && doc_[other].str() != body) {
           Fail(other + 1,
-               NodeName() + ": unknown key \"" + std::string(doc_[other].str()) + "\"");
+               NodeName() + ": unknown key \"" + QuoteText(doc_[other].str()) + "\"");
         }
       }
     };
@@ -1094,14 +1127,14 @@ class Loader {
                                    ? &info->fields[m]
                                    : info->FindField(name);
       if (field == nullptr) {
-        Fail(value, NodeName() + ": unknown field \"" + std::string(name) + "\"");
+        Fail(value, NodeName() + ": unknown field \"" + QuoteText(name) + "\"");
       }
       Any converted = ReadValue(value, limit);
       try {
         field->type->set(reinterpret_cast<char*>(obj.get()) + field->offset, converted);
       } catch (const Error& e) {
         Fail(value,
-             NodeName() + ", field \"" + std::string(name) + "\": " + std::string(e.message()));
+             NodeName() + ", field \"" + QuoteText(name) + "\": " + std::string(e.message()));
       }
     }
     return ObjectRef(std::move(obj));

@@ -369,7 +369,8 @@ FERRY_DLL int FerryLibraryLoad(const char* path);
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
-/// Creates an Error object (new reference) from a kind ("ValueError"), message and backtrace.
+/// Creates an Error object (new reference) from a kind ("ValueError"), message and backtrace
+/// text; with a NULL backtrace the calling thread's frames are captured (FerryErrorGetFrames).
 FERRY_DLL int FerryErrorCreate(const char* kind, const char* message, const char* backtrace,
                                FerryObjectHandle* out_error);
 /// Reads the parts of an Error; the strings live as long as the error object.
@@ -390,6 +391,34 @@ FERRY_DLL int FerryErrorSetPayload(FerryObjectHandle error, void* payload,
 /// own payloads by the deleter.
 FERRY_DLL int FerryErrorGetPayload(FerryObjectHandle error, void** out_payload,
                                    void (**out_deleter)(void* payload));
+/// Lets an error's backtrace text include its payload's own frames (another language's
+/// traceback) without formatting them up front: `format(payload)` is called once, when the
+/// text is first needed, and returns a malloc'ed UTF-8 string (or NULL) that the error frees.
+FERRY_DLL int FerryErrorSetPayloadFormatter(FerryObjectHandle error,
+                                            char* (*format)(void* payload));
+
+/// One C++ frame of an error's backtrace. `function` is demangled ("" when unknown), `file` is
+/// the source file ("" without debug information, then `line` is 0), `library` the shared object
+/// or executable holding the code, `address` the raw return address. Frames that the compiler
+/// inlined into one another have the same address, innermost first.
+typedef struct {
+  const char* function;
+  const char* file;
+  int32_t line;
+  const char* library;
+  uintptr_t address;
+} FerryErrorFrame;
+
+/// The C++ frames captured when `error` was made, innermost first, symbolized on the first call
+/// (through a per-address cache) and kept with the error; the strings live as long as the
+/// process. An error made from a backtrace text (FerryErrorCreate with a non-NULL backtrace)
+/// has none. FerryErrorCreate with a NULL backtrace captures the caller's frames.
+FERRY_DLL int FerryErrorGetFrames(FerryObjectHandle error, const FerryErrorFrame** out_frames,
+                                  int32_t* out_num_frames);
+
+/// The error kinds Ferry knows by name, which language frontends map to their builtin
+/// exceptions ("ValueError", "TypeError", ..., "InternalError"): a static NULL-terminated array.
+FERRY_DLL const char* const* FerryErrorBuiltinKinds(void);
 
 #ifdef __cplusplus
 }  // extern "C"

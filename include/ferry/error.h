@@ -1,7 +1,9 @@
 /// \file ferry/error.h
 /// `Error`: the exception type of Ferry, and an object, so one error can travel through the C ABI
 /// and into other languages unchanged. It carries a kind ("ValueError", "TypeError", ...), a
-/// message and a backtrace.
+/// message and a backtrace: the return addresses of the throwing thread are captured raw when
+/// the error is made (cheap) and turned into function names and file:line only when someone
+/// asks (`backtrace()`, `FerryErrorGetFrames`), through a per-address cache.
 ///
 ///     FERRY_THROW(ValueError) << "expected a positive size, got " << n;
 ///     FERRY_CHECK(n > 0) << "size must be positive";
@@ -17,7 +19,16 @@
 
 namespace ferry {
 
+namespace details {
+/// The raw frames of an error and, once symbolized, their records (src/error.cc).
+struct ErrorTrace;
+FERRY_DLL void DeleteErrorTrace(ErrorTrace* trace) noexcept;
+}  // namespace details
+
 /// The data of an Error. `what` caches "kind: message" for std::exception::what().
+///
+/// `backtrace` is the text form of the backtrace; when `trace` holds captured frames it is
+/// filled on first use, so read it through `Error::backtrace()`.
 ///
 /// `payload` is an opaque pointer another language attaches (FerryErrorSetPayload), e.g. the
 /// Python exception object a callback raised, so that the same object is raised again when the
@@ -30,12 +41,16 @@ class ErrorObj : public Object {
   String what;
   void* payload = nullptr;
   void (*payload_deleter)(void* payload) = nullptr;
+  /// Formats the payload's own backtrace (another language's frames) on demand; malloc'ed text.
+  char* (*payload_formatter)(void* payload) = nullptr;
+  details::ErrorTrace* trace = nullptr;
 
   ErrorObj() = default;
   ErrorObj(const ErrorObj&) = delete;
   ErrorObj& operator=(const ErrorObj&) = delete;
   ~ErrorObj() {
     if (payload_deleter != nullptr) payload_deleter(payload);
+    if (trace != nullptr) details::DeleteErrorTrace(trace);
   }
 
   static constexpr const char* _type_key = "ferry.Error";
@@ -45,11 +60,15 @@ class ErrorObj : public Object {
 /// A Ferry error: throw it, catch it as `ferry::Error` or `std::exception`, pass it as an object.
 class Error : public ObjectRef, public std::exception {
  public:
+  /// Without a backtrace text, the calling thread's frames are captured (raw, symbolized when
+  /// first needed), unless the environment sets FERRY_BACKTRACE=0.
   FERRY_DLL Error(String kind, String message, String backtrace = String());
 
   const String& kind() const { return get()->kind; }
   const String& message() const { return get()->message; }
-  const String& backtrace() const { return get()->backtrace; }
+  /// The backtrace as text, innermost frame first ("  function at file:line in library");
+  /// computed on the first call.
+  FERRY_DLL const String& backtrace() const;
   /// "kind: message".
   const char* what() const noexcept override { return get()->what.c_str(); }
 
@@ -60,6 +79,11 @@ namespace details {
 /// The backtrace of the calling thread, innermost frame first, skipping `skip` frames.
 /// Empty when the environment sets FERRY_BACKTRACE=0.
 FERRY_DLL std::string CaptureBacktrace(int skip);
+
+/// The error kinds that Ferry knows by name and that other languages map to their own builtin
+/// exceptions ("ValueError", ..., "InternalError"), NULL-terminated: the one list of them
+/// (FerryErrorBuiltinKinds in the C ABI).
+FERRY_DLL const char* const* BuiltinErrorKinds() noexcept;
 
 /// Collects the message of FERRY_THROW and throws when the statement ends.
 class ErrorBuilder {

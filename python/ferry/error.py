@@ -1,15 +1,16 @@
 """Errors across the C++/Python boundary.
 
 A C++ ``ferry::Error`` of kind ``ValueError`` raises Python's ``ValueError`` with the C++
-message; the C++ frames are appended to the traceback as extra entries, so a traceback reads
-from the Python caller down into C++. Kinds without a Python builtin of the same name become
-subclasses of :class:`FerryError` (``InternalError``, or a class made on first sight for a kind
-a library invents). A Python exception raised inside a callback that C++ called comes back to
-the Python caller as the very same exception object (handled in ``_core``).
+message; the C++ frames are added to the traceback as entries of their own (made by
+``_core``), so a traceback reads from the Python caller down into C++. Kinds without a Python
+builtin of the same name become subclasses of :class:`FerryError` (``InternalError``, or a
+class made on first sight for a kind a library invents). A Python exception raised inside a
+callback that C++ called comes back to the Python caller as the very same exception object
+(handled in ``_core``).
 """
-import re
-import sys
-import types
+import builtins
+
+from . import _core
 
 __all__ = ["FerryError", "InternalError", "register_error"]
 
@@ -26,20 +27,12 @@ class InternalError(FerryError):
     __ferry_kind__ = "InternalError"
 
 
+# The one list of kinds is libferry's (FerryErrorBuiltinKinds); those Python also has map to
+# its builtin classes.
 _BUILTIN_KINDS = {
-    cls.__name__: cls
-    for cls in (
-        ValueError,
-        TypeError,
-        KeyError,
-        IndexError,
-        AttributeError,
-        NotImplementedError,
-        RuntimeError,
-        MemoryError,
-        OverflowError,
-        ZeroDivisionError,
-    )
+    name: getattr(builtins, name)
+    for name in _core._builtin_error_kinds()
+    if isinstance(getattr(builtins, name, None), type)
 }
 _KINDS = dict(_BUILTIN_KINDS, InternalError=InternalError)
 
@@ -70,61 +63,9 @@ def _class_of(kind):
     return cls
 
 
-# "  at file.cc:12", then frames "  symbol in /path/lib.so" (innermost first).
-_AT_LINE = re.compile(r"^\s*at (.+):(\d+)$")
-_FRAME_LINE = re.compile(r"^\s*(.+?)(?: in (\S+))?$")
-_C_ABI_ENTRY = re.compile(r"^Ferry[A-Z]\w*$")
-_SKIPPED = ("ferry::details::ErrorBuilder", "ferry::details::ThrowError", "ferry::Error::Error")
-_code_cache = {}
-
-
-def _fake_frame(filename, lineno, name):
-    """A frame object whose code says ``name`` at ``filename:lineno``, for a traceback entry."""
-    key = (filename, lineno, name)
-    code = _code_cache.get(key)
-    if code is None:
-        source = "\n" * (max(lineno, 1) - 1) + "frame = _getframe()"
-        code = compile(source, filename, "exec")
-        try:
-            code = code.replace(co_name=name)
-        except (TypeError, ValueError):
-            pass
-        _code_cache[key] = code
-    scope = {"_getframe": sys._getframe}
-    exec(code, scope)  # noqa: S102 - runs only the one-line code compiled above
-    return scope["frame"]
-
-
-def _cxx_traceback(backtrace):
-    """Traceback entries for the C++ frames of ``backtrace`` (outermost first), or None."""
-    frames = []
-    for line in backtrace.splitlines():
-        at = _AT_LINE.match(line)
-        if at:
-            frames.append((at.group(1), int(at.group(2)), "<C++ throw site>"))
-            continue
-        match = _FRAME_LINE.match(line)
-        if not match:
-            continue
-        symbol, library = match.group(1), match.group(2) or "<C++>"
-        if _C_ABI_ENTRY.match(symbol) or "/ferry/_core" in library:
-            break  # the C ABI entry: the frames beyond are the extension's and the interpreter's
-        if symbol.startswith(_SKIPPED) or "libpython" in library:
-            continue
-        frames.append((library, 0, symbol))
-    tb = None
-    try:
-        for filename, lineno, name in frames:  # innermost first, so wrap outward
-            frame = _fake_frame(filename, lineno, name)
-            tb = types.TracebackType(tb, frame, frame.f_lasti, max(lineno, 1))
-    except Exception:  # noqa: BLE001 - a traceback decoration must never hide the error
-        return None
-    return tb
-
-
 def _make_error(kind, message, backtrace):
-    """Called by ``_core`` to build the exception for a C++ error."""
+    """Called by ``_core`` to build the exception for a C++ error (``_core`` then adds the C++
+    frames to its traceback)."""
     exc = _class_of(kind)(message)
     exc.__ferry_backtrace__ = backtrace
-    tb = _cxx_traceback(backtrace) if backtrace else None
-    return exc.with_traceback(tb)
+    return exc

@@ -232,6 +232,8 @@ PyObject* RaiseFerryError();
 void DiscardFerryError();
 /// Turns the current Python exception into this thread's raised Ferry error (and clears it).
 void SetFerryErrorFromPython();
+/// _builtin_error_kinds(): the kinds of FerryErrorBuiltinKinds, as a tuple of str.
+PyObject* BuiltinErrorKinds(PyObject* module, PyObject* unused);
 
 // ---------------------------------------------------------------------------------------------
 // Functions.

@@ -386,6 +386,7 @@ PyMethodDef kMethods[] = {
     {"_classes", ListClasses, METH_NOARGS, nullptr},
     {"_set_dtype_class", SetDTypeClass, METH_O, nullptr},
     {"_set_error_factory", SetErrorFactory, METH_O, nullptr},
+    {"_builtin_error_kinds", BuiltinErrorKinds, METH_NOARGS, nullptr},
     {"_lib_path", LibPath, METH_NOARGS, "The path of the loaded libferry."},
     {"_array_size", ArraySize, METH_O, nullptr},
     {"_array_getitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ArrayGetItem)),

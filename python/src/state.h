@@ -11,6 +11,9 @@
 #include <Python.h>
 #include <ferry/c_api.h>
 
+#include <map>     // the code objects of C++ traceback entries
+#include <string>  // the extension's path
+#include <utility>  // pair
 #include <vector>  // the class cache
 
 #include "pointer_map_internal.h"
@@ -40,6 +43,20 @@ struct CoreState {
   PyObject* dtype_class = nullptr;
   /// (kind, message, backtrace) -> exception, or NULL.
   PyObject* error_factory = nullptr;
+
+  // -- Errors (error.cc), each filled on first use.
+  struct {
+    /// The Python classes of the builtin kinds (FerryErrorBuiltinKinds) Python has too.
+    std::vector<PyTypeObject*> builtin_classes;
+    bool builtin_classes_ready = false;
+    /// This extension's path as dladdr names it: frames from it are Python's side.
+    std::string core_library;
+    /// The globals of every C++ traceback frame: one dict that holds no frame.
+    PyObject* cxx_globals = nullptr;
+    /// (function, file, line) of a frame record (strings that live as long as the process)
+    /// -> the empty code object of its traceback entry.
+    std::map<std::pair<std::pair<const char*, const char*>, int32_t>, PyCodeObject*> codes;
+  } errors;
 
   // -- Global functions looked up once and kept (CachedGlobal).
   struct {

@@ -1,6 +1,8 @@
 """Errors both ways: C++ kinds raise the matching Python exceptions with C++ frames in the
 traceback; a Python exception raised in a callback comes back as the same object."""
+import builtins
 import gc
+import os
 import sys
 import traceback
 import weakref
@@ -223,3 +225,304 @@ def test_error_path_leaks_nothing(f):
     gc.collect()
     assert len(gc.get_objects()) - before < 50
     assert sys.getrefcount(callback) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# A caught error frees its frames: no reference cycle on any path (checked with the collector
+# off, through a weakref to a local of the catching function).
+
+
+class _Local:
+    pass
+
+
+def _frees_frames(action, expected):
+    def catching():
+        local = _Local()
+        ref = weakref.ref(local)
+        try:
+            action()
+        except expected as e:
+            assert e.__traceback__ is not None
+        else:
+            raise AssertionError("no error raised")
+        return ref
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ref = catching()
+        assert ref() is None, "the catching function's frame outlived the call"
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _raise_in_callback():
+    raise KeyError("from the callback")
+
+
+@pytest.mark.parametrize("kind,cls", KINDS + [("InternalError", ferry.InternalError)])
+def test_cpp_error_kinds_free_their_frames(f, kind, cls):
+    _frees_frames(lambda: ferry.get_global_func("test.raise")(kind, "m"), cls)
+    _frees_frames(lambda: f.raise_value_error("m"), ValueError)
+    _frees_frames(lambda: f.throw_from_static(1), ValueError)
+
+
+@pytest.mark.parametrize(
+    "name,action,cls",
+    [
+        ("bad argument", lambda f: f.add("x", 1), TypeError),
+        ("unconvertible argument", lambda f: f.echo(object()), TypeError),
+        ("argument that is not UTF-8", lambda f: f.echo("\ud800"), UnicodeEncodeError),
+        ("map lookup", lambda f: ferry.Map({"a": 1})["b"], KeyError),
+        ("array lookup", lambda f: ferry.Array([1, 2])[5], IndexError),
+        ("load_json", lambda f: ferry.load_json("{xxx"), ValueError),
+        ("callback", lambda f: f.call(_raise_in_callback), KeyError),
+        ("C++ error through a callback", lambda f: f.call(lambda: f.throw_from_static(0)),
+         ValueError),
+        ("two levels of callbacks", lambda f: f.call(lambda: f.call(_raise_in_callback)),
+         KeyError),
+    ],
+)
+def test_every_error_path_frees_its_frames(f, name, action, cls):
+    _frees_frames(lambda: action(f), cls)
+
+
+def test_many_caught_errors_hold_no_memory_with_the_collector_off(f):
+    import tracemalloc
+
+    lookup = ferry.Map({"a": 1})
+
+    def one():
+        try:
+            lookup["missing"]
+        except KeyError:
+            pass
+        try:
+            f.raise_value_error("x")
+        except ValueError:
+            pass
+
+    one()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2000):
+            one()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert grown < 200_000, f"2,000 caught errors kept {grown} bytes"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tracebacks: every C++ frame between the Python caller and the throw site, and between a
+# Python caller and a callback, with its function name and file:line (the support library is
+# built with debug information).
+
+SUPPORT_SOURCE = os.path.join(os.path.dirname(__file__), "support", "testing_module.cc")
+
+
+def _line_of(text):
+    with open(SUPPORT_SOURCE, encoding="utf-8") as source:
+        for number, line in enumerate(source, 1):
+            if text in line:
+                return number
+    raise AssertionError(f"{text!r} not in {SUPPORT_SOURCE}")
+
+
+def _entries(exc):
+    return [(os.path.basename(e.filename), e.lineno, e.name)
+            for e in traceback.extract_tb(exc.__traceback__)]
+
+
+def test_traceback_names_static_functions_with_file_and_line(f):
+    with pytest.raises(ValueError, match="from a static function 2") as info:
+        f.throw_from_static(1)
+    text = "".join(traceback.format_exception(info.value))
+    entries = _entries(info.value)
+    assert entries[0][2] == "test_traceback_names_static_functions_with_file_and_line"
+    throw_line = _line_of('FERRY_THROW(ValueError) << "from a static function "')
+    call_line = _line_of("ThrowFromStaticFunction(value + 1);")
+    assert entries[-1][0] == "testing_module.cc" and entries[-1][1] == throw_line, entries
+    assert "ThrowFromStaticFunction" in entries[-1][2]
+    assert ("testing_module.cc", call_line) in [e[:2] for e in entries]
+    assert any("CallStaticThrower" in e[2] for e in entries)
+    assert f'testing_module.cc", line {throw_line}, in ' in text
+    assert "ThrowFromStaticFunction" in text and "CallStaticThrower" in text
+    # Nothing of the extension or the interpreter, nor Ferry's throwing machinery.
+    assert not any("ErrorBuilder" in e[2] or e[0].startswith(("_core", "libpython"))
+                   for e in entries), entries
+
+
+def test_traceback_names_lambdas_with_file_and_line(f):
+    with pytest.raises(KeyError) as info:
+        f.throw_from_lambda()
+    entries = _entries(info.value)
+    assert entries[-1][:2] == ("testing_module.cc", _line_of('"from a lambda "')), entries
+    assert "lambda" in entries[-1][2]
+    assert ("testing_module.cc", _line_of("thrower(7);")) in [e[:2] for e in entries]
+
+
+def test_traceback_shows_cpp_frames_between_caller_and_callback(f):
+    def callback():
+        raise KeyError("k")
+
+    with pytest.raises(KeyError) as info:
+        f.call(callback)
+    entries = _entries(info.value)
+    names = [e[2] for e in entries]
+    assert names[0] == "test_traceback_shows_cpp_frames_between_caller_and_callback"
+    assert names[-1] == "callback"
+    between = entries[1:-1]
+    call_line = _line_of("args[0].cast<Function>().CallPacked(args + 1, n - 1, out);")
+    assert ("testing_module.cc", call_line) in [e[:2] for e in between], entries
+    assert any("CallPacked" in e[2] for e in between), entries
+
+
+def test_cpp_error_through_a_callback_keeps_both_sides(f):
+    def callback():
+        f.throw_from_static(5)
+
+    with pytest.raises(ValueError, match="static function 6") as info:
+        f.call(callback)
+    names = [e[2] for e in _entries(info.value)]
+    i = names.index("callback")
+    assert any("CallPacked" in n for n in names[:i]), names  # the outer C++ call
+    assert "ThrowFromStaticFunction" in names[-1], names  # the inner throw site
+
+
+def test_cpp_can_read_a_callbacks_python_traceback(f):
+    def callback():
+        raise ValueError("from Python")
+
+    text = f.backtrace_of(callback)
+    assert "Traceback (most recent call last)" in text and "in callback" in text
+    assert "ValueError: from Python" in text
+
+
+def test_cpp_backtrace_text_names_the_static_function(f):
+    text = f.backtrace_of(lambda: f.throw_from_static(0))
+    assert "ThrowFromStaticFunction" in text and "testing_module.cc" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-raising one exception object stays linear: crossing C++ formats nothing.
+
+
+def test_reraising_one_exception_through_callbacks_formats_nothing(f, monkeypatch):
+    calls = []
+    for name in ("format_exception", "format_tb", "format_list", "extract_tb"):
+        original = getattr(traceback, name)
+
+        def counting(*args, _original=original, _name=name, **kwargs):
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(traceback, name, counting)
+    exc = ValueError("again")
+
+    def callback():
+        raise exc
+
+    lengths = []
+    for i in range(2000):
+        with pytest.raises(ValueError) as info:
+            f.call(callback)
+        assert info.value is exc
+        if i % 500 == 0:
+            lengths.append(sum(1 for _ in traceback.walk_tb(exc.__traceback__)))
+    assert calls == [], "a crossing formatted the traceback"
+    # The traceback grows by the same number of entries per crossing (as for plain Python).
+    steps = [b - a for a, b in zip(lengths, lengths[1:])]
+    assert len(set(steps)) == 1 and steps[0] > 0, lengths
+    exc.__traceback__ = None
+    assert "ValueError: again" in f.backtrace_of(callback)
+    assert calls.count("format_exception") == 1, calls  # formatted once, when C++ asked
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages: whole characters, decoded with replacement, long inputs shortened.
+
+
+def test_json_error_quotes_whole_characters():
+    with pytest.raises(ValueError) as info:
+        ferry.load_json("é")
+    assert "'é'" in str(info.value)
+    with pytest.raises(ValueError, match="'日'"):
+        ferry.load_json("[1, 日]")
+    with pytest.raises(ValueError, match=r"invalid escape '\\é'"):
+        ferry.load_json('"\\é"')
+
+
+def test_messages_that_are_not_utf8_are_decoded_with_replacement(f):
+    with pytest.raises(ValueError) as info:
+        f.raise_bytes(b"bad \xc3 byte \xff")
+    assert str(info.value) == "bad \ufffd byte \ufffd"
+
+
+def test_a_huge_offending_input_is_quoted_shortened():
+    with pytest.raises(ValueError, match="out of range") as info:
+        ferry.load_json("1" * 10_000_000)
+    assert len(str(info.value)) < 300 and "10000000 bytes" in str(info.value)
+    key = "ü" * 100_000
+    with pytest.raises(ValueError, match="duplicate key") as info:
+        ferry.load_json('{"%s": 1, "%s": 2}' % (key, key))
+    assert len(str(info.value)) < 300
+
+
+# ---------------------------------------------------------------------------------------------
+# One list of builtin kinds, libferry's.
+
+
+def test_builtin_kinds_come_from_libferry(f):
+    kinds = ferry._core._builtin_error_kinds()
+    assert "ValueError" in kinds and "InternalError" in kinds
+    assert {k for k, _ in KINDS} <= set(kinds)
+    raise_ = ferry.get_global_func("test.raise")
+    for kind in kinds:
+        with pytest.raises(Exception) as info:
+            raise_(kind, "m")
+        expected = ferry.InternalError if kind == "InternalError" else getattr(builtins, kind)
+        assert type(info.value) is expected
+
+        if kind != "InternalError":
+            def callback(cls=expected):
+                raise cls("m")
+
+            assert f.catch_kind(callback).split(":")[0] == kind
+
+    # The nearest builtin kind in the MRO: NotImplementedError is a RuntimeError.
+    def not_implemented():
+        raise NotImplementedError("later")
+
+    def decode_error():
+        b"\xff".decode()
+
+    assert f.catch_kind(not_implemented).startswith("NotImplementedError:")
+    assert f.catch_kind(decode_error).startswith("ValueError:")
+
+
+def test_ferry_backtrace_0_captures_no_frames(tmp_path):
+    import subprocess
+
+    import ferry_testing
+
+    lib = str(ferry_testing.TESTING_LIB)
+    script = (
+        "import traceback, ferry\n"
+        f"ferry.load_library({lib!r})\n"
+        "try:\n"
+        "    ferry.get_global_func('test.throw_from_static')(1)\n"
+        "except ValueError as e:\n"
+        "    print([x.filename for x in traceback.extract_tb(e.__traceback__)])\n"
+        "    print(repr(e.__ferry_backtrace__))\n"
+    )
+    env = dict(os.environ, FERRY_BACKTRACE="0")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["['<string>']", "''"]

@@ -94,6 +94,34 @@ FERRY_REGISTER_GLOBAL("test.raise").set_body_typed([](std::string kind, std::str
 FERRY_REGISTER_GLOBAL("test.raise_value_error").set_body_typed([](std::string message) {
   FERRY_THROW(ValueError) << message;
 });
+/// Throw sites that only debug information can name: a static function and a lambda.
+[[gnu::noinline]] static void ThrowFromStaticFunction(int64_t value) {
+  FERRY_THROW(ValueError) << "from a static function " << value;
+}
+[[gnu::noinline]] static void CallStaticThrower(int64_t value) {
+  ThrowFromStaticFunction(value + 1);
+  live_counted.fetch_add(0);  // not a tail call: this frame stays on the stack
+}
+FERRY_REGISTER_GLOBAL("test.throw_from_static").set_body_typed([](int64_t value) {
+  CallStaticThrower(value);
+});
+FERRY_REGISTER_GLOBAL("test.throw_from_lambda").set_body_typed([]() {
+  auto thrower = [](int x) { FERRY_THROW(KeyError) << "from a lambda " << x; };
+  thrower(7);
+});
+/// raise_bytes(b): a ValueError whose message is the bytes b, UTF-8 or not.
+FERRY_REGISTER_GLOBAL("test.raise_bytes").set_body_typed([](Bytes b) {
+  FERRY_THROW(ValueError) << std::string(b.data(), b.size());
+});
+/// backtrace_of(f): calls f(); returns the backtrace text of the ferry::Error it raised.
+FERRY_REGISTER_GLOBAL("test.backtrace_of").set_body_typed([](Function f) -> std::string {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::string(e.backtrace());
+  }
+  return "";
+});
 FERRY_REGISTER_GLOBAL("test.throw_int").set_body([](const AnyView*, int32_t, Any*) {
   throw 42;  // not a std::exception: must still become a RuntimeError
 });
