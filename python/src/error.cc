@@ -257,7 +257,7 @@ void SetFerryErrorFromPython() {
     DiscardFerryError();  // the text then lacks Python's part: not worth failing
   }
   FerryErrorSetRaised(error);
-  FerryObjectDecRef(error);
+  DecRef(error);
 }
 
 PyObject* RaiseFerryError() {
@@ -272,7 +272,7 @@ PyObject* RaiseFerryError() {
   if (FerryErrorGetPayload(error, &payload, &deleter) == 0 && deleter == &DecRefWithGil &&
       payload != nullptr) {
     RestoreWithFrames(static_cast<PyObject*>(payload), error);
-    FerryObjectDecRef(error);
+    DecRef(error);
     return nullptr;
   }
   const char *kind = "RuntimeError", *message = "", *backtrace = "";
@@ -301,13 +301,13 @@ PyObject* RaiseFerryError() {
       }
     }
     Py_XDECREF(py_message);
-    FerryObjectDecRef(error);  // after: `message` is the error's
+    DecRef(error);  // after: `message` is the error's
     return nullptr;
   }
   Py_DECREF(py_message);
   RestoreWithFrames(exc, error);
   Py_DECREF(exc);
-  FerryObjectDecRef(error);
+  DecRef(error);
   return nullptr;
 }
 
