@@ -498,13 +498,72 @@ TEST(LoadLibrary, BrokenLibraryIsAClearError) {
   EXPECT_TRUE(Contains(e.message(), "ferry_test_symbol_that_does_not_exist")) << e.what();
 }
 
-TEST(LoadLibrary, DuplicateRegistrationIsReportedNotFatal) {
-  Error e = CaptureError([] { LoadLibrary(kModuleDir + "/duplicate_module.so"); });
-  EXPECT_EQ(e.kind(), "RuntimeError");
-  EXPECT_TRUE(Contains(e.message(), "'testing.taken' is already registered")) << e.what();
-  EXPECT_TRUE(Contains(e.message(), "duplicate_module.cc")) << e.what();
-  EXPECT_EQ(Function::GetGlobalRequired("testing.taken")().cast<int>(), 1) << "ours is kept";
-  EXPECT_EQ(Function::GetGlobalRequired("testing.duplicate_module.fresh")().cast<int>(), 3);
+bool TypeKeyRegistered(const char* key) {
+  int32_t index = -1;
+  if (FerryTypeKeyToIndex(key, &index) == 0) return true;
+  FerryObjectHandle error = nullptr;
+  FerryErrorMoveFromRaised(&error);
+  if (error != nullptr) FerryObjectDecRef(error);
+  return false;
+}
+
+TEST(LoadLibrary, DuplicateGlobalUndoesTheWholeLibrary) {
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the second load fails the same way
+    Error e = CaptureError([] { LoadLibrary(kModuleDir + "/duplicate_module.so"); });
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    EXPECT_TRUE(Contains(e.message(), "'testing.taken' is already registered")) << e.what();
+    EXPECT_TRUE(Contains(e.message(), "duplicate_module.cc")) << e.what();
+    EXPECT_TRUE(Contains(e.message(), "duplicate_module.so")) << e.what();
+    EXPECT_EQ(Function::GetGlobalRequired("testing.taken")().cast<int>(), 1) << "ours is kept";
+    EXPECT_FALSE(Function::GetGlobal("testing.duplicate_module.fresh").has_value())
+        << "a global of the failed library stayed callable";
+  }
+}
+
+TEST(LoadLibrary, TypeKeyWithAnotherParentIsAnErrorNotATerminate) {
+  LoadLibrary(kModuleDir + "/good_module.so");
+  // good_module registers its counter's type at the first counter it makes.
+  Function::GetGlobalRequired("testing.module.make_counter")(0);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Error e = CaptureError([] { LoadLibrary(kModuleDir + "/conflict_parent_module.so"); });
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    const std::string message(e.message());
+    EXPECT_TRUE(Contains(message, "'testing.module.Counter'")) << message;
+    EXPECT_TRUE(Contains(message, "'ferry.Object'")) << message;
+    EXPECT_TRUE(Contains(message, "'testing.conflict.Base'")) << message;
+    EXPECT_TRUE(Contains(message, "conflict_parent_module.so")) << message;
+    EXPECT_FALSE(Function::GetGlobal("testing.conflict.before").has_value());
+    EXPECT_FALSE(Function::GetGlobal("testing.conflict.make").has_value());
+    EXPECT_FALSE(TypeKeyRegistered("testing.conflict.Base"));
+    EXPECT_EQ(GetNodeInfo("testing.conflict.Base"), nullptr);
+  }
+  // good_module's type and globals are untouched.
+  ObjectRef counter = Function::GetGlobalRequired("testing.module.make_counter")(7).cast<ObjectRef>();
+  EXPECT_STREQ(counter->GetTypeKey(), "testing.module.Counter");
+  EXPECT_EQ(Function::GetGlobalRequired("testing.module.counter_value")(counter).cast<int64_t>(), 7);
+}
+
+TEST(LoadLibrary, RegistrationsThrowingAnyExceptionUndoTheLibrary) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Error e = CaptureError([] { LoadLibrary(kModuleDir + "/throwing_module.so"); });
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    const std::string message(e.message());
+    EXPECT_TRUE(Contains(message, "ExplodingNode refuses to be built")) << message;
+    EXPECT_TRUE(Contains(message, "throwing_module.so")) << message;
+    EXPECT_TRUE(Contains(message, "1 more failed registration")) << message;  // bad_names
+    EXPECT_FALSE(Function::GetGlobal("testing.throwing.before").has_value());
+    EXPECT_FALSE(Function::GetGlobal("testing.throwing.after").has_value());
+    EXPECT_FALSE(Function::GetGlobal("testing.throwing.bad_names").has_value());
+    EXPECT_FALSE(TypeKeyRegistered("testing.throwing.Exploding"));
+    EXPECT_EQ(GetNodeInfo("testing.throwing.Exploding"), nullptr);
+  }
+}
+
+TEST(LoadLibrary, DuplicateNodeUndoesTheFirstRegistration) {
+  Error e = CaptureError([] { LoadLibrary(kModuleDir + "/duplicate_node_module.so"); });
+  EXPECT_TRUE(Contains(e.message(), "'testing.Twice' is registered twice")) << e.what();
+  EXPECT_EQ(GetNodeInfo("testing.Twice"), nullptr);
+  EXPECT_FALSE(TypeKeyRegistered("testing.Twice"));
 }
 
 TEST(Function, CallingANullFunctionIsAValueError) {
