@@ -31,6 +31,7 @@ inline FerryObjectHandle MoveToHandle(ObjectRef&& ref) {
 #define FERRY_C_API_BEGIN() try {
 #define FERRY_C_API_END()                                \
   }                                                      \
+  FERRY_RETHROW_FORCED_UNWIND()                          \
   catch (...) {                                          \
     ::ferry::details::SetRaisedFromCurrentException();   \
     return -1;                                           \

@@ -901,7 +901,7 @@ class Loader {
     if (loader->error_) return;  // the nodes after an error are only parsed
     try {
       loader->nodes_.push_back(loader->LoadNode(node));
-    } catch (...) {
+    } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
       loader->error_ = std::current_exception();
     }
   }

@@ -3,7 +3,25 @@
 #ifndef FERRY_BASE_H_
 #define FERRY_BASE_H_
 
+#include <cstddef>  // defines __GLIBCXX__ under libstdc++
+
 #include "ferry/c_api.h"
+
+/// Put before every `catch (...)` that does not rethrow: thread cancellation (pthread_cancel,
+/// pthread_exit, CPython ending a thread that wants the GIL after the interpreter finalized)
+/// unwinds with abi::__forced_unwind, which must reach the thread's start; a handler that
+/// swallows it aborts the process ("FATAL: exception not rethrown").
+///
+///     try { ... } FERRY_RETHROW_FORCED_UNWIND() catch (...) { ... }
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>  // abi::__forced_unwind
+#define FERRY_RETHROW_FORCED_UNWIND() \
+  catch (abi::__forced_unwind&) {     \
+    throw;                            \
+  }
+#else
+#define FERRY_RETHROW_FORCED_UNWIND()
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FERRY_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -87,7 +87,7 @@ class PackedFunctionObj : public FunctionObj {
                   ObjectUnsafe::FromHeader(static_cast<FerryObject*>(self))),
               reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
       return 0;
-    } catch (...) {
+    } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
       SetRaisedFromCurrentException();
       return -1;
     }

@@ -3,7 +3,11 @@
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
 
+#include <pthread.h>  // pthread_cancel
+#include <unistd.h>   // pipe, read: a cancellation point that blocks
+
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -574,6 +578,94 @@ TEST(Function, CallingANullFunctionIsAValueError) {
   ExpectError([&] { call(Any()); }, "ValueError", {"null Function"});
   TypedFunction<int64_t(int64_t)> typed;
   ExpectError([&] { typed(1); }, "ValueError", {"null Function"});
+}
+
+// Thread cancellation unwinds with abi::__forced_unwind; a `catch (...)` that swallows it aborts
+// the process ("FATAL: exception not rethrown"). Each case cancels a thread blocked in read()
+// inside a Ferry call, in a child process (gtest death-test machinery) so an abort fails the test
+// instead of the binary.
+struct BlockedCall {
+  int read_fd = -1;
+  std::atomic<bool> entered{false};
+  std::function<void()> call;  // what the thread runs; it blocks in Block()
+  void Block() {
+    entered = true;
+    char c;
+    (void)!::read(read_fd, &c, 1);  // nothing is ever written: blocks until cancelled
+  }
+};
+
+void CancelABlockedThread(BlockedCall* blocked) {
+  int fds[2];
+  if (::pipe(fds) != 0) std::exit(10);
+  blocked->read_fd = fds[0];
+  pthread_t thread;
+  auto run = [](void* arg) -> void* {
+    static_cast<BlockedCall*>(arg)->call();
+    return nullptr;  // not reached: the call is cancelled
+  };
+  if (pthread_create(&thread, nullptr, run, blocked) != 0) std::exit(11);
+  while (!blocked->entered) std::this_thread::yield();
+  pthread_cancel(thread);
+  void* result = nullptr;
+  pthread_join(thread, &result);
+  std::exit(result == PTHREAD_CANCELED ? 0 : 12);
+}
+
+int BlockingCallback(void* resource, const FerryAny*, int32_t, FerryAny*) {
+  static_cast<BlockedCall*>(resource)->Block();
+  return 0;
+}
+
+class ThreadCancellation : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(ThreadCancellation, InsideACCallbackCalledThroughTheCAbi) {
+  EXPECT_EXIT(
+      {
+        BlockedCall blocked;
+        FerryObjectHandle func = nullptr;
+        if (FerryFunctionCreate(&blocked, BlockingCallback, nullptr, &func) != 0) std::exit(20);
+        blocked.call = [func] {
+          FerryAny result;
+          FerryFunctionCall(func, nullptr, 0, &result);
+        };
+        CancelABlockedThread(&blocked);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(ThreadCancellation, InsideAPackedFunctionCalledThroughTheCAbi) {
+  EXPECT_EXIT(
+      {
+        BlockedCall blocked;
+        Function f = Function::FromPacked(
+            [&blocked](const AnyView*, int32_t, Any*) { blocked.Block(); });
+        blocked.call = [&f] {
+          FerryAny result;
+          FerryFunctionCall(details::ObjectUnsafe::GetHeader(f.get()), nullptr, 0, &result);
+        };
+        CancelABlockedThread(&blocked);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(ThreadCancellation, InsideACallbackCalledFromCpp) {
+  EXPECT_EXIT(
+      {
+        BlockedCall blocked;
+        FerryObjectHandle func = nullptr;
+        if (FerryFunctionCreate(&blocked, BlockingCallback, nullptr, &func) != 0) std::exit(20);
+        FerryAny cell{};
+        cell.type_index = kFerryFunction;
+        cell.v_obj = static_cast<FerryObject*>(func);
+        Function f = Any::FromOwned(cell).cast<Function>();  // takes func's reference
+        blocked.call = [&f] { f(); };
+        CancelABlockedThread(&blocked);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

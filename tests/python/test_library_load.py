@@ -65,3 +65,30 @@ except ValueError as e:
     assert len(errors) == 2 and "ExplodingNode refuses to be built" in errors[0], out.stdout
     assert "LEFT []" in out.stdout
     assert "NODE no node type is registered as 'testing.throwing.Exploding'" in out.stdout
+
+
+def test_cpp_threads_calling_python_while_the_interpreter_exits_do_not_abort():
+    # Detached C++ threads call a Python callback in a loop (some inside time.sleep, with the GIL
+    # released) while the main thread returns and the interpreter finalizes. A call that starts
+    # then fails with an error; one that was inside Python is ended by CPython's thread exit,
+    # which must unwind through Ferry's frames. This aborted with "FATAL: exception not
+    # rethrown" in 3 runs of 3.
+    script = f"""
+import time
+import ferry
+ferry.load_library({str(MODULES / "background_caller_module.so")!r})
+def callback():
+    time.sleep(0.0005)
+ferry.get_global_func("testing.background.start")(callback, 4)
+ferry.get_global_func("testing.background.start")(lambda: None, 2)
+time.sleep(0.05)
+print("main done")
+"""
+    for _ in range(3):
+        out = run_python(script)
+        assert out.returncode == 0, out.stderr
+        assert "main done" in out.stdout
+        assert "FATAL" not in out.stderr and "terminate" not in out.stderr, out.stderr
+        for line in out.stderr.splitlines():
+            assert line.startswith("background call failed: RuntimeError: ") and \
+                "finaliz" in line, out.stderr

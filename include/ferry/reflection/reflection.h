@@ -91,7 +91,7 @@ const FieldType* FieldTypeOf() {
         try {
           *out = Any(*static_cast<const T*>(addr)).MoveToOwned();
           return 0;
-        } catch (...) {
+        } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
           SetRaisedFromCurrentException();
           return -1;
         }
