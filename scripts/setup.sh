@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
-# Ninja and GoogleTest (Debian packages), the Python headers and venv module, and pytest (PyPI).
+# Ninja and GoogleTest (Debian packages), clang with its libFuzzer runtime (the fuzz targets of
+# scripts/fuzz.sh), the Python headers and venv module, and pytest and atheris (PyPI).
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
@@ -9,6 +10,10 @@ command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+command -v clang++ >/dev/null 2>&1 || missing+=(clang)
+# libFuzzer (-fsanitize=fuzzer) comes with clang's runtime libraries.
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null ||
+  missing+=(libclang-rt-dev)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
