@@ -31,8 +31,8 @@ inline FerryObjectHandle MoveToHandle(ObjectRef&& ref) {
 #define FERRY_C_API_BEGIN() try {
 #define FERRY_C_API_END()                                \
   }                                                      \
-  FERRY_RETHROW_FORCED_UNWIND()                          \
   catch (...) {                                          \
+    FERRY_RETHROW_FORCED_UNWIND();                       \
     ::ferry::details::SetRaisedFromCurrentException();   \
     return -1;                                           \
   }                                                      \

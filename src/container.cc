@@ -581,7 +581,8 @@ int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size, const FerryAny
     *out_size = arr->size();
     *out_data = reinterpret_cast<const FerryAny*>(arr->begin());
     return 0;
-  } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
     ferry::details::SetRaisedFromCurrentException();
     return -1;
   }

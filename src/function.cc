@@ -208,6 +208,7 @@ void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, i
     GlobalTable::Global()->Set(name, Downcast<Function>(std::move(f)), false);
     if (LoadTransaction* load = CurrentLoad()) load->globals.emplace_back(name, published);
   } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
     ReportRegistrationError(name, file, line);
   }
 }

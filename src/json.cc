@@ -901,7 +901,8 @@ class Loader {
     if (loader->error_) return;  // the nodes after an error are only parsed
     try {
       loader->nodes_.push_back(loader->LoadNode(node));
-    } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
+    } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       loader->error_ = std::current_exception();
     }
   }

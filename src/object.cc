@@ -302,6 +302,7 @@ int32_t TypeRegister(const char* type_key, int32_t static_type_index, int32_t pa
     if (created) load->types.push_back(index);
     return index;
   } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
     load->errors.push_back(CurrentExceptionAsError());
     return -1;
   }

@@ -317,6 +317,7 @@ void RegisterNode(NodeInfo info) {
     const NodeInfo* published = NodeRegistry::Global()->Register(std::move(info));
     if (load != nullptr) load->nodes.push_back(published);
   } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
     // While LoadLibrary runs the library's initializers, keep the error for it to report
     // (throwing out of a static initializer would terminate the process).
     Error e = CurrentExceptionAsError();

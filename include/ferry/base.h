@@ -3,25 +3,22 @@
 #ifndef FERRY_BASE_H_
 #define FERRY_BASE_H_
 
-#include <cstddef>  // defines __GLIBCXX__ under libstdc++
-
 #include "ferry/c_api.h"
 
-/// Put before every `catch (...)` that does not rethrow: thread cancellation (pthread_cancel,
+/// Call first in every `catch (...)` that does not rethrow: thread cancellation (pthread_cancel,
 /// pthread_exit, CPython ending a thread that wants the GIL after the interpreter finalized)
 /// unwinds with abi::__forced_unwind, which must reach the thread's start; a handler that
 /// swallows it aborts the process ("FATAL: exception not rethrown").
 ///
-///     try { ... } FERRY_RETHROW_FORCED_UNWIND() catch (...) { ... }
-#if defined(__GLIBCXX__)
-#include <cxxabi.h>  // abi::__forced_unwind
-#define FERRY_RETHROW_FORCED_UNWIND() \
-  catch (abi::__forced_unwind&) {     \
-    throw;                            \
-  }
-#else
-#define FERRY_RETHROW_FORCED_UNWIND()
-#endif
+///     try { ... } catch (...) { FERRY_RETHROW_FORCED_UNWIND(); ... }
+#define FERRY_RETHROW_FORCED_UNWIND() ::ferry::details::RethrowIfForcedUnwind()
+
+namespace ferry {
+namespace details {
+/// Rethrows the exception being handled if it is thread cancellation; call only in a catch block.
+FERRY_DLL void RethrowIfForcedUnwind();
+}  // namespace details
+}  // namespace ferry
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FERRY_LIKELY(x) __builtin_expect(!!(x), 1)

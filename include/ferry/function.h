@@ -87,7 +87,8 @@ class PackedFunctionObj : public FunctionObj {
                   ObjectUnsafe::FromHeader(static_cast<FerryObject*>(self))),
               reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
       return 0;
-    } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
+    } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       SetRaisedFromCurrentException();
       return -1;
     }
@@ -335,6 +336,7 @@ class GlobalRegistrar {
     try {
       return set_body(Function::FromPacked(std::move(packed)));
     } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       RegisterGlobalFailed(name_, file_, line_);
       return *this;
     }
@@ -346,6 +348,7 @@ class GlobalRegistrar {
     try {
       return set_body(Function::FromTyped(std::move(f), name_));
     } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       RegisterGlobalFailed(name_, file_, line_);
       return *this;
     }
@@ -356,6 +359,7 @@ class GlobalRegistrar {
     try {
       return set_body(Function::FromTyped(std::move(f), name_, std::move(param_names)));
     } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       RegisterGlobalFailed(name_, file_, line_);
       return *this;
     }

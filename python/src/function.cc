@@ -44,6 +44,29 @@ int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, P
   return CallPythonWith(callable, args, num_args, argv.data(), result);
 }
 
+// The handler binds a reference to the forced-unwind exception, which has no C++ object: GCC's
+// UndefinedBehaviorSanitizer reports that binding as a null reference, so it is not checked here.
+/// Rethrows the exception being handled if it is thread cancellation (in a catch block only).
+__attribute__((no_sanitize_undefined)) void RethrowIfForcedUnwind() {
+  try {
+    throw;
+  } catch (abi::__forced_unwind&) {
+    throw;  // thread cancellation must reach the thread's start
+  } catch (...) {
+  }
+}
+
+/// Whether the exception being handled is std::bad_alloc (in a catch block only).
+bool IsBadAlloc() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 /// A C++ exception on the way (out of memory) becomes the raised Ferry error, so that it cannot
 /// unwind past the GIL's release into C++ that expects a status code. Only thread cancellation
 /// unwinds out: CPython ends a thread that wants the GIL back after finalization began (inside
@@ -54,13 +77,13 @@ int CallPythonHoldingGil(PyObject* callable, const FerryAny* args, int32_t num_a
     if (num_args > kStackArgs) return CallPythonManyArgs(callable, args, num_args, result);
     PyObject* argv[kStackArgs];
     return CallPythonWith(callable, args, num_args, argv, result);
-  } catch (abi::__forced_unwind&) {
-    throw;  // thread cancellation must reach the thread's start
-  } catch (const std::bad_alloc&) {
-    PyErr_Clear();
-    FerryErrorSetRaisedFromCStr("MemoryError", "out of memory calling a Python callback");
   } catch (...) {
+    RethrowIfForcedUnwind();
     PyErr_Clear();
+    if (IsBadAlloc()) {
+      FerryErrorSetRaisedFromCStr("MemoryError", "out of memory calling a Python callback");
+      return -1;
+    }
     FerryErrorSetRaisedFromCStr("RuntimeError", "a C++ exception calling a Python callback");
   }
   return -1;

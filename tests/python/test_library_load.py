@@ -2,17 +2,23 @@
 and leaves nothing of itself callable. Each case runs in a fresh interpreter (a subprocess with
 a timeout), since a regression here used to terminate the process from a static initializer."""
 import os
+import pathlib
 import subprocess
 import sys
 
+import ferry
 from ferry_testing import ROOT
 
-MODULES = ROOT / "build" / "tests" / "modules"
+# The test libraries of the build under test (scripts/asan_python.sh points at build-asan/).
+MODULES = pathlib.Path(
+    os.environ.get("FERRY_TEST_MODULE_DIR", ROOT / "build" / "tests" / "modules"))
+# The subprocesses import the same ferry package as this process.
+PACKAGE_ROOT = pathlib.Path(ferry.__file__).resolve().parents[1]
 
 
 def run_python(script):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                           timeout=120)
 

@@ -91,7 +91,8 @@ const FieldType* FieldTypeOf() {
         try {
           *out = Any(*static_cast<const T*>(addr)).MoveToOwned();
           return 0;
-        } FERRY_RETHROW_FORCED_UNWIND() catch (...) {
+        } catch (...) {
+          FERRY_RETHROW_FORCED_UNWIND();
           SetRaisedFromCurrentException();
           return -1;
         }
