@@ -619,7 +619,15 @@ int BlockingCallback(void* resource, const FerryAny*, int32_t, FerryAny*) {
 
 class ThreadCancellation : public ::testing::Test {
  protected:
-  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+  void SetUp() override {
+#if defined(__SANITIZE_ADDRESS__)
+    // GCC 12's ASan runtime cannot follow the forced unwind of pthread_cancel: the frames it
+    // skips stay poisoned, and its own __asan_handle_no_return then fails an internal CHECK at
+    // the next throw on that thread. The plain (build/) and ThreadSanitizer builds run these.
+    GTEST_SKIP() << "AddressSanitizer's runtime does not support pthread_cancel unwinding";
+#endif
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
 };
 
 TEST_F(ThreadCancellation, InsideACCallbackCalledThroughTheCAbi) {
