@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets of fuzz/ (clang, libFuzzer, AddressSanitizer + UndefinedBehaviorSanitizer,
-# in build-fuzz/) and runs each for a bounded time on its corpus:
+# in build-fuzz/; clang's warnings are not fatal, -Werror is for the g++ builds) and runs each for
+# a bounded time on its corpus:
 #
 #   scripts/fuzz.sh                   # 60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh --seconds 20      # shorter
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift 2 ;;
     --minutes) seconds=$(( $2 * 60 )); shift 2 ;;
     --target) targets+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | cut -c3-; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,7 +40,7 @@ for t in "${targets[@]}"; do
 done
 if [ ${#native[@]} -gt 0 ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DFERRY_WERROR=ON -DFERRY_BUILD_FUZZERS=ON -DFERRY_SANITIZE=address,undefined \
+    -DFERRY_WERROR=OFF -DFERRY_BUILD_FUZZERS=ON -DFERRY_SANITIZE=address,undefined \
     -DFERRY_BUILD_TESTS=OFF -DFERRY_BUILD_EXAMPLES=OFF -DFERRY_BUILD_PYTHON=OFF >/dev/null
   cmake --build build-fuzz -j "$jobs" --target "${native[@]}"
 fi

@@ -79,7 +79,7 @@ bool RecordLoadError(const Error& error) {
 
 // The handler binds a reference to the forced-unwind exception, which has no C++ object: GCC's
 // UndefinedBehaviorSanitizer reports that binding as a null reference, so it is not checked here.
-__attribute__((no_sanitize_undefined)) void RethrowIfForcedUnwind() {
+__attribute__((no_sanitize("undefined"))) void RethrowIfForcedUnwind() {
   try {
     throw;
   } catch (abi::__forced_unwind&) {

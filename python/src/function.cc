@@ -47,7 +47,7 @@ int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, P
 // The handler binds a reference to the forced-unwind exception, which has no C++ object: GCC's
 // UndefinedBehaviorSanitizer reports that binding as a null reference, so it is not checked here.
 /// Rethrows the exception being handled if it is thread cancellation (in a catch block only).
-__attribute__((no_sanitize_undefined)) void RethrowIfForcedUnwind() {
+__attribute__((no_sanitize("undefined"))) void RethrowIfForcedUnwind() {
   try {
     throw;
   } catch (abi::__forced_unwind&) {
