@@ -4,7 +4,9 @@
 # scripts/test.sh builds it) in a CPython with the ASan runtime preloaded, PYTHONMALLOC=malloc (so
 # that ASan sees every Python allocation, not pymalloc's arenas) and leak detection on. CPython's
 # own allocations that outlive the interpreter are suppressed by tests/sanitizers/lsan_python.supp
-# (each entry explained there); any other report fails the run.
+# (each entry explained there; full malloc stacks, fast_unwind_on_malloc=0, so that an entry
+# matching a CPython or NumPy frame cannot hide an allocation made by Ferry); any other report
+# fails the run.
 #
 # Left out, and why: test_packaging.py (builds and pip-installs a wheel with a non-ASan compile:
 # minutes, and nothing of build-asan/ in it), test_cpp.py (ferry.cpp runs the compiler and
@@ -39,7 +41,7 @@ done
 
 LD_PRELOAD="$asan_runtime $cxx_runtime" \
 PYTHONMALLOC=malloc \
-ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0 \
+ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:fast_unwind_on_malloc=0 \
 LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan_python.supp:print_suppressions=0" \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 FERRY_TESTING_LIB="$PWD/build-asan/tests/python/ferry_testing.so" \
