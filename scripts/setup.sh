@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
 # Ninja and GoogleTest (Debian packages), GCC's libbacktrace (libgcc-N-dev, which g++ normally
-# brings; libferry links it to name C++ frames with file:line), the Python headers and venv
-# module, and pytest (PyPI).
+# brings; libferry links it to name C++ frames with file:line), clang with its libFuzzer runtime
+# (the fuzz targets of scripts/fuzz.sh), the Python headers and venv module, and pytest, NumPy
+# and atheris (PyPI).
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
@@ -18,6 +19,10 @@ if command -v g++ >/dev/null 2>&1; then
     *) missing+=("libgcc-$(g++ -dumpversion | cut -d. -f1)-dev") ;;
   esac
 fi
+command -v clang++ >/dev/null 2>&1 || missing+=(clang)
+# libFuzzer (-fsanitize=fuzzer) comes with clang's runtime libraries.
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null ||
+  missing+=(libclang-rt-dev)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
@@ -47,4 +52,9 @@ fi
 if ! python3 -c 'import numpy' 2>/dev/null; then
   echo "setup: installing numpy"
   python3 -m pip install -q numpy || python3 -m pip install -q --break-system-packages numpy
+fi
+# atheris: the fuzz target of tschema's marker parser (fuzz/fuzz_tschema_markers.py, scripts/fuzz.sh).
+if ! python3 -c 'import atheris' 2>/dev/null; then
+  echo "setup: installing atheris"
+  python3 -m pip install -q atheris || python3 -m pip install -q --break-system-packages atheris
 fi

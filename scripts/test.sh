@@ -1,30 +1,77 @@
 #!/usr/bin/env bash
-# Runs every test of Ferry on a fresh machine: installs what is missing, builds, runs the C and
-# C++ tests and the Python tests (pytest, against the extension built in place into
-# python/ferry/, including a `pip install .` of the package, the worked example's tests and the
-# code blocks of the documentation), then runs the C and C++ tests
-# again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), where any report
-# fails the run.
+# Runs every test of Ferry on a fresh machine, in stages, printing the time of each:
+#   setup        installs what is missing (scripts/setup.sh)
+#   build        RelWithDebInfo, -Wall -Wextra -Werror (build/)
+#   ctest        the C and C++ tests
+#   pytest       the Python tests (against the extension built in place into python/ferry/,
+#                including a `pip install .` of the package, the worked example's tests and the
+#                code blocks of the documentation)
+#   asan         AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the C and C++ tests,
+#                then the Python tests of the extension (tests/python/test_*.py) in a Python with
+#                the ASan runtime preloaded, PYTHONMALLOC=malloc and leak detection
+#                (tests/sanitizers/lsan_python.supp lists what of CPython's is suppressed, and why)
+#   tsan         ThreadSanitizer (build-tsan/): the C++ tests that use threads
+#   fuzz         each fuzz target for FERRY_FUZZ_SECONDS (default 60) seconds (scripts/fuzz.sh)
+# Any failure, sanitizer report or fuzz finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
+stage_name=""
+stage_start=$SECONDS
+stage_times=()
+stage() {  # ends the running stage (printing its time) and starts the next, if named
+  if [ -n "$stage_name" ]; then
+    local took=$((SECONDS - stage_start))
+    echo "== $stage_name: ${took} s"
+    stage_times+=("$(printf '%-8s %5d s' "$stage_name" "$took")")
+  fi
+  stage_name="${1:-}"
+  stage_start=$SECONDS
+  if [ -n "$stage_name" ]; then echo "== $stage_name: $2"; fi
+}
+
+stage setup "installing what is missing"
 scripts/setup.sh
 
-echo "== build (RelWithDebInfo, -Wall -Wextra -Werror)"
+stage build "RelWithDebInfo, -Wall -Wextra -Werror"
 cmake -S . -B build -G Ninja -DFERRY_WERROR=ON -DFERRY_BUILD_PYTHON=ON >/dev/null
 cmake --build build -j "$jobs"
-echo "== C and C++ tests"
+
+stage ctest "C and C++ tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
-echo "== Python tests"
+
+stage pytest "Python tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/python examples/arith/tests tests/docs \
   -q -p no:cacheprovider
 
-echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer)"
+stage asan "AddressSanitizer + UndefinedBehaviorSanitizer: build, C and C++ tests, Python tests"
+# The extension of this build goes to build-asan/python-pkg/ferry/, next to a copy of the
+# package's Python sources, so that it never replaces the one of build/ in python/ferry/.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_WERROR=ON \
-  -DFERRY_SANITIZE=address,undefined -DFERRY_BUILD_EXAMPLES=OFF >/dev/null
+  -DFERRY_SANITIZE=address,undefined -DFERRY_BUILD_EXAMPLES=OFF -DFERRY_BUILD_PYTHON=ON \
+  -DFERRY_PYTHON_OUTPUT_DIR="$PWD/build-asan/python-pkg/ferry" >/dev/null
 cmake --build build-asan -j "$jobs"
-echo "== tests under sanitizers"
-ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan --output-on-failure -j "$jobs"
+scripts/asan_python.sh
+
+stage tsan "ThreadSanitizer: build, the C++ tests that use threads"
+# The tests that start threads: registry and callbacks (test_function, test_threads), type table
+# and reference counts (test_object), per-thread errors (test_error), string caches
+# (test_string). The others run single-threaded code already covered by build-asan/.
+tsan_tests=(test_threads test_function test_object test_error test_string)
+cmake -S . -B build-tsan -G Ninja -DFERRY_WERROR=ON -DFERRY_SANITIZE=thread \
+  -DFERRY_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizers/tsan.supp" \
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
+  -R "^cpp\\.($(IFS='|'; echo "${tsan_tests[*]}"))\$"
+
+stage fuzz "each fuzz target for ${FERRY_FUZZ_SECONDS:-60} s"
+scripts/fuzz.sh --seconds "${FERRY_FUZZ_SECONDS:-60}"
+
+stage ""
+echo "== all stages passed in $SECONDS s:"
+printf '   %s\n' "${stage_times[@]}"

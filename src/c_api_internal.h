@@ -32,6 +32,7 @@ inline FerryObjectHandle MoveToHandle(ObjectRef&& ref) {
 #define FERRY_C_API_END()                                \
   }                                                      \
   catch (...) {                                          \
+    FERRY_RETHROW_FORCED_UNWIND();                       \
     ::ferry::details::SetRaisedFromCurrentException();   \
     return -1;                                           \
   }                                                      \

@@ -582,6 +582,7 @@ int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size, const FerryAny
     *out_data = reinterpret_cast<const FerryAny*>(arr->begin());
     return 0;
   } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
     ferry::details::SetRaisedFromCurrentException();
     return -1;
   }

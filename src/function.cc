@@ -75,6 +75,17 @@ class GlobalTable {
     return true;
   }
 
+  /// Removes `name` only if it is still `func` (another thread may have replaced it).
+  void RemoveIfSame(std::string_view name, const Object* func) {
+    Function removed;  // released after the lock, as in Set
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto it = table_.find(name);
+    if (it == table_.end() || it->second.func.get() != func) return;
+    removed = std::move(it->second.func);
+    table_.erase(it);
+    lock.unlock();
+  }
+
   std::vector<String> Names() {
     std::vector<String> names;
     {
@@ -176,17 +187,38 @@ void ThrowArgCountError(const std::string& name, const std::string& signature, i
                          << "signature `" << signature << "`";
 }
 
+namespace {
+/// Keeps the error being handled for LoadLibrary when one runs on this thread; else rethrows it
+/// with the place of the registration.
+void ReportRegistrationError(const char* name, const char* file, int line) {
+  Error e = CurrentExceptionAsError();
+  std::string where = std::string(" (FERRY_REGISTER_GLOBAL(\"") + (name != nullptr ? name : "") +
+                      "\") at " + file + ":" + std::to_string(line) + ")";
+  Error located(e.kind(), e.message() + where, e.backtrace());
+  // While LoadLibrary runs the library's initializers, keep the error for it to report
+  // (throwing out of a static initializer would terminate the process).
+  if (RecordLoadError(located)) return;
+  throw located;
+}
+}  // namespace
+
 void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, int line) {
   try {
+    const Object* published = f.get();
     GlobalTable::Global()->Set(name, Downcast<Function>(std::move(f)), false);
-  } catch (const Error& e) {
-    std::string where =
-        std::string(" (FERRY_REGISTER_GLOBAL at ") + file + ":" + std::to_string(line) + ")";
-    Error located(e.kind(), e.message() + where, e.backtrace());
-    // While LoadLibrary runs the library's initializers, keep the error for it to report.
-    if (RecordLoadError(located)) return;
-    throw located;
+    if (LoadTransaction* load = CurrentLoad()) load->globals.emplace_back(name, published);
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
+    ReportRegistrationError(name, file, line);
   }
+}
+
+void RegisterGlobalFailed(const char* name, const char* file, int line) {
+  ReportRegistrationError(name, file, line);
+}
+
+void RemoveGlobalIfSame(const std::string& name, const Object* func) {
+  GlobalTable::Global()->RemoveIfSame(name, func);
 }
 
 }  // namespace details

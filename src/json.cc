@@ -935,6 +935,7 @@ class Loader {
     try {
       loader->nodes_.push_back(loader->LoadNode(node));
     } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       loader->error_ = std::current_exception();
     }
   }

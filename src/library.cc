@@ -1,10 +1,15 @@
 /// \file library.cc
-/// Loading shared libraries that register globals. Libraries are never unloaded: objects and
-/// functions they made hold pointers into their code (deleters, call entries).
+/// Loading shared libraries that register globals, all or nothing. Libraries are never
+/// unloaded: objects and functions they made hold pointers into their code (deleters, call
+/// entries), and a library that failed to load may have made some before it failed.
+#include <cxxabi.h>    // abi::__forced_unwind
 #include <dlfcn.h>     // dlopen
 #include <sys/stat.h>  // stat, to tell a missing file from a broken one
 
+#include <mutex>
+#include <new>  // std::bad_alloc
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "c_api_internal.h"
@@ -14,14 +19,88 @@
 namespace ferry {
 namespace details {
 namespace {
-/// The errors of the registrations run by the LoadLibrary on this thread, if one is running.
-thread_local std::vector<Error>* load_errors = nullptr;
+/// The transaction of the LoadLibrary running on this thread, if one is running.
+thread_local LoadTransaction* current_load = nullptr;
+
+/// Libraries whose load failed, by dlopen handle, with the error it was: they stay mapped, so
+/// dlopen of the same file returns the same handle without running its initializers again.
+class FailedLoads {
+ public:
+  static FailedLoads* Global() {
+    static FailedLoads* failed = new FailedLoads();  // never destroyed
+    return failed;
+  }
+  void Add(void* handle, const Error& error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    errors_.emplace(handle, error);
+  }
+  bool Find(void* handle, Error* out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = errors_.find(handle);
+    if (it == errors_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<void*, Error> errors_;
+};
+
+/// Undoes every registration of `load`, newest first.
+void RollBack(const LoadTransaction& load) {
+  for (auto it = load.globals.rbegin(); it != load.globals.rend(); ++it) {
+    RemoveGlobalIfSame(it->first, it->second);
+  }
+  for (auto it = load.nodes.rbegin(); it != load.nodes.rend(); ++it) UnregisterNode(*it);
+  for (auto it = load.types.rbegin(); it != load.types.rend(); ++it) RetireType(*it);
+}
+
+/// Opens a transaction on this thread for its lifetime (nested loads keep their own).
+class TransactionScope {
+ public:
+  explicit TransactionScope(LoadTransaction* load) : outer_(current_load) { current_load = load; }
+  ~TransactionScope() { current_load = outer_; }
+  TransactionScope(const TransactionScope&) = delete;
+  TransactionScope& operator=(const TransactionScope&) = delete;
+
+ private:
+  LoadTransaction* outer_;
+};
 }  // namespace
 
+LoadTransaction* CurrentLoad() { return current_load; }
+
 bool RecordLoadError(const Error& error) {
-  if (load_errors == nullptr) return false;
-  load_errors->push_back(error);
+  if (current_load == nullptr) return false;
+  current_load->errors.push_back(error);
   return true;
+}
+
+// The handler binds a reference to the forced-unwind exception, which has no C++ object: GCC's
+// UndefinedBehaviorSanitizer reports that binding as a null reference, so it is not checked here.
+__attribute__((no_sanitize("undefined"))) void RethrowIfForcedUnwind() {
+  try {
+    throw;
+  } catch (abi::__forced_unwind&) {
+    throw;  // thread cancellation must unwind to its end
+  } catch (...) {
+  }
+}
+
+Error CurrentExceptionAsError() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::bad_alloc&) {
+    return Error("MemoryError", "out of memory");
+  } catch (const std::exception& e) {
+    return Error("RuntimeError", e.what());
+  } catch (...) {
+    RethrowIfForcedUnwind();
+    return Error("RuntimeError", "unknown C++ exception");
+  }
 }
 
 }  // namespace details
@@ -34,21 +113,37 @@ void LoadLibrary(const std::string& path) {
   // dlopen searches the system's library path for a name without a slash; the file stat() just
   // found is the one meant.
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
-  std::vector<Error> errors;
-  std::vector<Error>* outer = details::load_errors;
-  details::load_errors = &errors;
-  void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  details::load_errors = outer;
+  details::LoadTransaction load;
+  void* handle;
+  {
+    details::TransactionScope scope(&load);
+    handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (handle == nullptr) {
+    // The loader runs no initializer of a library it rejects, but it may have run those of
+    // its dependencies before failing.
+    details::RollBack(load);
     const char* reason = ::dlerror();
     FERRY_THROW(RuntimeError) << "cannot load library '" << path
                               << "': " << (reason != nullptr ? reason : "unknown dlopen error");
   }
-  if (!errors.empty()) {
-    const Error& first = errors.front();
-    FERRY_THROW(RuntimeError) << "library '" << path << "' loaded, but " << errors.size()
-                              << " of its registrations failed; the first: " << first.what();
+  Error failed("RuntimeError", "");
+  if (details::FailedLoads::Global()->Find(handle, &failed)) {
+    ::dlclose(handle);  // drops the reference this dlopen took; the first one keeps it mapped
+    throw failed;
   }
+  if (load.errors.empty()) return;
+  details::RollBack(load);
+  const Error& first = load.errors.front();
+  std::string message = "cannot load library '" + path + "': " + std::string(first.message());
+  if (load.errors.size() > 1) {
+    message += " (and " + std::to_string(load.errors.size() - 1) + " more failed registration" +
+               (load.errors.size() > 2 ? "s" : "") + ")";
+  }
+  message += "; nothing it registered was kept";
+  Error error("RuntimeError", message, first.backtrace());
+  details::FailedLoads::Global()->Add(handle, error);
+  throw error;
 }
 
 }  // namespace ferry

@@ -12,6 +12,7 @@
 
 #include "c_api_internal.h"
 #include "ferry/error.h"
+#include "library_internal.h"
 
 namespace ferry {
 namespace details {
@@ -50,7 +51,7 @@ class TypeTable {
   }
 
   int32_t GetOrAlloc(const char* key, int32_t static_index, int32_t parent_index,
-                     int32_t num_child_slots, bool can_overflow) {
+                     int32_t num_child_slots, bool can_overflow, bool* created = nullptr) {
     if (key == nullptr || *key == '\0') FERRY_THROW(ValueError) << "type key must not be empty";
     if (num_child_slots < 0 || num_child_slots >= kMaxTypes) {
       FERRY_THROW(ValueError) << "type '" << key << "': num_child_slots must be in [0, "
@@ -113,7 +114,18 @@ class TypeTable {
     entry->info.child_slots_can_overflow = can_overflow ? 1 : 0;
     Publish(std::move(entry));
     key_to_index_.emplace(key, index);
+    if (created != nullptr) *created = true;
     return index;
+  }
+
+  /// Forgets the key of `index` (LoadLibrary undoing a failed load). The entry stays for
+  /// lock-free readers and objects already made; its index and slots are never handed out again.
+  void Retire(int32_t index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const TypeEntry* entry = Get(index);
+    if (entry == nullptr) return;
+    auto it = key_to_index_.find(entry->key);
+    if (it != key_to_index_.end() && it->second == index) key_to_index_.erase(it);
   }
 
   int32_t KeyToIndex(const char* key) {
@@ -274,9 +286,29 @@ void ObjectFree(FerryObject* obj) noexcept { ObjectFreeGuarded(obj, obj->deleter
 
 int32_t TypeRegister(const char* type_key, int32_t static_type_index, int32_t parent_type_index,
                      int32_t num_child_slots, bool child_slots_can_overflow) {
-  return TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
-                                         num_child_slots, child_slots_can_overflow);
+  LoadTransaction* load = CurrentLoad();
+  if (load == nullptr) {
+    return TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
+                                           num_child_slots, child_slots_can_overflow);
+  }
+  // Inside LoadLibrary this runs in a static initializer, where a throw terminates the process:
+  // keep the error for LoadLibrary, which undoes the whole load. The library's code sees -1, an
+  // index no object type has, until then.
+  try {
+    bool created = false;
+    int32_t index = TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
+                                                    num_child_slots, child_slots_can_overflow,
+                                                    &created);
+    if (created) load->types.push_back(index);
+    return index;
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
+    load->errors.push_back(CurrentExceptionAsError());
+    return -1;
+  }
 }
+
+void RetireType(int32_t index) { TypeTable::Global()->Retire(index); }
 
 bool TypeIsDerivedFrom(int32_t type_index, int32_t ancestor_index,
                        int32_t ancestor_depth) noexcept {

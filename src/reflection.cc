@@ -3,6 +3,7 @@
 /// MakeNode, the text form of values, and their globals and C ABI.
 #include "ferry/reflection/reflection.h"
 
+#include <algorithm>      // find_if
 #include <atomic>         // the lock-free lookup table
 #include <functional>     // std::hash of type keys
 #include <memory>         // unique_ptr in the registry
@@ -59,7 +60,7 @@ class NodeRegistry {
     return registry;
   }
 
-  void Register(NodeInfo info) {
+  const NodeInfo* Register(NodeInfo info) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = by_index_.find(info.type_index);
     if (it != by_index_.end() && it->second != nullptr &&
@@ -79,9 +80,22 @@ class NodeRegistry {
     for (const auto& n : nodes_) by_index_[n->type_index] = n.get();
     by_key_[raw->type_key] = raw;
     if (raw->create != nullptr) {
-      ObjectPtr<Object> sample = raw->create();
-      RecordFields(raw, sample.get());
+      try {
+        ObjectPtr<Object> sample = raw->create();
+        RecordFields(raw, sample.get());
+      } catch (...) {
+        UnregisterLocked(raw);
+        throw;
+      }
     }
+    return raw;
+  }
+
+  /// Removes a registration (LoadLibrary undoing a failed load). The NodeInfo is kept alive:
+  /// a lock-free reader may still hold it.
+  void Unregister(const NodeInfo* info) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    UnregisterLocked(info);
   }
 
   NodeInfo* Find(const Object* obj) {
@@ -133,6 +147,20 @@ class NodeRegistry {
   }
 
  private:
+  void UnregisterLocked(const NodeInfo* info) {
+    auto it = std::find_if(nodes_.begin(), nodes_.end(),
+                           [info](const std::unique_ptr<NodeInfo>& n) { return n.get() == info; });
+    if (it == nodes_.end()) return;
+    retired_.push_back(std::move(*it));
+    nodes_.erase(it);
+    auto key = by_key_.find(info->type_key);
+    if (key != by_key_.end() && key->second == info) by_key_.erase(key);
+    // As in Register: every resolution made so far may have been to this node.
+    by_index_.clear();
+    for (auto& slot : fast_) slot.store(nullptr, std::memory_order_relaxed);
+    for (const auto& n : nodes_) by_index_[n->type_index] = n.get();
+  }
+
   /// The registered node of `index` or of its nearest registered ancestor (lock held).
   NodeInfo* Resolve(int32_t index) {
     const FerryTypeInfo* type = nullptr;
@@ -161,6 +189,7 @@ class NodeRegistry {
   std::vector<std::unique_ptr<NodeInfo>> nodes_;
   std::unordered_map<int32_t, NodeInfo*> by_index_;  // includes resolved subtypes and misses
   std::unordered_map<std::string, NodeInfo*> by_key_;
+  std::vector<std::unique_ptr<NodeInfo>> retired_;  // unregistered, kept for lock-free readers
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -281,15 +310,23 @@ class Printer {
 
 namespace details {
 void RegisterNode(NodeInfo info) {
+  LoadTransaction* load = CurrentLoad();
+  // A type whose registration failed inside LoadLibrary has index -1; its error is recorded.
+  if (load != nullptr && info.type_index < 0) return;
   try {
-    NodeRegistry::Global()->Register(std::move(info));
-  } catch (const Error& e) {
+    const NodeInfo* published = NodeRegistry::Global()->Register(std::move(info));
+    if (load != nullptr) load->nodes.push_back(published);
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
     // While LoadLibrary runs the library's initializers, keep the error for it to report
     // (throwing out of a static initializer would terminate the process).
+    Error e = CurrentExceptionAsError();
     if (RecordLoadError(e)) return;
-    throw;
+    throw e;
   }
 }
+
+void UnregisterNode(const NodeInfo* info) { NodeRegistry::Global()->Unregister(info); }
 }  // namespace details
 
 const NodeInfo* GetNodeInfo(const Object* obj) { return NodeRegistry::Global()->Find(obj); }

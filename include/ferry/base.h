@@ -5,6 +5,21 @@
 
 #include "ferry/c_api.h"
 
+/// Call first in every `catch (...)` that does not rethrow: thread cancellation (pthread_cancel,
+/// pthread_exit, CPython ending a thread that wants the GIL after the interpreter finalized)
+/// unwinds with abi::__forced_unwind, which must reach the thread's start; a handler that
+/// swallows it aborts the process ("FATAL: exception not rethrown").
+///
+///     try { ... } catch (...) { FERRY_RETHROW_FORCED_UNWIND(); ... }
+#define FERRY_RETHROW_FORCED_UNWIND() ::ferry::details::RethrowIfForcedUnwind()
+
+namespace ferry {
+namespace details {
+/// Rethrows the exception being handled if it is thread cancellation; call only in a catch block.
+FERRY_DLL void RethrowIfForcedUnwind();
+}  // namespace details
+}  // namespace ferry
+
 #if defined(__GNUC__) || defined(__clang__)
 #define FERRY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FERRY_UNLIKELY(x) __builtin_expect(!!(x), 0)

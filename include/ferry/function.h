@@ -88,6 +88,7 @@ class PackedFunctionObj : public FunctionObj {
               reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
       return 0;
     } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
       SetRaisedFromCurrentException();
       return -1;
     }
@@ -187,6 +188,10 @@ struct TypedCaller<F, R, std::tuple<Args...>> {
 /// Registers `f` under `name` for FERRY_REGISTER_GLOBAL: inside LoadLibrary a conflict is kept
 /// and reported by LoadLibrary, elsewhere it throws.
 FERRY_DLL void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, int line);
+/// Reports the exception being handled (call only in a catch block) as the failure of the
+/// FERRY_REGISTER_GLOBAL `name`: kept for LoadLibrary inside one, rethrown as an Error naming
+/// the registration elsewhere; abi::__forced_unwind is rethrown as is.
+FERRY_DLL void RegisterGlobalFailed(const char* name, const char* file, int line);
 }  // namespace details
 
 namespace details {
@@ -313,8 +318,8 @@ class GlobalRegistrar {
   GlobalRegistrar(const char* name, const char* file, int line)
       : name_(name), file_(file), line_(line) {}
   GlobalRegistrar& set_body(Function f) {
-    if (flags_ != 0) f->flags.fetch_or(flags_, std::memory_order_relaxed);
-    registered_ = f.get();
+    if (flags_ != 0 && f.defined()) f->flags.fetch_or(flags_, std::memory_order_relaxed);
+    registered_ = f;
     RegisterGlobalFromStatic(name_, std::move(f), file_, line_);
     return *this;
   }
@@ -323,21 +328,41 @@ class GlobalRegistrar {
   /// other Python thread runs meanwhile). Before or after the body.
   GlobalRegistrar& quick() {
     flags_ |= kFerryFunctionQuick;
-    if (registered_ != nullptr) registered_->flags.fetch_or(flags_, std::memory_order_relaxed);
+    if (registered_.defined()) registered_->flags.fetch_or(flags_, std::memory_order_relaxed);
     return *this;
   }
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Function>>>
   GlobalRegistrar& set_body(F packed) {
-    return set_body(Function::FromPacked(std::move(packed)));
+    try {
+      return set_body(Function::FromPacked(std::move(packed)));
+    } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
+      RegisterGlobalFailed(name_, file_, line_);
+      return *this;
+    }
   }
+  // Making the body may throw (a bad parameter name list, no memory): never out of the static
+  // initializer that runs a registration, which would terminate the process.
   template <typename F>
   GlobalRegistrar& set_body_typed(F f) {
-    return set_body(Function::FromTyped(std::move(f), name_));
+    try {
+      return set_body(Function::FromTyped(std::move(f), name_));
+    } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
+      RegisterGlobalFailed(name_, file_, line_);
+      return *this;
+    }
   }
   /// Also records the parameter names, so Python callers may pass arguments by keyword.
   template <typename F>
   GlobalRegistrar& set_body_typed(F f, std::vector<std::string> param_names) {
-    return set_body(Function::FromTyped(std::move(f), name_, std::move(param_names)));
+    try {
+      return set_body(Function::FromTyped(std::move(f), name_, std::move(param_names)));
+    } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
+      RegisterGlobalFailed(name_, file_, line_);
+      return *this;
+    }
   }
 
  private:
@@ -345,8 +370,9 @@ class GlobalRegistrar {
   const char* file_;
   int line_;
   int32_t flags_ = 0;
-  /// The function the last set_body registered (kept alive by the registry).
-  const FunctionObj* registered_ = nullptr;
+  /// The function the last set_body registered; held, since a registration that failed (or was
+  /// undone by LoadLibrary) leaves no other reference to it.
+  Function registered_;
 };
 }  // namespace details
 

@@ -3,6 +3,8 @@
 /// cells on the stack, keyword arguments for functions registered with parameter names, the GIL
 /// released during C++ calls), and Python callables as Ferry functions (the GIL taken on entry,
 /// from any thread).
+#include <cxxabi.h>  // abi::__forced_unwind
+
 #include <cstring>  // strcmp
 #include <new>      // std::bad_alloc
 #include <string>
@@ -42,22 +44,58 @@ int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, P
   return CallPythonWith(callable, args, num_args, argv.data(), result);
 }
 
-/// Never throws: a C++ exception on the way (out of memory) becomes the raised Ferry error, so
-/// that it cannot unwind past the GIL's release into C++ that expects a status code.
+// The handler binds a reference to the forced-unwind exception, which has no C++ object: GCC's
+// UndefinedBehaviorSanitizer reports that binding as a null reference, so it is not checked here.
+/// Rethrows the exception being handled if it is thread cancellation (in a catch block only).
+__attribute__((no_sanitize("undefined"))) void RethrowIfForcedUnwind() {
+  try {
+    throw;
+  } catch (abi::__forced_unwind&) {
+    throw;  // thread cancellation must reach the thread's start
+  } catch (...) {
+  }
+}
+
+/// Whether the exception being handled is std::bad_alloc (in a catch block only).
+bool IsBadAlloc() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// A C++ exception on the way (out of memory) becomes the raised Ferry error, so that it cannot
+/// unwind past the GIL's release into C++ that expects a status code. Only thread cancellation
+/// unwinds out: CPython ends a thread that wants the GIL back after finalization began (inside
+/// the callback, around a blocking call) with pthread_exit.
 int CallPythonHoldingGil(PyObject* callable, const FerryAny* args, int32_t num_args,
-                         FerryAny* result) noexcept {
+                         FerryAny* result) {
   try {
     if (num_args > kStackArgs) return CallPythonManyArgs(callable, args, num_args, result);
     PyObject* argv[kStackArgs];
     return CallPythonWith(callable, args, num_args, argv, result);
-  } catch (const std::bad_alloc&) {
-    PyErr_Clear();
-    FerryErrorSetRaisedFromCStr("MemoryError", "out of memory calling a Python callback");
   } catch (...) {
+    RethrowIfForcedUnwind();
     PyErr_Clear();
+    if (IsBadAlloc()) {
+      FerryErrorSetRaisedFromCStr("MemoryError", "out of memory calling a Python callback");
+      return -1;
+    }
     FerryErrorSetRaisedFromCStr("RuntimeError", "a C++ exception calling a Python callback");
   }
   return -1;
+}
+
+/// Whether the interpreter began to finalize (callable without the GIL).
+inline bool InterpreterIsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();  // the same, under its pre-3.13 name
+#endif
 }
 
 /// Whether the calling thread holds the GIL: PyGILState_Check's answer for the main interpreter
@@ -81,6 +119,15 @@ inline bool ThisThreadHoldsGil() {
 int CallPython(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
   auto* callable = static_cast<PyObject*>(resource);
   if (ThisThreadHoldsGil()) return CallPythonHoldingGil(callable, args, num_args, result);
+  // Once finalization began, PyGILState_Ensure never returns to a thread other than the
+  // finalizing one (CPython ends it): fail the call instead. A thread that passes this check
+  // just before finalization begins is ended by CPython; that unwinds through Ferry cleanly.
+  if (!Py_IsInitialized() || InterpreterIsFinalizing()) {
+    FerryErrorSetRaisedFromCStr("RuntimeError",
+                                "cannot call a Python callback: the Python interpreter is "
+                                "finalizing (exiting)");
+    return -1;
+  }
   PyGILState_STATE state = PyGILState_Ensure();
   int rc = CallPythonHoldingGil(callable, args, num_args, result);
   PyGILState_Release(state);

@@ -92,6 +92,7 @@ const FieldType* FieldTypeOf() {
           *out = Any(*static_cast<const T*>(addr)).MoveToOwned();
           return 0;
         } catch (...) {
+          FERRY_RETHROW_FORCED_UNWIND();
           SetRaisedFromCurrentException();
           return -1;
         }
@@ -102,6 +103,7 @@ const FieldType* FieldTypeOf() {
           *static_cast<T*>(addr) = reinterpret_cast<const AnyView*>(value)->cast<T>();
           return 0;
         } catch (...) {
+          FERRY_RETHROW_FORCED_UNWIND();
           SetRaisedFromCurrentException();
           return -1;
         }

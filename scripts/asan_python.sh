@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs the Python tests of the extension (tests/python/test_*.py) against build-asan/ (libferry,
+# ferry._core and the test-support library built with AddressSanitizer + UndefinedBehaviorSanitizer;
+# scripts/test.sh builds it) in a CPython with the ASan runtime preloaded, PYTHONMALLOC=malloc (so
+# that ASan sees every Python allocation, not pymalloc's arenas) and leak detection on. CPython's
+# own allocations that outlive the interpreter are suppressed by tests/sanitizers/lsan_python.supp
+# (each entry explained there; full malloc stacks, fast_unwind_on_malloc=0, so that an entry
+# matching a CPython or NumPy frame cannot hide an allocation made by Ferry); any other report
+# fails the run.
+#
+# Left out, and why: test_packaging.py (builds and pip-installs a wheel with a non-ASan compile:
+# minutes, and nothing of build-asan/ in it), test_cpp.py (ferry.cpp runs the compiler and
+# Ninja, which would inherit the preloaded runtime and report the compiler's own leaks), tests/python/tschema (the schema compiler is pure
+# Python plus C++ compiles of generated code; its C++ runs under build-asan's ctest), the worked
+# example and the documentation (they run compilers and build trees of their own).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkg="$PWD/build-asan/python-pkg"
+[ -f "$pkg/ferry/_core.so" ] || { echo "asan_python.sh: build build-asan/ first (scripts/test.sh)" >&2; exit 1; }
+# The package's Python sources next to the ASan build of the extension.
+tar -C python --exclude='_core*.so' --exclude=__pycache__ -cf - ferry | tar -C "$pkg" -xf -
+
+asan_runtime=$(c++ -print-file-name=libasan.so)
+[ -f "$asan_runtime" ] || { echo "asan_python.sh: no libasan.so next to c++" >&2; exit 1; }
+# Preloaded with it: ASan intercepts __cxa_throw and must find the real one at start-up, before
+# the extension would bring libstdc++ in (CPython itself does not link it).
+cxx_runtime=$(c++ -print-file-name=libstdc++.so.6)
+
+# The interpreter itself: python3 may be a wrapper script (pyenv) that the preloaded runtime
+# would follow into another Python.
+python=$(python3 -c 'import sys; print(sys.executable)')
+
+tests=()
+for t in tests/python/test_*.py; do
+  case "$t" in
+    tests/python/test_packaging.py|tests/python/test_cpp.py) ;;
+    *) tests+=("$t") ;;
+  esac
+done
+
+LD_PRELOAD="$asan_runtime $cxx_runtime" \
+PYTHONMALLOC=malloc \
+ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:fast_unwind_on_malloc=0 \
+LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan_python.supp:print_suppressions=0" \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+FERRY_TESTING_LIB="$PWD/build-asan/tests/python/ferry_testing.so" \
+FERRY_TEST_MODULE_DIR="$PWD/build-asan/tests/modules" \
+PYTHONPATH="$pkg" \
+  "$python" -m pytest "${tests[@]}" -q -p no:cacheprovider "$@"

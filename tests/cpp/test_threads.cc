@@ -1,0 +1,136 @@
+// Races the thread sanitizer build (build-tsan/, scripts/test.sh) looks for: callbacks called
+// from many threads, the node registry registering types while other threads look nodes up
+// through its lock-free table, structural hashing, JSON and field reads of shared objects, and
+// a failing LoadLibrary rolling back while other threads look its globals up. Each test also
+// checks its results, so the plain and ASan builds run it as an ordinary test.
+#include <ferry/ferry.h>
+#include <ferry/reflection/json.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_ir.h"
+
+namespace {
+
+using namespace ferry;    // NOLINT
+using namespace test_ir;  // NOLINT
+
+constexpr int kThreads = 6;
+
+template <typename F>
+void RunThreads(int n, F body) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) threads.emplace_back([&body, t] { body(t); });
+  for (auto& th : threads) th.join();
+}
+
+int CountingCallback(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
+  auto* count = static_cast<std::atomic<int64_t>*>(resource);
+  count->fetch_add(1, std::memory_order_relaxed);
+  *result = Any(num_args == 1 ? args[0].v_int64 * 2 : -1).MoveToOwned();
+  return 0;
+}
+
+TEST(Threads, CallbacksCalledFromManyThreads) {
+  std::atomic<int64_t> calls{0};
+  FerryObjectHandle handle = nullptr;
+  ASSERT_EQ(FerryFunctionCreate(&calls, CountingCallback, nullptr, &handle), 0);
+  FerryAny cell{};
+  cell.type_index = kFerryFunction;
+  cell.v_obj = static_cast<FerryObject*>(handle);
+  Function f = Any::FromOwned(cell).cast<Function>();
+  Function::SetGlobal("testing.threads.double", f, true);
+  std::atomic<int64_t> wrong{0};
+  RunThreads(kThreads, [&](int t) {
+    for (int i = 0; i < 2000; ++i) {
+      // Through a shared copy and through the registry, as different callers would.
+      Function local = (i % 2) ? f : Function::GetGlobalRequired("testing.threads.double");
+      if (local(t * 10000 + i).cast<int64_t>() != 2 * (t * 10000 + i)) ++wrong;
+    }
+  });
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(calls, kThreads * 2000);
+  EXPECT_TRUE(Function::RemoveGlobal("testing.threads.double"));
+}
+
+// Node types registered at run time while other threads read nodes.
+template <int N>
+class LateNode : public Object {
+ public:
+  int64_t value = N;
+  void VisitAttrs(AttrVisitor* v) { v->Visit("value", &value); }
+  static constexpr const char* kKeys[] = {"testing.threads.Late0", "testing.threads.Late1",
+                                          "testing.threads.Late2", "testing.threads.Late3"};
+  static constexpr const char* _type_key = kKeys[N];
+  FERRY_DECLARE_FINAL_OBJECT_INFO(LateNode, Object);
+};
+
+TEST(Threads, NodeLookupsWhileTypesRegister) {
+  Expr shared = Add(IntImm(1), Add(Var(String("x")), IntImm(2)));
+  const uint64_t hash = StructuralHash()(shared);
+  const std::string json = SaveJSON(shared);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> wrong{0};
+  std::thread registrar([&] {
+    details::RegisterNodeType<LateNode<0>>();
+    details::RegisterNodeType<LateNode<1>>();
+    details::RegisterNodeType<LateNode<2>>();
+    details::RegisterNodeType<LateNode<3>>();
+    stop = true;
+  });
+  RunThreads(kThreads, [&](int t) {
+    int rounds = 0;
+    while (!stop || rounds < 50) {
+      ++rounds;
+      Expr copy = shared;  // refcount traffic on a shared object
+      if (GetAttr(copy, "a").cast<IntImm>()->value != 1) ++wrong;
+      if (StructuralHash()(copy) != hash) ++wrong;
+      if (t % 2 == 0 && SaveJSON(LoadJSON(json)) != json) ++wrong;
+      if (GetNodeInfo("testing.threads.Late1") != nullptr) {
+        ObjectRef late(make_object<LateNode<1>>());
+        if (GetAttr(late, "value").cast<int64_t>() != 1) ++wrong;
+      }
+    }
+  });
+  registrar.join();
+  EXPECT_EQ(wrong, 0);
+  ObjectRef late(make_object<LateNode<3>>());
+  EXPECT_EQ(GetAttr(late, "value").cast<int64_t>(), 3);
+}
+
+TEST(Threads, FailedLoadRollsBackWhileOthersLookUp) {
+  const std::string dir = FERRY_TEST_MODULE_DIR;
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> failures{0};
+  std::thread loader([&] {
+    for (int i = 0; i < 20; ++i) {
+      try {
+        LoadLibrary(dir + "/throwing_module.so");
+      } catch (const Error&) {
+        ++failures;
+      }
+    }
+    stop = true;
+  });
+  std::atomic<int64_t> seen{0};
+  RunThreads(kThreads, [&](int) {
+    while (!stop) {
+      if (auto f = Function::GetGlobal("testing.throwing.before")) {
+        ++seen;  // possible only during the first load, before its rollback
+        (void)(*f)();
+      }
+      (void)GetNodeInfo("testing.throwing.Exploding");
+      (void)Function::ListGlobalNames();
+    }
+  });
+  loader.join();
+  EXPECT_EQ(failures, 20);
+  EXPECT_FALSE(Function::GetGlobal("testing.throwing.before").has_value());
+  EXPECT_EQ(GetNodeInfo("testing.throwing.Exploding"), nullptr);
+}
+
+}  // namespace

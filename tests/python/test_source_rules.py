@@ -1,0 +1,62 @@
+"""Rules of the C++ sources that a compiler does not check.
+
+Every `catch (...)` in libferry, its headers and the extension must let thread cancellation
+through (abi::__forced_unwind: pthread_cancel, pthread_exit, CPython ending a thread at exit);
+swallowing it aborts the process with "FATAL: exception not rethrown". So the handler's first
+statement rethrows (`FERRY_RETHROW_FORCED_UNWIND();`, the extension's `RethrowIfForcedUnwind();`)
+or the handler ends in a plain `throw;`. Exceptions: a `try { throw; } catch ...` that classifies
+the exception of an enclosing handler, which has already let cancellation through, and the
+handlers listed in ALLOWED, whose guarded code cannot be cancelled.
+"""
+import re
+
+from ferry_testing import ROOT
+
+RETHROWS = ("FERRY_RETHROW_FORCED_UNWIND();", "RethrowIfForcedUnwind();", "throw;")
+
+# file -> the text of the line after the handler, with the reason it may stay as it is.
+ALLOWED = {
+    # SetRaisedFromCurrentException (noexcept) guards building an Error from the exception its
+    # caller handles (callers let cancellation through first); FerryErrorSetRaisedFromCStr
+    # guards building an Error from two strings. Neither calls a cancellation point.
+    ("src/error.cc", "// Building the error itself failed (out of memory): keep whatever was "
+     "raised before, and"),
+    ("src/error.cc", "ferry::details::SetRaisedFromCurrentException();"),
+}
+
+
+def sources():
+    for folder in ("src", "include", "python/src"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".cc", ".h"):
+                yield path
+
+
+def test_every_catch_all_lets_thread_cancellation_through():
+    bad = []
+    checked = 0
+    for path in sources():
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if not re.search(r"catch \(\.\.\.\)", line) or line.strip().startswith("//"):
+                continue
+            checked += 1
+            nxt = next((l.strip().rstrip("\\").strip() for l in lines[i + 1:] if l.strip()), "")
+            if nxt in RETHROWS or (str(path.relative_to(ROOT)), nxt) in ALLOWED:
+                continue
+            # A handler that cleans up and rethrows: `throw;` within its first lines.
+            if any(l.strip() == "throw;" for l in lines[i + 1:i + 4]):
+                continue
+            # A classifying `try { throw; } catch (...)`: find the `try {` this catch closes.
+            depth, j = 0, i
+            while j > 0:
+                j -= 1
+                if re.match(r"\s*try \{", lines[j]) and depth == 0:
+                    break
+                depth += lines[j].count("}") - lines[j].count("{")
+            after_try = next((l.strip() for l in lines[j + 1:i] if l.strip()), "")
+            if after_try == "throw;":
+                continue
+            bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()} -> {nxt}")
+    assert checked >= 15, checked  # the scan found the handlers
+    assert not bad, "catch (...) without FERRY_RETHROW_FORCED_UNWIND() first:\n" + "\n".join(bad)
