@@ -185,69 +185,25 @@ PyObject* LibPath(PyObject*, PyObject*) {
   return PyUnicode_DecodeFSDefault(info.dli_fname);
 }
 
-/// The cells of an Array object, or NULL with TypeError.
+/// The cells of a container object read through `get` (FerryArrayGetData,
+/// FerryListGetData); -1 with a TypeError naming `what` for any other object.
+int CellsOf(PyObject* obj, int (*get)(FerryObjectHandle, int64_t*, const FerryAny**),
+            const char* what, int64_t* size, const FerryAny** data) {
+  if (!IsFerryObject(obj) || HandleOf(obj) == nullptr) {
+    PyErr_Format(PyExc_TypeError, "expected a %s, got '%s'", what, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  if (get(HandleOf(obj), size, data) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  return 0;
+}
 int ArrayData(PyObject* array, int64_t* size, const FerryAny** data) {
-  if (!IsFerryObject(array) || HandleOf(array) == nullptr) {
-    PyErr_Format(PyExc_TypeError, "expected a ferry.Array, got '%s'", Py_TYPE(array)->tp_name);
-    return -1;
-  }
-  if (FerryArrayGetData(HandleOf(array), size, data) != 0) {
-    RaiseFerryError();
-    return -1;
-  }
-  return 0;
+  return CellsOf(array, &FerryArrayGetData, "ferry.Array", size, data);
 }
-
-PyObject* ArraySize(PyObject*, PyObject* array) {
-  int64_t size = 0;
-  const FerryAny* data = nullptr;
-  if (ArrayData(array, &size, &data) != 0) return nullptr;
-  return PyLong_FromLongLong(size);
-}
-
-PyObject* ArrayGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_array_getitem(array, index)");
-  int64_t size = 0;
-  const FerryAny* data = nullptr;
-  if (ArrayData(args[0], &size, &data) != 0) return nullptr;
-  Py_ssize_t index = PyNumber_AsSsize_t(args[1], PyExc_IndexError);
-  if (index == -1 && PyErr_Occurred()) return nullptr;
-  if (index < 0) index += size;
-  if (index < 0 || index >= size) {
-    return PyErr_Format(PyExc_IndexError, "Array index %R out of range for size %lld", args[1],
-                        static_cast<long long>(size));
-  }
-  return AnyToPy(data[index], /*owned=*/false);
-}
-
-PyObject* ArrayToList(PyObject*, PyObject* array) {
-  int64_t size = 0;
-  const FerryAny* data = nullptr;
-  if (ArrayData(array, &size, &data) != 0) return nullptr;
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(size));
-  if (list == nullptr) return nullptr;
-  for (int64_t i = 0; i < size; ++i) {
-    PyObject* item = AnyToPy(data[i], /*owned=*/false);
-    if (item == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
-  return list;
-}
-
-/// The cells of a List object, or -1 with TypeError.
 int ListData(PyObject* list, int64_t* size, const FerryAny** data) {
-  if (!IsFerryObject(list) || HandleOf(list) == nullptr) {
-    PyErr_Format(PyExc_TypeError, "expected a ferry.List, got '%s'", Py_TYPE(list)->tp_name);
-    return -1;
-  }
-  if (FerryListGetData(HandleOf(list), size, data) != 0) {
-    RaiseFerryError();
-    return -1;
-  }
-  return 0;
+  return CellsOf(list, &FerryListGetData, "ferry.List", size, data);
 }
 
 /// `index` of a sequence of `size` items, negative ones counted from the end; -1 with an
@@ -262,6 +218,47 @@ Py_ssize_t ItemIndex(PyObject* index_obj, int64_t size, const char* what) {
     return -1;
   }
   return index;
+}
+
+/// A Python list of the values of `size` cells at `data`. Converting a cell runs only Ferry's
+/// own Python code (the class hook, the DataType class), which writes no container, so `data`
+/// stays valid through the loop.
+PyObject* CellsToList(const FerryAny* data, int64_t size) {
+  PyObject* out = PyList_New(static_cast<Py_ssize_t>(size));
+  if (out == nullptr) return nullptr;
+  for (int64_t i = 0; i < size; ++i) {
+    PyObject* item = AnyToPy(data[i], /*owned=*/false);
+    if (item == nullptr) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
+  }
+  return out;
+}
+
+PyObject* ArraySize(PyObject*, PyObject* array) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ArrayData(array, &size, &data) != 0) return nullptr;
+  return PyLong_FromLongLong(size);
+}
+
+PyObject* ArrayGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_array_getitem(array, index)");
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ArrayData(args[0], &size, &data) != 0) return nullptr;
+  Py_ssize_t index = ItemIndex(args[1], size, "Array");
+  if (index < 0) return nullptr;
+  return AnyToPy(data[index], /*owned=*/false);
+}
+
+PyObject* ArrayToList(PyObject*, PyObject* array) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ArrayData(array, &size, &data) != 0) return nullptr;
+  return CellsToList(data, size);
 }
 
 PyObject* ListSize(PyObject*, PyObject* list) {
@@ -326,19 +323,7 @@ PyObject* ListToList(PyObject*, PyObject* list) {
   int64_t size = 0;
   const FerryAny* data = nullptr;
   if (ListData(list, &size, &data) != 0) return nullptr;
-  PyObject* out = PyList_New(static_cast<Py_ssize_t>(size));
-  if (out == nullptr) return nullptr;
-  for (int64_t i = 0; i < size; ++i) {
-    // Converting an element runs no Python code that could write the list (objects come back
-    // as wrappers, strings as str), so `data` stays valid through the loop.
-    PyObject* item = AnyToPy(data[i], /*owned=*/false);
-    if (item == nullptr) {
-      Py_DECREF(out);
-      return nullptr;
-    }
-    PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
-  }
-  return out;
+  return CellsToList(data, size);
 }
 
 /// _instancemethod(f): `f` as a method (bound to the instance it is read from), so a class can

@@ -80,6 +80,20 @@ bool ViewField(const void* addr, FerryAny* out) {
   return true;
 }
 
+/// Runs `body` for the C ABI: 0, or -1 with the exception it threw as this thread's raised
+/// error.
+template <typename F>
+int StatusOf(F&& body) {
+  try {
+    body();
+    return 0;
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
+    SetRaisedFromCurrentException();
+    return -1;
+  }
+}
+
 template <typename T>
 const FieldType* FieldTypeOf() {
   static_assert(TypeTraitsOf<T>::kEnabled,
@@ -87,26 +101,14 @@ const FieldType* FieldTypeOf() {
   static const FieldType type{
       &TypeTraitsOf<T>::TypeStr, [](const void* addr) { return Any(*static_cast<const T*>(addr)); },
       [](void* addr, const AnyView& value) { *static_cast<T*>(addr) = value.cast<T>(); },
-      [](const void* addr, FerryAny* out) -> int {
-        try {
-          *out = Any(*static_cast<const T*>(addr)).MoveToOwned();
-          return 0;
-        } catch (...) {
-          FERRY_RETHROW_FORCED_UNWIND();
-          SetRaisedFromCurrentException();
-          return -1;
-        }
+      [](const void* addr, FerryAny* out) {
+        return StatusOf([&] { *out = Any(*static_cast<const T*>(addr)).MoveToOwned(); });
       },
       &ViewField<T>,
-      [](void* addr, const FerryAny* value) -> int {
-        try {
+      [](void* addr, const FerryAny* value) {
+        return StatusOf([&] {
           *static_cast<T*>(addr) = reinterpret_cast<const AnyView*>(value)->cast<T>();
-          return 0;
-        } catch (...) {
-          FERRY_RETHROW_FORCED_UNWIND();
-          SetRaisedFromCurrentException();
-          return -1;
-        }
+        });
       }};
   return &type;
 }
