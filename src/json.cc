@@ -1118,7 +1118,7 @@ class Loader {
     if (doc_[fields].kind != JNode::kObject) {
       Fail(fields, NodeName() + ": \"fields\" must be an object");
     }
-    ObjectPtr<Object> obj = info->create();
+    ObjectPtr<Object> obj = info->create(*info);
     key = fields + 1;
     for (uint64_t m = 0; m < doc_[fields].size; ++m, key = doc_.Next(key + 1)) {
       const std::string_view name = doc_[key].str();
@@ -1132,7 +1132,7 @@ class Loader {
       }
       Any converted = ReadValue(value, limit);
       try {
-        field->type->set(reinterpret_cast<char*>(obj.get()) + field->offset, converted);
+        field->Write(obj.get(), converted);
       } catch (const Error& e) {
         Fail(value,
              NodeName() + ", field \"" + QuoteText(name) + "\": " + std::string(e.message()));

@@ -186,6 +186,10 @@ class TypeTable {
       return t->info.num_child_slots - t->used_child_slots >= num_slots;
     };
     if (parent->info.type_index != kFerryObject && has_room(parent)) return parent;
+    if (!parent->info.child_slots_can_overflow && parent->info.num_child_slots == 0) {
+      FERRY_THROW(TypeError) << "cannot register type '" << key << "': its parent '" << parent->key
+                             << "' is final (it reserves no child slots and allows no overflow)";
+    }
     if (!parent->info.child_slots_can_overflow) {
       FERRY_THROW(RuntimeError) << "cannot register type '" << key << "': its parent '"
                                 << parent->key << "' has used all " << parent->info.num_child_slots

@@ -79,9 +79,9 @@ class NodeRegistry {
     for (auto& slot : fast_) slot.store(nullptr, std::memory_order_relaxed);
     for (const auto& n : nodes_) by_index_[n->type_index] = n.get();
     by_key_[raw->type_key] = raw;
-    if (raw->create != nullptr) {
+    if (raw->create != nullptr && !raw->fields_recorded) {
       try {
-        ObjectPtr<Object> sample = raw->create();
+        ObjectPtr<Object> sample = raw->create(*raw);
         RecordFields(raw, sample.get());
       } catch (...) {
         UnregisterLocked(raw);
@@ -288,9 +288,11 @@ class Printer {
       os_ << "}";
     } else if (const NodeInfo* info = GetNodeInfo(obj)) {
       os_ << obj->GetTypeKey() << "(";
-      for (size_t i = 0; i < info->fields.size(); ++i) {
-        const FieldInfo& field = info->fields[i];
-        os_ << (i ? ", " : "") << field.name << "=";
+      bool first = true;
+      for (const FieldInfo& field : info->fields) {
+        if (!field.repr) continue;
+        os_ << (first ? "" : ", ") << field.name << "=";
+        first = false;
         Any value = field.type->get(reinterpret_cast<const char*>(obj) + field.offset);
         Print(value.raw(), depth + 1);
       }
@@ -367,8 +369,7 @@ void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) 
   const FieldInfo* field = WritableField(obj.get(), name);
   try {
     // FieldType::set converts first and assigns after, so a failed conversion changes nothing.
-    field->type->set(
-        reinterpret_cast<char*>(const_cast<Object*>(obj.get())) + field->offset, value);
+    field->Write(const_cast<Object*>(obj.get()), value);
   } catch (const Error& e) {
     std::string message = "field '" + std::string(name) + "' of '" + obj->GetTypeKey() +
                           "': " + std::string(e.message());
@@ -411,11 +412,10 @@ ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
     if (!unknown.empty()) os << "unknown fields: " << unknown;
     details::ThrowError("ValueError", os.str().c_str());
   }
-  ObjectPtr<Object> node = info->create();
+  ObjectPtr<Object> node = info->create(*info);
   for (const FieldInfo& field : info->fields) {
     try {
-      field.type->set(reinterpret_cast<char*>(node.get()) + field.offset,
-                      fields.at(field.name.c_str()));
+      field.Write(node.get(), fields.at(field.name.c_str()));
     } catch (const Error& e) {
       std::string message = "MakeNode(" + std::string(type_key) + "): field '" + field.name +
                             "': " + std::string(e.message());
@@ -456,7 +456,7 @@ FERRY_REGISTER_GLOBAL("ferry.NodeFields").set_body_typed([](String type_key) {
   Array<String> out;
   for (const FieldInfo& field : info->fields) {
     out.push_back(String(field.name));
-    out.push_back(String(field.type->type_str()));
+    out.push_back(String(field.TypeStr()));
   }
   return out;
 });
@@ -512,7 +512,7 @@ int FerryObjectGetFieldSetter(FerryObjectHandle obj, const char* name, int64_t* 
   const ferry::FieldInfo* field = ferry::WritableField(node, name);
   const char* base = reinterpret_cast<const char*>(node);
   *out_offset = static_cast<int64_t>(field->offset) + (base - static_cast<const char*>(obj));
-  *out_setter = field->type->set_c;
+  *out_setter = field->constraint == nullptr ? field->type->set_c : nullptr;
   FERRY_C_API_END();
 }
 

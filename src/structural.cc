@@ -245,6 +245,7 @@ class SEqualHandler {
     }
     if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
     for (const FieldInfo& field : info->fields) {
+      if (!field.compare) continue;
       FerryAny lcell, rcell;
       Any lbox, rbox;
       if (!QueueCells(FieldCell(field, lo, &lcell, &lbox), FieldCell(field, ro, &rcell, &rbox),
@@ -471,6 +472,7 @@ class SHashHandler {
         info->shash_reduce(obj, SHashReducer(this));
       } else if (info->sequal_by_fields) {
         for (const FieldInfo& field : info->fields) {
+          if (!field.compare) continue;
           FerryAny cell;
           Any box;
           const FerryAny* value = FieldCell(field, obj, &cell, &box);

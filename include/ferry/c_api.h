@@ -201,6 +201,47 @@ FERRY_DLL int FerryTypeGetOrAllocIndex(const char* type_key, int32_t static_type
 /// Gets the registry's record of a type; valid for the life of the process.
 FERRY_DLL int FerryTypeGetInfo(int32_t type_index, const FerryTypeInfo** out_info);
 
+/// One field of a type registered at run time (FerryTypeRegisterWithFields).
+typedef struct {
+  const char* name;
+  /// The field's type as text: `int`, `float`, `bool`, `str`, `bytes`, `dtype`, `Any`,
+  /// `Function`, `Object`, a type key (`demo.Point`, may name the type being registered),
+  /// `Optional[T]`, `Array[T]`, `Map[K, V]`, `List[T]`, `Dict[K, V]`.
+  const char* type;
+  /// FerryFieldFlag bits.
+  int32_t flags;
+} FerryFieldSpec;
+
+/// Flags of a FerryFieldSpec.
+typedef enum {
+  kFerryFieldNoCompare = 1,  ///< structural equality and hashing skip the field
+  kFerryFieldNoRepr = 2,     ///< the text form (Repr) leaves the field out
+} FerryFieldFlag;
+
+/// Flags of FerryTypeRegisterWithFields.
+typedef enum {
+  kFerryTypeFinal = 1,   ///< no type may derive from it
+  kFerryTypeFrozen = 2,  ///< its fields are read-only through reflection (else writable)
+} FerryTypeFlag;
+
+/// Registers a node type from a field table, at run time (what Python's `ferry.py_class` does):
+/// a type `type_key` under `parent_type_index` (ferry.Object, a reflected C++ node type with a
+/// default constructor, or another type registered this way) whose objects hold the parent's
+/// fields first, then `fields`, in order. Reflection (field access, MakeNode, JSON, structural
+/// equality and hashing, Repr) works on it as on a C++ node; it compares field-wise.
+/// Registering the same key with the same parent, fields and flags again returns the same
+/// index; a key taken otherwise, an unknown or final parent, a duplicate field name or a type
+/// text that does not parse is an error naming it.
+FERRY_DLL int FerryTypeRegisterWithFields(const char* type_key, int32_t parent_type_index,
+                                          int32_t num_child_slots, int32_t flags,
+                                          const FerryFieldSpec* fields, int32_t num_fields,
+                                          int32_t* out_type_index);
+/// Creates an object of a reflected node type from the values of all its fields, in field
+/// order (the parent's first), converting and checking each: a TypeError names the field.
+/// `*out` receives a new reference.
+FERRY_DLL int FerryObjectCreate(int32_t type_index, const FerryAny* values, int32_t num_values,
+                                FerryObjectHandle* out);
+
 // ---------------------------------------------------------------------------------------------
 // Values.
 
@@ -240,6 +281,9 @@ typedef int (*FerryFieldSetter)(void* field, const FerryAny* value);
 /// Finds how to write the field `name` of objects of `obj`'s type, as
 /// FerryObjectGetFieldGetter does for reads. AttributeError when there is no such field or the
 /// type is not mutable (`_type_mutable`), naming the type and the field.
+/// `*out_setter` is NULL for a field whose values are checked beyond what its storage converts
+/// (a field of a type registered at run time that names a type key or element types): write it
+/// with FerryObjectSetAttr.
 FERRY_DLL int FerryObjectGetFieldSetter(FerryObjectHandle obj, const char* name,
                                         int64_t* out_offset, FerryFieldSetter* out_setter);
 

@@ -313,7 +313,7 @@ inline bool Object::IsInstance() const {
                   "(set it explicitly when the parent reserves slots)");                        \
     static const int32_t tindex = ::ferry::details::TypeRegister(                               \
         TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(), TypeName::_type_child_slots,   \
-        TypeName::_type_child_slots_can_overflow);                                              \
+        TypeName::_type_child_slots_can_overflow && !TypeName::_type_final);                    \
     return tindex;                                                                              \
   }
 

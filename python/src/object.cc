@@ -570,6 +570,13 @@ int FieldSet(PyObject* descr, PyObject* obj, PyObject* value) {
   TempScope scope;
   FerryAny cell;
   int rc = PyToAny(value, &cell, &scope);
+  if (rc == 0 && self->setter == nullptr) {
+    // No setter: the field checks its values (a run-time type's field naming a type key).
+    // FerryObjectSetAttr's error names the field itself.
+    if (FerryObjectSetAttr(h, PyUnicode_AsUTF8(self->name), &cell) == 0) return 0;
+    RaiseFerryError();
+    return -1;
+  }
   if (rc == 0 && self->setter(static_cast<char*>(h) + self->setter_offset, &cell) != 0) {
     RaiseFerryError();
     rc = -1;

@@ -29,6 +29,7 @@
 #ifndef FERRY_REFLECTION_REFLECTION_H_
 #define FERRY_REFLECTION_REFLECTION_H_
 
+#include <new>          // placement new in construct_at
 #include <string>       // field names
 #include <type_traits>  // detection of optional members
 #include <vector>       // field tables
@@ -127,13 +128,46 @@ class AttrVisitor {
   virtual void VisitField(const char* name, void* addr, const FieldType* type) = 0;
 };
 
+namespace details {
+/// What a value must be to go into a field of a type registered at run time (py_class): a type
+/// key, `Optional[...]`, element types of containers; checked before FieldType::set. Opaque;
+/// made by FerryTypeRegisterWithFields from the field's type text.
+struct FieldConstraint;
+/// Throws the TypeError naming expected and given type when `value` does not meet `constraint`.
+FERRY_DLL void CheckFieldConstraint(const FieldConstraint* constraint, const AnyView& value);
+/// The constraint as type text: "Optional[demo.Point]".
+FERRY_DLL const std::string& FieldConstraintStr(const FieldConstraint* constraint);
+}  // namespace details
+
 /// One field of a registered node.
 struct FieldInfo {
   std::string name;
   /// Byte offset from the start of the object.
   size_t offset;
   const FieldType* type;
+  /// A stricter check than `type` makes, for fields of types registered at run time; null for
+  /// C++ fields (their C++ type is the check).
+  const details::FieldConstraint* constraint = nullptr;
+  /// Whether structural equality and hashing visit the field (py_class `compare=False`).
+  bool compare = true;
+  /// Whether Repr prints the field (py_class `repr=False`).
+  bool repr = true;
+
+  /// The field's type as error messages and NodeFields name it.
+  std::string TypeStr() const {
+    return constraint != nullptr ? details::FieldConstraintStr(constraint) : type->type_str();
+  }
+  /// Writes the field of `obj` from `value`, converting and checking it; a TypeError (with the
+  /// reason, not the field name) leaves the field unchanged.
+  void Write(Object* obj, const AnyView& value) const {
+    if (constraint != nullptr) details::CheckFieldConstraint(constraint, value);
+    type->set(reinterpret_cast<char*>(obj) + offset, value);
+  }
 };
+
+namespace details {
+struct DynamicLayout;
+}  // namespace details
 
 /// What the runtime knows about a registered node type.
 struct NodeInfo {
@@ -146,8 +180,17 @@ struct NodeInfo {
   size_t object_size = 0;
   /// Runs the node's VisitAttrs on `obj`.
   void (*visit_attrs)(Object* obj, AttrVisitor* visitor) = nullptr;
-  /// Makes a default-constructed node; null when the node has no default constructor.
-  ObjectPtr<Object> (*create)() = nullptr;
+  /// Makes a default-constructed node of this type (`info` is this record); null when the node
+  /// has no default constructor.
+  ObjectPtr<Object> (*create)(const NodeInfo& info) = nullptr;
+  /// Constructs a default node of the registered C++ class in `mem` (object_size bytes aligned
+  /// to object_align; the header is set by the caller) and destroys one in place: what a type
+  /// registered at run time uses to extend this class. Null without a default constructor.
+  void (*construct_at)(void* mem) = nullptr;
+  void (*destroy_at)(Object* obj) = nullptr;
+  size_t object_align = alignof(Object);
+  /// Set for types registered at run time (FerryTypeRegisterWithFields): their field storage.
+  const details::DynamicLayout* dynamic = nullptr;
   /// The node's SEqualReduce / SHashReduce, or null (compare all fields if `sequal_by_fields`,
   /// else by identity).
   bool (*sequal_reduce)(const Object* lhs, const Object* rhs, SEqualReducer equal) = nullptr;
@@ -200,9 +243,12 @@ bool RegisterNodeType() {
   info.type_index = T::RuntimeTypeIndex();
   info.type_key = T::_type_key;
   info.object_size = sizeof(T);
+  info.object_align = alignof(T);
   info.visit_attrs = [](Object* obj, AttrVisitor* v) { static_cast<T*>(obj)->VisitAttrs(v); };
   if constexpr (std::is_default_constructible_v<T>) {
-    info.create = []() -> ObjectPtr<Object> { return make_object<T>(); };
+    info.create = [](const NodeInfo&) -> ObjectPtr<Object> { return make_object<T>(); };
+    info.construct_at = [](void* mem) { new (mem) T(); };
+    info.destroy_at = [](Object* obj) { static_cast<T*>(obj)->~T(); };
   }
   if constexpr (HasSEqualReduce<T>::value) {
     info.sequal_reduce = [](const Object* lhs, const Object* rhs, SEqualReducer equal) {
