@@ -17,6 +17,8 @@ from .container import Array, Dict, List, Map, Shape
 from .dtype import DataType
 from .error import FerryError, InternalError, register_error
 from .tensor import Device, Tensor, from_dlpack
+from . import dataclasses
+from .dataclasses import field, py_class
 from .registry import (
     get_global_func,
     init_api,
@@ -50,12 +52,15 @@ __all__ = [
     "String",
     "Tensor",
     "convert",
+    "dataclasses",
+    "field",
     "get_global_func",
     "init_api",
     "list_global_func_names",
     "load_json",
     "load_library",
     "make_node",
+    "py_class",
     "register_error",
     "register_func",
     "register_object",

@@ -216,6 +216,12 @@ PyObject* RegisterClass(PyObject* module, PyObject* args);
 /// MakeNode(key, **fields), a field whose value does not convert named in the error (module
 /// function _make_node). A new reference, or NULL with an exception.
 PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs);
+/// Makes `self` (a ferry.Object wrapper) own `handle` (a reference handed over); on a class that
+/// cannot hold it, releases it and fails with a TypeError. 0 or -1.
+int AdoptNewHandle(PyObject* self, FerryObjectHandle handle);
+/// _core._register_type and _core._create (py_class.cc).
+PyObject* RegisterType(PyObject* module, PyObject* args);
+PyObject* CreateObject(PyObject* module, PyObject* const* args, Py_ssize_t nargs);
 /// Sets the package's class hook (module function _set_class_hook; see object.cc Lookup).
 PyObject* SetClassHook(PyObject* module, PyObject* hook);
 /// (registered classes by key, classes made on first sight by key), copies (module function

@@ -388,6 +388,9 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL, nullptr},
     {"_list_to_list", ListToList, METH_O, nullptr},
     {"_type_key_to_index", TypeKeyToIndex, METH_O, nullptr},
+    {"_register_type", RegisterType, METH_VARARGS, nullptr},
+    {"_create", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(CreateObject)),
+     METH_FASTCALL, nullptr},
     {nullptr, nullptr, 0, nullptr},
 };
 

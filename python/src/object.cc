@@ -233,6 +233,8 @@ int AdoptHandle(PyObject* self, PyObject* made) {
 
 }  // namespace
 
+int AdoptNewHandle(PyObject* self, FerryObjectHandle handle) { return ReplaceHandle(self, handle); }
+
 /// MakeNode(key, **fields) with the fields converted here, so that a value that does not
 /// convert is an error naming its field. A new reference, or NULL with an exception.
 PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {

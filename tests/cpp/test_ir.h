@@ -246,6 +246,7 @@ class MutableChildNode : public MutableNode {
   FERRY_DECLARE_FINAL_OBJECT_INFO(MutableChildNode, MutableNode);
 };
 
+FERRY_REGISTER_NODE_TYPE(ExprNode);  // no fields: lets Python classes (py_class) extend it
 FERRY_REGISTER_NODE_TYPE(IntImmNode);
 FERRY_REGISTER_NODE_TYPE(VarNode);
 FERRY_REGISTER_NODE_TYPE(AddNode);

@@ -223,6 +223,11 @@ struct HasSHashReduce<
     T, std::void_t<decltype(std::declval<const T&>().SHashReduce(std::declval<SHashReducer>()))>>
     : std::true_type {};
 template <typename T, typename = void>
+struct HasVisitAttrs : std::false_type {};
+template <typename T>
+struct HasVisitAttrs<T, std::void_t<decltype(std::declval<T&>().VisitAttrs(
+                            std::declval<AttrVisitor*>()))>> : std::true_type {};
+template <typename T, typename = void>
 struct TypeMutable : std::false_type {};
 template <typename T>
 struct TypeMutable<T, std::void_t<decltype(T::_type_mutable)>>
@@ -244,7 +249,13 @@ bool RegisterNodeType() {
   info.type_key = T::_type_key;
   info.object_size = sizeof(T);
   info.object_align = alignof(T);
-  info.visit_attrs = [](Object* obj, AttrVisitor* v) { static_cast<T*>(obj)->VisitAttrs(v); };
+  if constexpr (HasVisitAttrs<T>::value) {
+    info.visit_attrs = [](Object* obj, AttrVisitor* v) { static_cast<T*>(obj)->VisitAttrs(v); };
+  } else {
+    // A base without fields of its own (registered so that types made at run time can extend
+    // it): no fields to visit. It inherits VisitAttrs of no registered parent either.
+    info.visit_attrs = [](Object*, AttrVisitor*) {};
+  }
   if constexpr (std::is_default_constructible_v<T>) {
     info.create = [](const NodeInfo&) -> ObjectPtr<Object> { return make_object<T>(); };
     info.construct_at = [](void* mem) { new (mem) T(); };
@@ -266,7 +277,9 @@ bool RegisterNodeType() {
 }  // namespace details
 
 /// Registers a node type for reflection (field access by name, MakeNode, structural equality
-/// and hashing, JSON). Use once per node, at namespace scope in a .cc file.
+/// and hashing, JSON). Use once per node, at namespace scope in a .cc file. A base class
+/// without `VisitAttrs` may be registered too (no fields of its own): then types made at run
+/// time (Python's `ferry.py_class`) can derive from it.
 #define FERRY_REGISTER_NODE_TYPE(NodeType)                                             \
   [[maybe_unused]] static const bool FERRY_REFLECTION_UNIQUE_(__reg_node_, __LINE__) = \
       ::ferry::details::RegisterNodeType<NodeType>()

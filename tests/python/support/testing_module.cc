@@ -52,6 +52,18 @@ FERRY_REGISTER_GLOBAL("test.use_count").set_body([](const AnyView* args, int32_t
 });
 /// keep(x) / kept() / drop(): holds one value on the C++ side until dropped.
 Any kept;
+// For py_class tests: C++ code that takes the C++ parent type of a Python-defined type.
+FERRY_REGISTER_GLOBAL("test.is_expr").set_body_typed([](ObjectRef obj) {
+  return obj.defined() && obj->IsInstance<ExprNode>();
+});
+/// Reads the fields of a test.Mutable (or a type derived from it, in C++ or Python) the way C++
+/// code does, through the C++ class, and bumps `count` in place.
+FERRY_REGISTER_GLOBAL("test.bump_mutable").set_body_typed([](ObjectRef obj) {
+  const MutableNode* node = obj.as<MutableNode>();
+  if (node == nullptr) FERRY_THROW(TypeError) << "expected test.Mutable, got " << obj->GetTypeKey();
+  const_cast<MutableNode*>(node)->count += 1;
+  return Array<Any>{Any(node->count), Any(node->label)};
+});
 FERRY_REGISTER_GLOBAL("test.keep").set_body_typed([](Any v) { kept = std::move(v); });
 FERRY_REGISTER_GLOBAL("test.drop").set_body_typed([]() { kept = Any(); });
 FERRY_REGISTER_GLOBAL("test.kept").set_body_typed([]() { return kept; });

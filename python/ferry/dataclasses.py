@@ -1,0 +1,585 @@
+"""Object types defined in Python: :func:`py_class`, :func:`field`, and the helpers of the
+standard :mod:`dataclasses` module for them (:func:`fields`, :func:`replace`, :func:`asdict`,
+:func:`astuple`, :data:`KW_ONLY`).
+
+    @ferry.py_class("demo.Point")
+    class Point(ferry.Object):
+        x: int
+        y: float = 0.0
+
+A py_class is a Ferry type like one written in C++: it is registered in the type registry under
+its parent (``ferry.Object``, a reflected C++ node type, or another py_class), its fields live
+in the C++ object after the parent's, and C++ reflection (GetAttr, SetAttr, MakeNode, JSON,
+structural equality and hashing, Repr) works on it. See docs/python.md.
+"""
+import copy
+import dataclasses as _std
+import inspect
+import re
+import reprlib
+import sys
+import types
+import typing
+
+from . import _core
+from .registry import get_global_func, register_object
+
+__all__ = [
+    "FrozenInstanceError",
+    "KW_ONLY",
+    "MISSING",
+    "Field",
+    "asdict",
+    "astuple",
+    "field",
+    "fields",
+    "is_py_class",
+    "py_class",
+    "replace",
+]
+
+#: The standard module's sentinels, so that code written for dataclasses reads the same.
+MISSING = _std.MISSING
+KW_ONLY = _std.KW_ONLY
+FrozenInstanceError = _std.FrozenInstanceError
+
+_FIELD_NO_COMPARE = 1  # kFerryFieldNoCompare
+_FIELD_NO_REPR = 2  # kFerryFieldNoRepr
+_TYPE_FINAL = 1  # kFerryTypeFinal
+_TYPE_FROZEN = 2  # kFerryTypeFrozen
+_OBJECT_INDEX = 64  # kFerryObject
+
+
+class Field:
+    """One field of a py_class (or of its C++ parent), as :func:`fields` returns it."""
+
+    __slots__ = (
+        "name",
+        "type",
+        "type_text",
+        "default",
+        "default_factory",
+        "init",
+        "repr",
+        "compare",
+        "kw_only",
+        "metadata",
+        "_inherited_from_cpp",
+    )
+
+    def __init__(self, default, default_factory, init, repr, compare, kw_only, metadata):
+        self.name = None
+        self.type = None
+        self.type_text = None
+        self.default = default
+        self.default_factory = default_factory
+        self.init = init
+        self.repr = repr
+        self.compare = compare
+        self.kw_only = kw_only
+        self.metadata = types.MappingProxyType(dict(metadata or {}))
+        self._inherited_from_cpp = False
+
+    def __repr__(self):
+        return (
+            f"Field(name={self.name!r}, type={self.type_text!r}, default={self.default!r}, "
+            f"default_factory={self.default_factory!r}, init={self.init}, repr={self.repr}, "
+            f"compare={self.compare}, kw_only={self.kw_only})"
+        )
+
+    def _copy(self):
+        new = Field(
+            self.default, self.default_factory, self.init, self.repr, self.compare, self.kw_only,
+            self.metadata,
+        )
+        new.name, new.type, new.type_text = self.name, self.type, self.type_text
+        new._inherited_from_cpp = self._inherited_from_cpp
+        return new
+
+
+def field(
+    *,
+    default=MISSING,
+    default_factory=MISSING,
+    init=True,
+    repr=True,
+    compare=True,
+    kw_only=MISSING,
+    metadata=None,
+):
+    """Describes a py_class field, as :func:`dataclasses.field` does: ``default`` or
+    ``default_factory`` (not both), ``init`` (a parameter of ``__init__``), ``repr`` (shown by
+    ``repr`` and by C++ Repr), ``compare`` (visited by structural equality and hashing, and by
+    ``order=True`` comparisons), ``kw_only`` (keyword-only in ``__init__``)."""
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return Field(default, default_factory, init, repr, compare, kw_only, metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# Annotations -> the type text of the C ABI (FerryFieldSpec.type)
+
+
+def _type_text(tp, cls, key):
+    """The C ABI type text of an annotation, or a TypeError's reason (a str starting '!')."""
+    from . import Array, DataType, Dict, Function, List, Map  # noqa: PLC0415 - cycle
+
+    if tp is typing.Any:
+        return "Any"
+    for plain, text in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"),
+                        (bytes, "bytes"), (DataType, "dtype"), (Function, "Function")):
+        if tp is plain:
+            return text
+    if tp is cls:
+        return key
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            inner = _type_text(rest[0], cls, key)
+            return inner if inner.startswith("!") else f"Optional[{inner}]"
+        return f"!a union other than 'X | None' ({tp!r})"
+    containers = {list: "Array", Array: "Array", dict: "Map", Map: "Map", List: "List",
+                  Dict: "Dict"}
+    base = origin if origin is not None else tp
+    if base in containers:
+        name = containers[base]
+        arity = 1 if name in ("Array", "List") else 2
+        if not args:
+            return f"{name}[{', '.join(['Any'] * arity)}]"
+        if len(args) != arity:
+            return f"!{tp!r} takes {arity} type argument(s)"
+        inner = [_type_text(a, cls, key) for a in args]
+        for text in inner:
+            if text.startswith("!"):
+                return text
+        return f"{name}[{', '.join(inner)}]"
+    if isinstance(tp, type) and issubclass(tp, _core.Object):
+        if tp is _core.Object:
+            return "Object"
+        own_key = tp.__dict__.get("_type_key")
+        if own_key is None:
+            return f"!{tp.__qualname__} is not registered for a Ferry type"
+        return own_key
+    return f"!unsupported annotation {tp!r}"
+
+
+_SUPPORTED = (
+    "int, float, bool, str, bytes, ferry.DataType, typing.Any, ferry.Function, a Ferry object "
+    "class, X | None, list[T] / ferry.Array[T], dict[K, V] / ferry.Map[K, V], ferry.List[T], "
+    "ferry.Dict[K, V]"
+)
+
+
+def _where(cls, name=None):
+    """'file:line' of the class (or of the annotation of field `name`), for error messages."""
+    try:
+        lines, start = inspect.getsourcelines(cls)
+        path = inspect.getsourcefile(cls)
+    except (OSError, TypeError):
+        module = sys.modules.get(cls.__module__)
+        return getattr(module, "__file__", None) or cls.__module__
+    if name is not None:
+        pattern = re.compile(rf"\s+{re.escape(name)}\s*:")
+        for i, line in enumerate(lines):
+            if pattern.match(line):
+                return f"{path}:{start + i}"
+    return f"{path}:{start}"
+
+
+def _error(kind, cls, name, message):
+    what = f"{cls.__qualname__}.{name}" if name is not None else cls.__qualname__
+    return kind(f"py_class {what} ({_where(cls, name)}): {message}")
+
+
+def _is_classvar(tp):
+    return tp is typing.ClassVar or typing.get_origin(tp) is typing.ClassVar
+
+
+def _resolve(cls, name, annotation):
+    if not isinstance(annotation, str):
+        return annotation
+    module = sys.modules.get(cls.__module__)
+    namespace = dict(vars(module)) if module is not None else {}
+    namespace.setdefault(cls.__name__, cls)
+    try:
+        return eval(annotation, namespace, dict(vars(cls)))  # noqa: S307 - an annotation
+    except Exception as e:  # noqa: BLE001 - reported with the field and line
+        raise _error(TypeError, cls, name, f"cannot resolve the annotation {annotation!r}: {e}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The decorator
+
+
+def py_class(type_key, *, frozen=False, final=False, child_slots=None, eq="identity",
+             order=False, kw_only=False):
+    """Class decorator: makes the class a Ferry type registered as ``type_key``.
+
+    The class derives from ``ferry.Object``, from a class registered for a reflected C++ node
+    type (whose fields come first, as the C++ class lays them out), or from another py_class.
+    Fields come from the annotations, with the rules of :mod:`dataclasses` (order, inheritance,
+    defaults, :func:`field`, ``ClassVar``, ``KW_ONLY``, ``__post_init__``). Options:
+    ``frozen`` (fields read-only from both sides), ``final`` (no type may derive from it),
+    ``child_slots`` (type indices reserved for subtypes), ``eq`` (``"identity"``, the default
+    of every Ferry object, or ``"structural"``: ``==`` and ``hash`` by structural equality),
+    ``order`` (``<`` and friends over the compared fields; needs ``eq="structural"``),
+    ``kw_only`` (every field keyword-only in ``__init__``).
+    """
+    if not isinstance(type_key, str) or not type_key:
+        raise TypeError(f"py_class: the type key must be a non-empty str, not {type_key!r}")
+    if eq not in ("identity", "structural"):
+        raise ValueError(f"py_class({type_key!r}): eq must be 'identity' or 'structural', "
+                         f"not {eq!r}")
+    if order and eq != "structural":
+        raise ValueError(f"py_class({type_key!r}): order=True needs eq='structural'")
+    if child_slots is not None and (not isinstance(child_slots, int) or child_slots < 0):
+        raise ValueError(f"py_class({type_key!r}): child_slots must be a non-negative int")
+
+    def wrap(cls):
+        return _make_class(cls, type_key, frozen=frozen, final=final,
+                           child_slots=child_slots or 0, eq=eq, order=order, kw_only=kw_only)
+
+    return wrap
+
+
+def _parent_of(cls):
+    for base in cls.__mro__[1:]:
+        if isinstance(base, type) and issubclass(base, _core.Object):
+            return base
+    raise _error(TypeError, cls, None, "must derive from ferry.Object (or a class registered "
+                 "for a Ferry type)")
+
+
+def _inherited_fields(cls, parent):
+    """The fields of the parent, in storage order: a py_class's own records, or a C++ node's
+    reflected fields (required, no default)."""
+    if parent is _core.Object:
+        return _OBJECT_INDEX, []
+    key = parent.__dict__.get("_type_key")
+    if key is None:
+        raise _error(TypeError, cls, None, f"its parent {parent.__qualname__} is not registered "
+                     "for a Ferry type")
+    try:
+        index = _core._type_key_to_index(key)
+    except Exception as e:  # noqa: BLE001 - reported with the class
+        raise _error(TypeError, cls, None, f"its parent type {key!r} is not registered: {e}")
+    recorded = parent.__dict__.get("__ferry_fields__")
+    if recorded is not None:
+        return index, [f._copy() for f in recorded.values()]
+    try:
+        described = list(get_global_func("ferry.NodeFields")(key))
+    except Exception:  # noqa: BLE001 - a type without reflection has no fields to inherit
+        described = []
+    inherited = []
+    for name, text in zip(described[0::2], described[1::2]):
+        f = Field(MISSING, MISSING, True, True, True, False, None)
+        f.name, f.type, f.type_text, f._inherited_from_cpp = name, text, text, True
+        inherited.append(f)
+    return index, inherited
+
+
+_MUTABLE_DEFAULTS = (list, dict, set, bytearray)
+
+
+def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
+    from .container import Dict, List  # noqa: PLC0415 - cycle
+
+    if not isinstance(cls, type) or not issubclass(cls, _core.Object):
+        raise TypeError(f"py_class({key!r}): {cls!r} does not derive from ferry.Object")
+    parent = _parent_of(cls)
+    parent_index, all_fields = _inherited_fields(cls, parent)
+    by_name = {f.name: f for f in all_fields}
+    own = []  # new fields, in declaration order
+    kw_only_from_here = kw_only
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        tp = _resolve(cls, name, annotation)
+        if _is_classvar(tp):
+            continue
+        if tp is KW_ONLY:
+            kw_only_from_here = True
+            continue
+        if isinstance(tp, _std.InitVar) or tp is _std.InitVar:
+            raise _error(TypeError, cls, name, "InitVar is not supported: pass the value to a "
+                         "classmethod constructor instead")
+        value = cls.__dict__.get(name, MISSING)
+        f = value if isinstance(value, Field) else Field(value, MISSING, True, True, True,
+                                                        MISSING, None)
+        if isinstance(value, _std.Field):
+            raise _error(TypeError, cls, name, "use ferry.field(), not dataclasses.field()")
+        if f.kw_only is MISSING:
+            f.kw_only = kw_only_from_here
+        if isinstance(f.default, _MUTABLE_DEFAULTS + (List, Dict)):
+            raise _error(ValueError, cls, name, f"mutable default {type(f.default)} is not "
+                         "allowed: use default_factory")
+        text = _type_text(tp, cls, key)
+        if text.startswith("!"):
+            raise _error(TypeError, cls, name, f"{text[1:]}; supported: {_SUPPORTED}")
+        f.name, f.type, f.type_text = name, tp, text
+        if name in by_name:
+            old = by_name[name]
+            if old.type_text != text:
+                raise _error(TypeError, cls, name, f"redeclares the inherited field as {text} "
+                             f"(it is {old.type_text}); a field keeps its type in subclasses")
+            f._inherited_from_cpp = old._inherited_from_cpp
+            all_fields[all_fields.index(old)] = f
+            by_name[name] = f
+            continue
+        own.append(f)
+        all_fields.append(f)
+        by_name[name] = f
+    # dataclasses' rule: no required positional parameter after one with a default.
+    seen_default = None
+    for f in all_fields:
+        if not f.init or f.kw_only:
+            continue
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
+        if has_default:
+            seen_default = f
+        elif seen_default is not None:
+            raise _error(TypeError, cls, f.name, f"non-default argument {f.name!r} follows "
+                         f"default argument {seen_default.name!r}")
+    for f in all_fields:
+        if not f.init and f.default is MISSING and f.default_factory is MISSING:
+            raise _error(TypeError, cls, f.name, "a field with init=False needs a default or "
+                         "a default_factory")
+    specs = tuple(
+        (f.name, f.type_text, (0 if f.compare else _FIELD_NO_COMPARE)
+         | (0 if f.repr else _FIELD_NO_REPR))
+        for f in own
+    )
+    flags = (_TYPE_FINAL if final else 0) | (_TYPE_FROZEN if frozen else 0)
+    try:
+        type_index = _core._register_type(key, parent_index, child_slots, flags, specs)
+    except Exception as e:  # noqa: BLE001 - reported with the class and line
+        raise _error(type(e) if isinstance(e, (TypeError, ValueError)) else TypeError, cls,
+                     None, f"cannot register the type {key!r}: {e}") from None
+    for f in own:
+        if f.name in cls.__dict__:
+            delattr(cls, f.name)
+    cls = register_object(key)(cls)
+    recorded = {f.name: f for f in all_fields}
+    cls.__ferry_fields__ = recorded
+    cls.__ferry_py_class__ = True
+    _add_methods(cls, type_index, all_fields, frozen=frozen, eq=eq, order=order)
+    return cls
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated methods
+
+
+def _set_new(cls, name, value):
+    """Sets a generated method unless the class body defines its own (as dataclasses does)."""
+    if name not in cls.__dict__:
+        setattr(cls, name, value)
+
+
+def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
+    names = tuple(f.name for f in all_fields)
+    _set_new(cls, "__init__", _make_init(cls, type_index, all_fields, names))
+    _set_new(cls, "__repr__", _make_repr(tuple(f.name for f in all_fields if f.repr)))
+    _set_new(cls, "__match_args__",
+             tuple(f.name for f in all_fields if f.init and not f.kw_only))
+    _set_new(cls, "__copy__", _make_copy(type_index, names))
+    _set_new(cls, "__deepcopy__", _make_deepcopy(type_index, names))
+    _set_new(cls, "__reduce__", _reduce)
+    if eq == "structural":
+        from . import structural_equal, structural_hash  # noqa: PLC0415 - cycle
+
+        def __eq__(self, other):
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return structural_equal(self, other)
+
+        def __hash__(self):
+            return structural_hash(self)
+
+        _set_new(cls, "__eq__", __eq__)
+        _set_new(cls, "__hash__", __hash__)
+    if order:
+        compared = tuple(f.name for f in all_fields if f.compare)
+        for name, op in (("__lt__", "<"), ("__le__", "<="), ("__gt__", ">"), ("__ge__", ">=")):
+            _set_new(cls, name, _make_order(compared, op))
+    if frozen:
+
+        def __setattr__(self, name, value):
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+        def __delattr__(self, name):
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+        _set_new(cls, "__setattr__", __setattr__)
+        _set_new(cls, "__delattr__", __delattr__)
+
+
+def _make_init(cls, type_index, all_fields, names):
+    """``__init__`` generated as source, as dataclasses does: parameters in dataclass order,
+    values passed to ``_core._create`` in storage order."""
+    namespace = {"_create": _core._create, "_type_index": type_index, "_names": names,
+                 "_MISSING": MISSING}
+    positional, keyword, body = [], [], []
+    for f in all_fields:
+        local = f.name
+        if f.default_factory is not MISSING:
+            namespace[f"_factory_{f.name}"] = f.default_factory
+        if f.default is not MISSING:
+            namespace[f"_default_{f.name}"] = f.default
+        if not f.init:
+            body.append(f"  {local} = " + (f"_default_{f.name}" if f.default is not MISSING
+                                           else f"_factory_{f.name}()"))
+            continue
+        if f.default is not MISSING:
+            param = f"{local}=_default_{f.name}"
+        elif f.default_factory is not MISSING:
+            param = f"{local}=_MISSING"
+            body.append(f"  if {local} is _MISSING: {local} = _factory_{f.name}()")
+        else:
+            param = local
+        (keyword if f.kw_only else positional).append(param)
+    params = ["self"] + positional + (["*"] + keyword if keyword else [])
+    body.append(f"  _create(self, _type_index, _names{''.join(', ' + n for n in names)})")
+    if hasattr(cls, "__post_init__"):
+        body.append("  self.__post_init__()")
+    source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(source, namespace)  # noqa: S102 - generated from field names, as dataclasses does
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _make_repr(shown):
+    @reprlib.recursive_repr()
+    def __repr__(self):
+        parts = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+        return f"{type(self).__qualname__}({parts})"
+
+    return __repr__
+
+
+def _make_copy(type_index, names):
+    def __copy__(self):
+        new = type(self).__new__(type(self))
+        _core._create(new, type_index, names, *(getattr(self, n) for n in names))
+        return new
+
+    return __copy__
+
+
+def _make_deepcopy(type_index, names):
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        values = [copy.deepcopy(getattr(self, n), memo) for n in names]
+        _core._create(new, type_index, names, *values)
+        memo[id(self)] = new
+        return new
+
+    return __deepcopy__
+
+
+def _make_order(compared, op):
+    import operator  # noqa: PLC0415
+
+    compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
+
+    def method(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return compare(tuple(getattr(self, n) for n in compared),
+                       tuple(getattr(other, n) for n in compared))
+
+    return method
+
+
+def _restore(cls, text):
+    """Unpickles a py_class object; `cls` travels by reference, so the module that defines
+    (and registers) it is imported first."""
+    from . import load_json  # noqa: PLC0415 - cycle
+
+    return load_json(text)
+
+
+def _reduce(self):
+    from . import save_json  # noqa: PLC0415 - cycle
+
+    return (_restore, (type(self), save_json(self)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The dataclasses helpers
+
+
+def is_py_class(obj):
+    """Whether ``obj`` is a py_class or an instance of one."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return "__ferry_fields__" in getattr(cls, "__dict__", {}) or any(
+        "__ferry_py_class__" in vars(k) for k in getattr(cls, "__mro__", ())
+    )
+
+
+def _fields_of(obj):
+    cls = obj if isinstance(obj, type) else type(obj)
+    for klass in getattr(cls, "__mro__", ()):
+        recorded = klass.__dict__.get("__ferry_fields__")
+        if recorded is not None:
+            return recorded
+    raise TypeError("must be called with a py_class type or instance")
+
+
+def fields(class_or_instance):
+    """The fields of a py_class (the C++ parent's first), as a tuple of :class:`Field`."""
+    return tuple(_fields_of(class_or_instance).values())
+
+
+def replace(obj, /, **changes):
+    """A new object of ``obj``'s class with ``changes`` applied, through ``__init__`` (so
+    ``__post_init__`` runs), as :func:`dataclasses.replace` does."""
+    for f in fields(obj):
+        if not f.init:
+            if f.name in changes:
+                raise ValueError(f"field {f.name} is declared with init=False, it cannot be "
+                                 "specified with replace()")
+            continue
+        changes.setdefault(f.name, getattr(obj, f.name))
+    return obj.__class__(**changes)
+
+
+def asdict(obj, *, dict_factory=dict):
+    """The fields of a py_class instance as a dict, recursing into py_class instances, Ferry and
+    Python containers (Array and List become lists, Map and Dict dicts); other values are
+    deep-copied, except Ferry objects (shared, as they are immutable or C++-owned)."""
+    if not is_py_class(obj) or isinstance(obj, type):
+        raise TypeError("asdict() should be called on py_class instances")
+    return _as(obj, lambda pairs: dict_factory(pairs), None)
+
+
+def astuple(obj, *, tuple_factory=tuple):
+    """The field values of a py_class instance as a tuple, recursing as :func:`asdict`."""
+    if not is_py_class(obj) or isinstance(obj, type):
+        raise TypeError("astuple() should be called on py_class instances")
+    return _as(obj, None, tuple_factory)
+
+
+def _as(value, dict_factory, tuple_factory):
+    from .container import Array, Dict, List, Map  # noqa: PLC0415 - cycle
+
+    def inner(v):
+        return _as(v, dict_factory, tuple_factory)
+
+    if isinstance(value, _core.Object) and is_py_class(value):
+        if dict_factory is not None:
+            return dict_factory([(f.name, inner(getattr(value, f.name))) for f in fields(value)])
+        return tuple_factory([inner(getattr(value, f.name)) for f in fields(value)])
+    if isinstance(value, (Array, List)):
+        return [inner(v) for v in value]
+    if isinstance(value, (Map, Dict)):
+        return {inner(k): inner(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[inner(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return type(value)(inner(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((inner(k), inner(v)) for k, v in value.items())
+    if isinstance(value, _core.Object):
+        return value
+    return copy.deepcopy(value)
