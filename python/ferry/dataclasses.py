@@ -445,6 +445,8 @@ def _make_init(cls, type_index, all_fields, names):
     exec(source, namespace)  # noqa: S102 - generated from field names, as dataclasses does
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {f.name: f.type for f in all_fields if f.init}
+    init.__annotations__["return"] = None
     return init
 
 
@@ -482,11 +484,17 @@ def _make_order(compared, op):
 
     compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
 
+    def key(obj):
+        # Ferry sequences compare as Python lists do (Array has no order of its own).
+        from .container import Array, List  # noqa: PLC0415 - cycle
+
+        values = (getattr(obj, n) for n in compared)
+        return tuple(list(v) if isinstance(v, (Array, List)) else v for v in values)
+
     def method(self, other):
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return compare(tuple(getattr(self, n) for n in compared),
-                       tuple(getattr(other, n) for n in compared))
+        return compare(key(self), key(other))
 
     return method
 

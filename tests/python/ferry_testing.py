@@ -43,3 +43,8 @@ class Var(Expr):
 @ferry.register_object("test.Add")
 class Add(Expr):
     pass
+
+
+@ferry.register_object("test.Mutable")
+class Mutable(ferry.Object):
+    """A C++ node with writable fields; py_class tests derive from it."""
