@@ -80,3 +80,11 @@ def echo(value):
 
 def pid(_=None):
     return os.getpid()
+
+
+def run_pickled(data):
+    """Unpickles ``(function, args)`` in the worker and calls it; also says whether the tree
+    library was loaded before (it must not be, in a fresh worker) and where it came from."""
+    before = ferry.registry._type_known("ptest.Leaf")
+    f, args = pickle.loads(data)
+    return before, f(*args), ferry._core._library_of_type("ptest.Leaf")
