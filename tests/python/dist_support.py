@@ -88,3 +88,9 @@ def run_pickled(data):
     before = ferry.registry._type_known("ptest.Leaf")
     f, args = pickle.loads(data)
     return before, f(*args), ferry._core._library_of_type("ptest.Leaf")
+
+
+def sum_and_handle(tree, offset):
+    """The tree's sum plus `offset`, and the address of the tree object in this worker (the
+    same address in every task shows a scattered object was unpickled once)."""
+    return ferry.get_global_func("ptest.sum")(tree) + offset, (os.getpid(), tree.__ferry_handle__)
