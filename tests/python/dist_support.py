@@ -14,8 +14,9 @@ import tempfile
 import ferry
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-LIB_DIR = pathlib.Path(
-    os.environ.get("FERRY_PICKLE_LIB_DIR", ROOT / "build" / "tests" / "python"))
+# Next to the test-support library (FERRY_TESTING_LIB points at another build's, e.g. ASan's).
+LIB_DIR = (pathlib.Path(os.environ["FERRY_TESTING_LIB"]).parent if "FERRY_TESTING_LIB" in os.environ
+           else ROOT / "build" / "tests" / "python")
 TREE_LIB = LIB_DIR / "ferry_pickle_ptest.so"
 #: The same library under the namespace "pmissing": loaded only from a deleted copy.
 MISSING_LIB = LIB_DIR / "ferry_pickle_pmissing.so"
