@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The demo: the worked example (examples/arith) end to end, as a user of Ferry would run it.
 #
-#   1. set-up: system packages, a virtual environment (.venv) and `pip install .` of Ferry
+#   1. set-up: system packages, a virtual environment (.venv), `pip install .` of Ferry, and
+#      dask and distributed (the demo's parallel step)
 #   2. tschema check: the generated C++ and Python are up to date with the schema
 #   3. build: the example's C++ passes, a CMake project using find_package(ferry)
 #   4. run: examples/arith/demo.py builds expressions in Python, runs the C++ passes on them,
-#      compares, serializes, pickles to a worker process and calls back into Python
+#      compares, serializes, pickles to a worker process, simplifies many expressions on a Dask
+#      LocalCluster and calls back into Python
 #
 # `scripts/demo.sh --jit` replaces step 3's CMake project by one call of ferry.cpp.load
 # (demo.py --jit), which compiles the same sources and caches the library in ~/.cache/ferry.
@@ -28,6 +30,9 @@ fi
 say "set-up: installing Ferry into .venv (pip install .; later runs rebuild incrementally)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check .
+# The demo's parallel step runs on a Dask LocalCluster.
+.venv/bin/python -c 'import dask, distributed' 2>/dev/null ||
+  .venv/bin/python -m pip install -q --disable-pip-version-check dask distributed
 echo "ferry $(.venv/bin/python -m ferry --version), CMake config in $(.venv/bin/python -m ferry --cmake-dir)"
 
 cd examples/arith

@@ -53,6 +53,13 @@ if ! python3 -c 'import numpy' 2>/dev/null; then
   echo "setup: installing numpy"
   python3 -m pip install -q numpy || python3 -m pip install -q --break-system-packages numpy
 fi
+# Dask: the tests across processes (tests/python/test_dask.py) and the demo's parallel step
+# (examples/arith/demo.py) run on a distributed.LocalCluster.
+if ! python3 -c 'import dask, distributed' 2>/dev/null; then
+  echo "setup: installing dask and distributed"
+  python3 -m pip install -q dask distributed ||
+    python3 -m pip install -q --break-system-packages dask distributed
+fi
 # atheris: the fuzz target of tschema's marker parser (fuzz/fuzz_tschema_markers.py, scripts/fuzz.sh).
 if ! python3 -c 'import atheris' 2>/dev/null; then
   echo "setup: installing atheris"

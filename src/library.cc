@@ -4,10 +4,14 @@
 /// entries), and a library that failed to load may have made some before it failed.
 #include <cxxabi.h>    // abi::__forced_unwind
 #include <dlfcn.h>     // dlopen
+#include <limits.h>    // PATH_MAX
+#include <stdlib.h>    // realpath
 #include <sys/stat.h>  // stat, to tell a missing file from a broken one
 
 #include <mutex>
 #include <new>  // std::bad_alloc
+#include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +50,53 @@ class FailedLoads {
   std::mutex mutex_;
   std::unordered_map<void*, Error> errors_;
 };
+
+/// Which library registered each type key and global (for pickles that load their libraries):
+/// filled by every LoadLibrary that succeeds. Paths are kept for the life of the process, so
+/// the C ABI can hand out their characters.
+class LibraryRecords {
+ public:
+  static LibraryRecords* Global() {
+    static LibraryRecords* records = new LibraryRecords();  // never destroyed
+    return records;
+  }
+  void Add(const std::string& path, const LoadTransaction& load) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string* kept = &*paths_.insert(path).first;
+    for (int32_t index : load.types) {
+      if (const char* key = TypeIndexToKey(index)) types_[key] = kept;
+    }
+    for (const auto& global : load.globals) {
+      std::optional<Function> now = Function::GetGlobal(global.first);
+      // Held, so that a later function at the same address is never taken for this one.
+      if (now.has_value() && now->get() == global.second) globals_[global.first] = {kept, *now};
+    }
+  }
+  const char* OfType(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = types_.find(key);
+    return it == types_.end() ? nullptr : it->second->c_str();
+  }
+  /// The library of the global `name` while `current` is still the function it registered.
+  const char* OfGlobal(const std::string& name, const Object* current) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = globals_.find(name);
+    if (it == globals_.end() || it->second.second.get() != current) return nullptr;
+    return it->second.first->c_str();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<std::string> paths_;
+  std::unordered_map<std::string, const std::string*> types_;
+  std::unordered_map<std::string, std::pair<const std::string*, Function>> globals_;
+};
+
+/// `path` made absolute with symbolic links resolved, or as given when that fails.
+std::string ResolvedPath(const std::string& path) {
+  char resolved[PATH_MAX];
+  return ::realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
+}
 
 /// Undoes every registration of `load`, newest first.
 void RollBack(const LoadTransaction& load) {
@@ -132,7 +183,10 @@ void LoadLibrary(const std::string& path) {
     ::dlclose(handle);  // drops the reference this dlopen took; the first one keeps it mapped
     throw failed;
   }
-  if (load.errors.empty()) return;
+  if (load.errors.empty()) {
+    details::LibraryRecords::Global()->Add(details::ResolvedPath(open_path), load);
+    return;
+  }
   details::RollBack(load);
   const Error& first = load.errors.front();
   std::string message = "cannot load library '" + path + "': " + std::string(first.message());
@@ -152,5 +206,24 @@ int FerryLibraryLoad(const char* path) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(path);
   ferry::LoadLibrary(path);
+  FERRY_C_API_END();
+}
+
+int FerryLibraryOfTypeKey(const char* type_key, const char** out_path) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(type_key);
+  FERRY_C_API_CHECK_NOT_NULL(out_path);
+  *out_path = ferry::details::LibraryRecords::Global()->OfType(type_key);
+  FERRY_C_API_END();
+}
+
+int FerryLibraryOfGlobal(const char* name, const char** out_path) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(name);
+  FERRY_C_API_CHECK_NOT_NULL(out_path);
+  *out_path = nullptr;
+  if (std::optional<ferry::Function> f = ferry::Function::GetGlobal(name)) {
+    *out_path = ferry::details::LibraryRecords::Global()->OfGlobal(name, f->get());
+  }
   FERRY_C_API_END();
 }

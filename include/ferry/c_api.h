@@ -409,6 +409,15 @@ FERRY_DLL int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType
 
 /// Loads a shared library and runs its registrations (FERRY_REGISTER_GLOBAL).
 FERRY_DLL int FerryLibraryLoad(const char* path);
+/// The library whose FerryLibraryLoad registered the type `type_key`: its path as loaded, made
+/// absolute with symbolic links resolved. *out_path is NULL when no library load did (the core,
+/// the executable, a library linked or dlopen-ed directly, a type made at run time) or the key
+/// is unknown. The string lives as long as the process. Pickles use it to name the libraries
+/// their objects need (docs/distributed.md).
+FERRY_DLL int FerryLibraryOfTypeKey(const char* type_key, const char** out_path);
+/// The same for the global function `name`, as long as it is still the function the library
+/// registered (NULL once it was replaced or removed).
+FERRY_DLL int FerryLibraryOfGlobal(const char* name, const char** out_path);
 
 // ---------------------------------------------------------------------------------------------
 // Errors.

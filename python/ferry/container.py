@@ -4,7 +4,7 @@ import reprlib
 from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 
 from . import _core
-from .registry import get_global_func, register_object
+from .registry import _ensure_libraries, get_global_func, register_object
 
 __all__ = ["Array", "Dict", "List", "Map", "Shape"]
 
@@ -41,7 +41,7 @@ class Array(_Object, Sequence):
     def __reduce__(self):
         # One JSON document for the whole array: objects shared between its elements stay
         # shared, and any depth pickles (save_json walks without recursion).
-        return (_from_json, (_save_json(self),))
+        return _reduce_json(self)
 
 
 @register_object("ferry.Map")
@@ -90,7 +90,7 @@ class Map(_Object, Mapping):
         return list(zip(flat[0::2], flat[1::2]))
 
     def __reduce__(self):
-        return (_from_json, (_save_json(self),))  # sharing kept, as for Array
+        return _reduce_json(self)  # sharing kept, as for Array
 
 
 @register_object("ferry.Shape")
@@ -222,7 +222,7 @@ class List(_Object, MutableSequence):
         return f"ferry.List({_core._list_to_list(self)!r})"
 
     def __reduce__(self):
-        return (_from_json, (_save_json(self),))  # sharing kept; a List holding itself raises
+        return _reduce_json(self)  # sharing kept; a List holding itself raises
 
 
 @register_object("ferry.Dict")
@@ -290,7 +290,7 @@ class Dict(_Object, MutableMapping):
         return f"ferry.Dict({dict(zip(flat[0::2], flat[1::2]))!r})"
 
     def __reduce__(self):
-        return (_from_json, (_save_json(self),))
+        return _reduce_json(self)
 
 
 _list_new = get_global_func("ferry.List")
@@ -309,8 +309,19 @@ _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
 
 
-def _from_json(text):
-    """Unpickles a container (or any object pickled by content)."""
+def _reduce_json(obj):
+    """Pickles ``obj`` by content: its JSON, and the libraries its types need when loaded
+    libraries registered any (docs/distributed.md)."""
+    text = _save_json(obj)
+    libraries = _core._json_libraries(text)
+    return (_from_json, (text, libraries) if libraries else (text,))
+
+
+def _from_json(text, libraries=()):
+    """Unpickles a container (or any object pickled by content), loading the libraries its
+    types need first."""
+    if libraries:
+        _ensure_libraries(libraries)
     return _load_json(text)
 
 

@@ -173,9 +173,84 @@ def _install_fields(cls, key):
 
 
 def _reduce_through_json(self):
-    from .container import _from_json, _save_json  # noqa: PLC0415 - imports this module
+    from .container import _reduce_json  # noqa: PLC0415 - imports this module
 
-    return (_from_json, (_save_json(self),))
+    return _reduce_json(self)
+
+
+# --- Pickles that load their libraries (docs/distributed.md) ---------------------------------
+# A pickle names, for each library that registered one of its types or its global function,
+# the library's resolved path and one type key or name it registered there. Unpickling loads
+# the libraries this process lacks (or, with FERRY_PICKLE_LIBRARIES=0, says which to load).
+
+
+def _ensure_libraries(records):
+    """Loads the library of each ``(path, type_key)`` record whose type this process lacks."""
+    for path, key in records:
+        if not _type_known(key):
+            _load_for_pickle(path, f"the type '{key}'")
+            if not _type_known(key):
+                raise _unpickling_error(
+                    f"cannot unpickle the type '{key}': the library '{path}' was loaded for it, "
+                    "but it did not register that type")
+
+
+def _type_known(key):
+    try:
+        return _core._type_key_to_index(key) >= 0
+    except KeyError:
+        return False
+
+
+def _global_from_library(name, path):
+    """Unpickles the global function ``name``, registered by the library ``path``."""
+    f = get_global_func(name, allow_missing=True)
+    if f is None:
+        _load_for_pickle(path, f"the global function '{name}'")
+        f = get_global_func(name, allow_missing=True)
+        if f is None:
+            raise _unpickling_error(
+                f"cannot unpickle the global function '{name}': the library '{path}' was loaded "
+                "for it, but it did not register that name")
+    return f
+
+
+def _unpickling_error(message):
+    import pickle  # noqa: PLC0415 - only when unpickling fails
+
+    return pickle.UnpicklingError(message)
+
+
+def _library_search_dirs():
+    return [d for d in os.environ.get("FERRY_LIBRARY_PATH", "").split(os.pathsep) if d]
+
+
+def _load_for_pickle(path, what):
+    """Loads the library ``path`` that a pickle names for ``what`` (this process lacks it)."""
+    if not _core._pickle_libraries_on():
+        raise _unpickling_error(
+            f"cannot unpickle {what}: it is not registered in this process, and loading the "
+            f"library that registered it ('{path}') is turned off (FERRY_PICKLE_LIBRARIES=0); "
+            "call ferry.load_library on it before unpickling")
+    found = path if os.path.exists(path) else None
+    dirs = _library_search_dirs()
+    if found is None:
+        name = os.path.basename(path)
+        found = next((os.path.join(d, name) for d in dirs
+                      if os.path.exists(os.path.join(d, name))), None)
+    if found is None:
+        searched = (f", nor '{os.path.basename(path)}' in the directories of FERRY_LIBRARY_PATH "
+                    f"({os.pathsep.join(dirs)})" if dirs else "")
+        raise _unpickling_error(
+            f"cannot unpickle {what}: it needs the library '{path}', which registered it in the "
+            f"process that pickled it, and there is no such file here{searched}; install the "
+            "library at that path, list its directory in FERRY_LIBRARY_PATH, or call "
+            "ferry.load_library on it before unpickling")
+    try:
+        load_library(found)
+    except RuntimeError as e:
+        raise _unpickling_error(
+            f"cannot unpickle {what}: loading its library '{found}' failed: {e}") from e
 
 
 def _class_hook(key, cls, base):

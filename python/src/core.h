@@ -184,6 +184,13 @@ int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope);
 PyObject* BorrowedDLTensorToPy(void* tensor);
 /// Adds the tensor functions (_tensor_*) to the module: 0, or -1 with an exception.
 int AddTensorFunctions(PyObject* module);
+/// Adds the pickling helpers (_json_libraries, _library_of_*) to the module (pickle.cc).
+int AddPickleFunctions(PyObject* module);
+/// Whether pickles name and load their libraries: FERRY_PICKLE_LIBRARIES is unset or not 0.
+bool PickleLibrariesEnabled();
+/// ((library path, type key), ...): one pair for each library that registered a type of the
+/// save_json document `text` (a str); () when none or when PickleLibrariesEnabled() is false.
+PyObject* PickleLibrariesOfJSON(PyObject* text);
 /// Converts a Python value into a cell that owns its object (for results of callbacks).
 int PyToAnyOwned(PyObject* value, FerryAny* out);
 /// Converts a cell to Python. With `owned`, the cell's reference is taken over (and released

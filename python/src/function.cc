@@ -385,7 +385,8 @@ int GlobalNameOf(FerryObjectHandle handle, std::string* out) {
 }
 
 /// Pickling: a Function made from a Python callable pickles that callable (and fails as it
-/// would); a registered global pickles by its name; any other Function (a C++ lambda never
+/// would); a registered global pickles by its name (with the library that registered it, if
+/// one did: docs/distributed.md); any other Function (a C++ lambda never
 /// registered) is a pickle.PicklingError saying how to make it picklable.
 PyObject* FunctionReduce(PyObject* self, PyObject*) {
   FerryObjectHandle handle = HandleOf(self);
@@ -410,7 +411,21 @@ PyObject* FunctionReduce(PyObject* self, PyObject*) {
       result = Py_BuildValue("(N(O))", convert, static_cast<PyObject*>(resource));
     }
   } else if (GlobalNameOf(handle, &name) == 0) {
-    if (!name.empty()) {
+    const char* library = nullptr;
+    if (!name.empty() && PickleLibrariesEnabled() &&
+        FerryLibraryOfGlobal(name.c_str(), &library) != 0) {
+      Py_DECREF(core);
+      return RaiseFerryError();
+    }
+    if (library != nullptr) {
+      // Registered by a loaded library: the unpickling process loads it if it lacks the name.
+      PyObject* registry = PyImport_ImportModule("ferry.registry");
+      PyObject* get = registry != nullptr
+                          ? PyObject_GetAttrString(registry, "_global_from_library")
+                          : nullptr;
+      Py_XDECREF(registry);
+      if (get != nullptr) result = Py_BuildValue("(N(ss))", get, name.c_str(), library);
+    } else if (!name.empty()) {
       PyObject* get = PyObject_GetAttrString(core, "get_global_func");
       if (get != nullptr) result = Py_BuildValue("(N(s))", get, name.c_str());
     } else {

@@ -420,10 +420,32 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
     PyErr_Format(PyExc_ValueError, "cannot pickle an uninitialized %s", Py_TYPE(self)->tp_name);
     return nullptr;
   }
-  return CallGlobal("ferry.SaveJSON", &g_state.globals.save_json, &self, 1);
+  PyObject* text = CallGlobal("ferry.SaveJSON", &g_state.globals.save_json, &self, 1);
+  if (text == nullptr) return nullptr;
+  // The JSON alone when the core or the executable registered every type (as small as it
+  // was); (JSON, libraries) when loaded libraries did (docs/distributed.md).
+  PyObject* libraries = PickleLibrariesOfJSON(text);
+  if (libraries == nullptr || PyTuple_GET_SIZE(libraries) == 0) {
+    Py_XDECREF(libraries);
+    if (libraries == nullptr) Py_CLEAR(text);
+    return text;
+  }
+  return Py_BuildValue("(NN)", text, libraries);
 }
 
 PyObject* ObjectSetState(PyObject* self, PyObject* state) {
+  if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2) {
+    // (JSON, libraries): load the libraries this process lacks first (ferry/registry.py).
+    PyObject* registry = PyImport_ImportModule("ferry.registry");
+    PyObject* done = registry != nullptr
+                         ? PyObject_CallMethod(registry, "_ensure_libraries", "(O)",
+                                               PyTuple_GET_ITEM(state, 1))
+                         : nullptr;
+    Py_XDECREF(registry);
+    if (done == nullptr) return nullptr;
+    Py_DECREF(done);
+    state = PyTuple_GET_ITEM(state, 0);
+  }
   PyObject* made = CallGlobal("ferry.LoadJSON", &g_state.globals.load_json, &state, 1);
   if (AdoptHandle(self, made) != 0) return nullptr;
   Py_RETURN_NONE;

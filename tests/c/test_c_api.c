@@ -80,6 +80,12 @@ static void test_functions(const char* module_path) {
 
   /* A global registered by a C++ library loaded at run time. */
   EXPECT(FerryLibraryLoad(module_path) == 0);
+  {
+    const char* library = NULL;
+    EXPECT(FerryLibraryOfGlobal("testing.module.add", &library) == 0 && library != NULL);
+    EXPECT(strstr(library, "good_module.so") != NULL);
+    EXPECT(FerryLibraryOfTypeKey("ferry.Array", &library) == 0 && library == NULL);
+  }
   EXPECT(call_global2("testing.module.add", 40, 2, &sum) == 0);
   EXPECT(sum == 42);
   EXPECT(call_global2("testing.module.add", 1, 2, &sum) == 0 && sum == 3);

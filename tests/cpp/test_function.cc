@@ -524,6 +524,37 @@ TEST(LoadLibrary, DuplicateGlobalUndoesTheWholeLibrary) {
   }
 }
 
+TEST(LoadLibrary, RecordsWhichLibraryRegisteredEachGlobal) {
+  LoadLibrary(kModuleDir + "/good_module.so");
+  const char* path = nullptr;
+  ASSERT_EQ(FerryLibraryOfGlobal("testing.module.add", &path), 0);
+  ASSERT_NE(path, nullptr);
+  EXPECT_EQ(path[0], '/') << "made absolute: " << path;
+  EXPECT_TRUE(Contains(path, "/modules/good_module.so")) << path;
+  // The core, the test program and failed loads record nothing.
+  ASSERT_EQ(FerryLibraryOfGlobal("ferry.SaveJSON", &path), 0);
+  EXPECT_EQ(path, nullptr);
+  ASSERT_EQ(FerryLibraryOfTypeKey("ferry.Array", &path), 0);
+  EXPECT_EQ(path, nullptr);
+  CaptureError([] { LoadLibrary(kModuleDir + "/duplicate_module.so"); });
+  ASSERT_EQ(FerryLibraryOfGlobal("testing.duplicate_module.fresh", &path), 0);
+  EXPECT_EQ(path, nullptr);
+  // A type the library makes at run time (its first counter), not while it loads: unknown.
+  Function::GetGlobalRequired("testing.module.make_counter")(0);
+  ASSERT_EQ(FerryLibraryOfTypeKey("testing.module.Counter", &path), 0);
+  EXPECT_EQ(path, nullptr);
+  // A global replaced after the load is no longer the library's.
+  Function add = Function::GetGlobalRequired("testing.module.add");
+  Function::SetGlobal("testing.module.add", Function::FromTyped([](int64_t a) { return a; }), true);
+  ASSERT_EQ(FerryLibraryOfGlobal("testing.module.add", &path), 0);
+  EXPECT_EQ(path, nullptr);
+  Function::SetGlobal("testing.module.add", add, true);
+  ASSERT_EQ(FerryLibraryOfGlobal("testing.module.add", &path), 0);
+  EXPECT_NE(path, nullptr) << "the library's own function again";
+  EXPECT_EQ(FerryLibraryOfGlobal(nullptr, &path), -1);
+  EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "ValueError");
+}
+
 TEST(LoadLibrary, TypeKeyWithAnotherParentIsAnErrorNotATerminate) {
   LoadLibrary(kModuleDir + "/good_module.so");
   // good_module registers its counter's type at the first counter it makes.

@@ -135,6 +135,9 @@ def test_the_demo_script_runs_to_the_end():
     assert run.returncode == 0, run.stdout + run.stderr
     assert "structurally equal? True" in run.stdout
     assert "equal to the local result: True" in run.stdout
+    # The Dask step: 200 expressions simplified by 2 worker processes given no set-up.
+    assert "200 tasks on 2 workers" in run.stdout
+    assert "all equal to the local results: True" in run.stdout
     assert run.stdout.rstrip().endswith("done.")
 
 
@@ -149,3 +152,15 @@ def test_the_demo_script_builds_with_ferry_cpp(tmp_path):
     assert f"ferry.cpp.load built and loaded {tmp_path}" in run.stdout
     assert "equal to the local result: True" in run.stdout  # the worker loaded it too
     assert run.stdout.rstrip().endswith("done.")
+
+
+def test_the_demo_dask_step_without_dask_says_so_and_lets_the_demo_go_on(xy, monkeypatch, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("arith_demo", EXAMPLE / "demo.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` fails
+    demo.simplify_on_dask(*xy)
+    out = capsys.readouterr().out
+    assert "skipped: this step needs dask and distributed" in out and "pip install" in out
