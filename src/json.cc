@@ -579,11 +579,11 @@ Any LoadJSON(std::string_view text) { return Loader(text).Load(); }
 /// ferry.SaveJSON(value) -> str
 FERRY_REGISTER_GLOBAL("ferry.SaveJSON").set_body_typed([](AnyView value) {
   return SaveJSON(value);
-});
+}).quick();
 /// ferry.LoadJSON(text) -> value
 FERRY_REGISTER_GLOBAL("ferry.LoadJSON").set_body_typed([](std::string text) {
   return LoadJSON(text);
-});
+}).quick();
 
 }  // namespace ferry
 

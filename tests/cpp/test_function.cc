@@ -450,6 +450,14 @@ TEST(CAbi, QuickRegistrationsCarryTheirFlag) {
   EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.quick_after")), kFerryFunctionQuick);
   EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.add")), 0) << "no flags by default";
   EXPECT_EQ(Function::GetGlobalRequired("testing.quick_after")().cast<int64_t>(), 2);
+  // Every function Ferry itself registers returns promptly, so Python keeps the GIL for it.
+  int ferry_globals = 0;
+  for (const String& name : ListGlobalNames()) {
+    if (name.view().substr(0, 6) != "ferry.") continue;
+    ++ferry_globals;
+    EXPECT_EQ(FlagsOf(Function::GetGlobalRequired(name.view())), kFerryFunctionQuick) << name;
+  }
+  EXPECT_GE(ferry_globals, 30);
 
   int32_t flags = 0;
   EXPECT_EQ(FerryFunctionGetFlags(nullptr, &flags), -1);
