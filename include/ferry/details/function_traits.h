@@ -49,8 +49,8 @@ struct CallableTraits<R (C::*)(Args...) const> : CallableTraits<R (*)(Args...)> 
 
 /// "name(0: int, 1: ferry.String) -> float", built only when an error needs it.
 template <typename R, typename... Args>
-std::string Signature(const std::string& name) {
-  std::string out = name + "(";
+std::string Signature(const char* name) {
+  std::string out = std::string(name) + "(";
   int i = 0;
   ((out += (i ? ", " : "") + std::to_string(i) + ": " + TypeTraitsOf<Args>::TypeStr(), ++i), ...);
   out += ") -> ";
@@ -71,7 +71,7 @@ using PlainArg =
 // checks and needs no stack frame for building the message.
 /// The TypeError (or OverflowError) of argument `I`, naming the call and the position.
 template <size_t I, typename R, typename... Args>
-[[noreturn, gnu::noinline, gnu::cold]] void ThrowUnpackError(const std::string& name,
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowUnpackError(const char* name,
                                                              const AnyView* args) {
   using Traits = TypeTraitsOf<PlainArg<I, Args...>>;
   ThrowArgTypeError(name, Signature<R, Args...>(name), static_cast<int32_t>(I), args[I],
@@ -79,14 +79,14 @@ template <size_t I, typename R, typename... Args>
 }
 /// The TypeError of a typed call given `num_args` arguments.
 template <typename R, typename... Args>
-[[noreturn, gnu::noinline, gnu::cold]] void ThrowCountError(const std::string& name,
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowCountError(const char* name,
                                                             int32_t num_args) {
   ThrowArgCountError(name, Signature<R, Args...>(name), sizeof...(Args), num_args);
 }
 
 /// Converts argument `I` of a typed call.
 template <size_t I, typename R, typename... Args>
-decltype(auto) UnpackArg(const std::string& name, const AnyView* args) {
+decltype(auto) UnpackArg(const char* name, const AnyView* args) {
   using Plain = PlainArg<I, Args...>;
   static_assert(TypeTraitsOf<Plain>::kEnabled, "FromTyped: an argument type has no TypeTraits");
   if (auto value = TypeTraitsOf<Plain>::TryCast(args[I].raw())) return Plain(*std::move(value));
@@ -96,7 +96,7 @@ decltype(auto) UnpackArg(const std::string& name, const AnyView* args) {
 /// `result` arrives holding None (see FCppCall), so the result is stored without releasing an
 /// old value, and a void call leaves it as it is.
 template <typename F, typename R, typename... Args, size_t... I>
-void CallTyped(const F& f, const std::string& name, const AnyView* args, int32_t num_args,
+void CallTyped(const F& f, const char* name, const AnyView* args, int32_t num_args,
                Any* result, std::index_sequence<I...>) {
   if (num_args != static_cast<int32_t>(sizeof...(Args))) {
     ThrowCountError<R, Args...>(name, num_args);
@@ -114,7 +114,7 @@ template <typename F, typename R, typename Tuple>
 struct TypedCaller;
 template <typename F, typename R, typename... Args>
 struct TypedCaller<F, R, std::tuple<Args...>> {
-  static void Call(const F& f, const std::string& name, const AnyView* args, int32_t num_args,
+  static void Call(const F& f, const char* name, const AnyView* args, int32_t num_args,
                    Any* result) {
     CallTyped<F, R, Args...>(f, name, args, num_args, result, std::index_sequence_for<Args...>());
   }
