@@ -3,6 +3,8 @@
 // callgrind_ops.cc.
 #include "ops.h"
 
+FERRY_BENCHMARK(Ferry_FromTypedDrop);
+FERRY_BENCHMARK(Floor_FromTypedDrop);
 FERRY_BENCHMARK(Ferry_TypedCall);
 FERRY_BENCHMARK(Floor_TypedCall);
 FERRY_BENCHMARK(Ferry_CApiCall);

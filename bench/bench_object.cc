@@ -10,6 +10,8 @@ FERRY_BENCHMARK(Ferry_IsInstanceHit);
 FERRY_BENCHMARK(Floor_IsInstanceHit);
 FERRY_BENCHMARK(Ferry_IsInstanceMiss);
 FERRY_BENCHMARK(Floor_IsInstanceMiss);
+FERRY_BENCHMARK(Ferry_AsHit);
+FERRY_BENCHMARK(Floor_AsHit);
 FERRY_BENCHMARK(Ferry_Downcast);
 FERRY_BENCHMARK(Floor_Downcast);
 FERRY_BENCHMARK(Ferry_StringShort);

@@ -47,12 +47,16 @@ int main(int argc, char** argv) {
   MEASURE(Floor_IsInstanceHit);
   MEASURE(Ferry_IsInstanceMiss);
   MEASURE(Floor_IsInstanceMiss);
+  MEASURE(Ferry_AsHit);
+  MEASURE(Floor_AsHit);
   MEASURE(Ferry_Downcast);
   MEASURE(Floor_Downcast);
   MEASURE(Ferry_StringShort);
   MEASURE(Floor_StringShort);
   MEASURE(Ferry_String40);
   MEASURE(Floor_String40);
+  MEASURE(Ferry_FromTypedDrop);
+  MEASURE(Floor_FromTypedDrop);
   MEASURE(Ferry_TypedCall);
   MEASURE(Floor_TypedCall);
   MEASURE(Ferry_CApiCall);

@@ -185,6 +185,17 @@ struct Floor_IsInstanceMiss {
   }
 };
 
+/// obj->as<MidNode>() of a Leaf (a hit in Mid's reserved slots), vs dynamic_cast.
+struct Ferry_AsHit {
+  ObjectRef leaf{(RegisterHierarchy(), make_object<LeafNode>())};
+  const Object* obj = leaf.get();
+  void operator()() {
+    DoNotOptimize(obj);
+    DoNotOptimize(obj->as<MidNode>());
+  }
+};
+struct Floor_AsHit : Floor_IsInstanceHit {};
+
 /// Downcast<Mid>(ref) of a Leaf: the type check plus the new reference it returns.
 struct Ferry_Downcast {
   ObjectRef leaf{(RegisterHierarchy(), make_object<LeafNode>())};
@@ -248,6 +259,21 @@ struct Ferry_TypedCall {
     DoNotOptimize(f(x, 2));
   }
 };
+/// Function::FromTyped(lambda) and drop it (no name given), vs a std::function of the same
+/// lambda (kept inline, no allocation) made and dropped.
+struct Ferry_FromTypedDrop {
+  void operator()() {
+    Function f = Function::FromTyped([](int64_t a, int64_t b) { return Add(a, b); });
+    DoNotOptimize(f.get());
+  }
+};
+struct Floor_FromTypedDrop {
+  void operator()() {
+    std::function<int64_t(int64_t, int64_t)> f{[](int64_t a, int64_t b) { return Add(a, b); }};
+    DoNotOptimize(f);
+  }
+};
+
 /// The same lambda through std::function. DoNotOptimize(f) in the constructor hides the target
 /// from the optimizer, so the call stays an indirect call as in real use.
 struct Floor_TypedCall {

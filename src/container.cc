@@ -467,10 +467,11 @@ FERRY_REGISTER_GLOBAL("ferry.Array").set_body([](const AnyView* args, int32_t n,
   array.reserve(n);
   for (int32_t i = 0; i < n; ++i) array.push_back(Any(args[i]));
   *out = std::move(array);
-});
+}).quick();
 
-// The accessors below are registered quick(): they return promptly and never wait, so Python
-// keeps the GIL for them (MapKeys, MapItems and ShapeToArray copy, but at memory speed).
+// Every global of this file is registered quick(): each returns promptly and never waits, so
+// Python keeps the GIL for them (the constructors, MapKeys, MapItems and ShapeToArray copy, but at
+// memory speed).
 
 /// ferry.ArraySize(array) -> int
 FERRY_REGISTER_GLOBAL("ferry.ArraySize").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -497,7 +498,7 @@ FERRY_REGISTER_GLOBAL("ferry.Map").set_body([](const AnyView* args, int32_t n, A
   map.reserve(static_cast<size_t>(n / 2));
   for (int32_t i = 0; i < n; i += 2) map.Set(Any(args[i]), Any(args[i + 1]));
   *out = std::move(map);
-});
+}).quick();
 
 /// ferry.MapSize(map) -> int
 FERRY_REGISTER_GLOBAL("ferry.MapSize").set_body([](const AnyView* args, int32_t n, Any* out) {

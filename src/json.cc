@@ -1,615 +1,37 @@
 /// \file json.cc
-/// SaveJSON / LoadJSON: a small strict JSON reader and writer of our own (no dependency; the
-/// reader checks UTF-8, number ranges and nesting itself, and reports line:column), and the
-/// node-table format on top of reflection. Both directions are iterative over the graph.
+/// SaveJSON / LoadJSON: the object-graph serializer. Objects become a node table (each node
+/// after the nodes it refers to, shared objects once, references by index) written with the
+/// JSON writer (json_writer_internal.h); LoadJSON reads the JSON reader's tape
+/// (json_reader_internal.h) back into objects. Both directions are iterative over the graph.
 #include "ferry/reflection/json.h"
 
-#include <algorithm>      // std::max
-#include <charconv>       // to_chars / from_chars: locale-free numbers
-#include <cmath>          // isnan, isinf
-#include <cstring>        // strlen
-#include <deque>          // decoded strings that must not move
+#include <cmath>          // nan, HUGE_VAL
 #include <exception>      // exception_ptr: a node's error waits for the end of the parse
 #include <memory>         // unique_ptr of type texts
+#include <string>
+#include <string_view>
 #include <unordered_map>  // node types by key, during a load
-#include <unordered_set>  // the keys of a large object
-#include <vector>         // the parsed document
+#include <vector>         // the node table
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "ferry/reflection/reflection.h"
+#include "json_reader_internal.h"
+#include "json_writer_internal.h"
 #include "pointer_map_internal.h"
 #include "tensor_internal.h"
-#include "ferry/reflection/reflection.h"
 
 namespace ferry {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// JSON values and the reader
-
-/// The length of the valid UTF-8 sequence at the start of `s` (not ASCII), or 0.
-size_t Utf8Length(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  size_t n;
-  uint32_t min;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2, min = 0x80;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3, min = 0x800;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (s.size() < n) return 0;
-  uint32_t code = b0 & (0x7F >> n);
-  for (size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (b & 0x3F);
-  }
-  if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-  return n;
-}
-
-/// The input character at the start of `s` as a message shows it: the whole UTF-8 character, or
-/// "\xNN" for a byte that starts none (a message stays valid UTF-8).
-std::string QuoteChar(std::string_view s) {
-  if (s.empty()) return std::string();
-  const auto b = static_cast<unsigned char>(s[0]);
-  if (b >= 0x20 && b < 0x7F) return std::string(1, s[0]);
-  const size_t n = b >= 0x80 ? Utf8Length(s) : 0;
-  if (n != 0) return std::string(s.substr(0, n));
-  static const char kHex[] = "0123456789abcdef";
-  return std::string("\\x") + kHex[b >> 4] + kHex[b & 15];
-}
-
-/// An input text as a message quotes it: whole characters (see QuoteChar), at most about
-/// kMaxQuoted bytes; a longer text is cut and says how long it was.
-std::string QuoteText(std::string_view s) {
-  constexpr size_t kMaxQuoted = 64;
-  std::string out;
-  size_t pos = 0;
-  while (pos < s.size() && out.size() < kMaxQuoted) {
-    const size_t n = static_cast<unsigned char>(s[pos]) >= 0x80 ? Utf8Length(s.substr(pos)) : 0;
-    if (n != 0) {
-      out.append(s.substr(pos, n));
-      pos += n;
-    } else {
-      out += QuoteChar(s.substr(pos, 1));
-      ++pos;
-    }
-  }
-  if (pos < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
-  return out;
-}
-
-void AppendUtf8(uint32_t code, std::string* out) {
-  if (code < 0x80) {
-    *out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    *out += static_cast<char>(0xC0 | (code >> 6));
-    *out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    *out += static_cast<char>(0xE0 | (code >> 12));
-    *out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    *out += static_cast<char>(0xF0 | (code >> 18));
-    *out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    *out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (code & 0x3F));
-  }
-}
-
-/// One value of the parsed document. The document is a flat array of these in text order
-/// (a tape): a container is followed by its contents, an object member by its key (a string
-/// node) and then its value. 16 bytes and no allocation per value; the old tree of values
-/// with a std::string and two vectors each spent most of the load in malloc/free. The text
-/// position is not stored: errors are rare, and Reader::PosOf finds it again.
-struct JNode {
-  enum Kind { kNull, kBool, kInt, kFloat, kString, kArray, kObject };
-  uint64_t kind : 3;
-  uint64_t size : 61;  // kString: its length; kArray: items; kObject: members
-  union {
-    int64_t i;      // kBool (0 or 1), kInt
-    double f;       // kFloat
-    const char* s;  // kString: into the text, or into Reader::unescaped_
-    uint64_t end;   // kArray, kObject: the index just past its contents
-  };
-  std::string_view str() const { return {s, static_cast<size_t>(size)}; }
-};
-static_assert(sizeof(JNode) == 16, "the tape is the bulk of a load's memory traffic");
-
-/// Byte classes for the reader's inner loops.
-struct ByteTable {
-  bool is[256] = {};
-};
-constexpr ByteTable MakeSpace() {
-  ByteTable t;
-  t.is[' '] = t.is['\n'] = t.is['\r'] = t.is['\t'] = true;
-  return t;
-}
-/// Bytes that stand for themselves in a string: not '"', '\\', a control character or UTF-8.
-constexpr ByteTable MakePlain() {
-  ByteTable t;
-  for (int c = 0x20; c < 0x80; ++c) t.is[c] = c != '"' && c != '\\';
-  return t;
-}
-constexpr ByteTable kSpace = MakeSpace();
-constexpr ByteTable kPlain = MakePlain();
-
-const char* KindName(uint64_t kind) {
-  static const char* const names[] = {"null",     "a boolean", "an integer", "a number",
-                                      "a string", "an array",  "an object"};
-  return names[kind];
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view text) : text_(text) {}
-
-  /// Parses the whole text into the tape (so every syntax error comes before any error of
-  /// meaning); the document is node 0.
-  void ParseDocument() {
-    ParseValue(0, false);
-    SkipSpace();
-    if (pos_ != text_.size()) Fail("unexpected text after the document");
-  }
-
-  const JNode& operator[](size_t k) const { return tape_[k]; }
-  /// The index of the value after value `k` (past a container's contents).
-  size_t Next(size_t k) const {
-    return tape_[k].kind >= JNode::kArray ? static_cast<size_t>(tape_[k].end) : k + 1;
-  }
-  /// The index of the value of member `key` of object `obj`, or 0 (never a member).
-  size_t Find(size_t obj, std::string_view key) const {
-    size_t k = obj + 1;
-    for (uint64_t m = 0; m < tape_[obj].size; ++m, k = Next(k + 1)) {
-      if (tape_[k].str() == key) return k + 1;
-    }
-    return 0;
-  }
-
-  /// Streams the top-level "nodes" array: `fn(context, k)` is called on each of its items
-  /// once the item is parsed (tape index k), and the item is then dropped from the tape. So
-  /// the tape stays small (a whole document's tape is 16 bytes per value, about 160 MB for a
-  /// 1e6-node tree, whose page faults cost more than the parse). The caller must defer its
-  /// errors to the end of the parse, so that every syntax error still comes first.
-  using ItemFn = void (*)(void* context, size_t index);
-  void StreamNodes(ItemFn fn, void* context) {
-    on_item_ = fn;
-    context_ = context;
-  }
-
-  /// Where value `index` starts in the text: parses the text again (without streaming) up to
-  /// it. Only errors need positions, so the tape does not carry them. If a streamed item
-  /// fails, the text after it is not checked yet and the parse here may fail; but then the
-  /// outer parse fails at the same place, and that syntax error is the one reported.
-  size_t PosOf(size_t index) const {
-    Reader again(text_);
-    again.want_ = index < split_ ? index : index + dropped_;  // the index in the whole tape
-    again.ParseDocument();
-    return again.found_;
-  }
-
-  /// "line 3, column 7" of a byte offset.
-  std::string Where(size_t pos) const {
-    size_t line = 1, column = 1;
-    for (size_t k = 0; k < pos && k < text_.size(); ++k) {
-      if (text_[k] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
-  }
-
-  [[noreturn]] void FailAt(size_t pos, const std::string& what) const {
-    FERRY_THROW(ValueError) << "LoadJSON: " << Where(pos) << ": " << what;
-  }
-
- private:
-  [[noreturn]] void Fail(const std::string& what) const {
-    FailAt(pos_, pos_ >= text_.size() ? what + " (the text ends too early)" : what);
-  }
-
-  /// Skips the run of bytes of class `table` at pos_. Local pointers: the loop is the
-  /// reader's hottest, and through the members it reloads text_ and pos_ every byte.
-  void SkipRun(const ByteTable& table) {
-    const char* p = text_.data() + pos_;
-    const char* const end = text_.data() + text_.size();
-    while (p != end && table.is[static_cast<unsigned char>(*p)]) ++p;
-    pos_ = static_cast<size_t>(p - text_.data());
-  }
-  void SkipSpace() {
-    // Most calls find no space at all (the writer puts one only after ':' and ',').
-    if (pos_ < text_.size() && static_cast<unsigned char>(text_[pos_]) > ' ') return;
-    SkipRun(kSpace);
-  }
-  bool Peek(char c) {
-    SkipSpace();
-    return pos_ < text_.size() && text_[pos_] == c;
-  }
-  void Expect(char c) {
-    if (!Peek(c)) Fail(std::string("expected '") + c + "'");
-    ++pos_;
-  }
-  void ExpectWord(const char* word) {
-    const size_t n = std::strlen(word);
-    if (text_.substr(pos_, n) != word) Fail("invalid literal");
-    pos_ += n;
-  }
-
-  /// Appends a value of `kind` starting at pos_ and returns its index.
-  inline size_t Push(JNode::Kind kind) {
-    if (tape_.size() == want_) found_ = pos_;
-    JNode node;
-    node.kind = kind;
-    node.size = 0;
-    node.i = 0;
-    tape_.push_back(node);
-    return tape_.size() - 1;
-  }
-  void PushString() {
-    const size_t at = Push(JNode::kString);
-    const std::string_view s = ParseString();
-    tape_[at].s = s.data();
-    tape_[at].size = s.size();
-  }
-
-  /// `stream`: the value is the top-level "nodes" (see StreamNodes).
-  void ParseValue(int depth, bool stream) {
-    SkipSpace();
-    if (pos_ >= text_.size()) Fail("expected a value");
-    const char c = text_[pos_];
-    if (c == '{' || c == '[') {
-      if (depth >= kMaxJSONDepth) {
-        Fail("nesting deeper than " + std::to_string(kMaxJSONDepth) + " levels");
-      }
-      const size_t at = Push(c == '[' ? JNode::kArray : JNode::kObject);
-      ++pos_;
-      uint64_t count = 0;
-      if (c == '[') {
-        if (!Peek(']')) {
-          if (stream && c == '[') split_ = at + 1;
-          do {
-            const size_t item = tape_.size();
-            ParseValue(depth + 1, false);
-            ++count;
-            if (stream) {
-              on_item_(context_, item);
-              dropped_ += tape_.size() - item;
-              tape_.resize(item);
-            }
-          } while (Peek(',') && ++pos_);
-        }
-        Expect(']');
-      } else {
-        if (!Peek('}')) {
-          // Duplicate keys: the members so far are searched in place up to kLinearKeys of
-          // them, then through a set (a hostile object of 1e5 keys took 17 s to check).
-          constexpr uint64_t kLinearKeys = 16;
-          std::unordered_set<std::string_view> seen;
-          do {
-            SkipSpace();
-            const size_t key_pos = pos_;
-            if (!Peek('"')) Fail("expected a string key");
-            const size_t key = tape_.size();
-            PushString();
-            const std::string_view name = tape_[key].str();  // into the text or unescaped_
-            bool duplicate;
-            if (count < kLinearKeys) {
-              tape_[at].size = count;  // Find looks at the members so far
-              duplicate = Find(at, name) != 0;
-            } else {
-              if (seen.empty()) {
-                for (size_t k = at + 1, m = 0; m < count; ++m, k = Next(k + 1)) {
-                  seen.insert(tape_[k].str());
-                }
-              }
-              duplicate = !seen.insert(name).second;
-            }
-            if (duplicate) FailAt(key_pos, "duplicate key \"" + QuoteText(name) + "\"");
-            Expect(':');
-            ParseValue(depth + 1,
-                       depth == 0 && on_item_ != nullptr && tape_[key].str() == "nodes");
-            ++count;
-          } while (Peek(',') && ++pos_);
-        }
-        Expect('}');
-      }
-      tape_[at].size = count;
-      tape_[at].end = tape_.size();
-      return;
-    }
-    if (c == '"') {
-      PushString();
-    } else if (c == 't') {
-      tape_[Push(JNode::kBool)].i = 1;
-      ExpectWord("true");
-    } else if (c == 'f') {
-      Push(JNode::kBool);
-      ExpectWord("false");
-    } else if (c == 'n') {
-      Push(JNode::kNull);
-      ExpectWord("null");
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      ParseNumber();
-    } else {
-      Fail("unexpected character '" + QuoteChar(text_.substr(pos_)) + "'");
-    }
-  }
-
-  void ParseNumber() {
-    const size_t at = Push(JNode::kInt);
-    const size_t start = pos_;
-    auto digits = [&] {
-      const size_t from = pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-      return pos_ - from;
-    };
-    if (text_[pos_] == '-') ++pos_;
-    const size_t int_start = pos_;
-    const size_t int_digits = digits();
-    if (int_digits == 0) Fail("expected digits");
-    if (int_digits > 1 && text_[int_start] == '0') FailAt(int_start, "leading zero in a number");
-    bool is_float = false;
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      ++pos_;
-      if (digits() == 0) Fail("expected digits after '.'");
-      is_float = true;
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      if (digits() == 0) Fail("expected digits in the exponent");
-      is_float = true;
-    }
-    const char* first = text_.data() + start;
-    const char* last = text_.data() + pos_;
-    JNode& v = tape_[at];
-    std::from_chars_result r;
-    if (is_float) {
-      v.kind = JNode::kFloat;
-      r = std::from_chars(first, last, v.f);
-    } else {
-      r = std::from_chars(first, last, v.i);
-    }
-    if (r.ec != std::errc() || r.ptr != last) {
-      FailAt(start,
-             "number " + QuoteText(std::string_view(first, pos_ - start)) + " is out of range");
-    }
-  }
-
-  /// Reads a string at pos_ (on the quote), checking escapes and UTF-8. A string without
-  /// escapes is returned as a view into the text (no copy); one with escapes is decoded into
-  /// unescaped_, which keeps it for the rest of the load.
-  std::string_view ParseString() {
-    ++pos_;  // the opening quote
-    const size_t begin = pos_;
-    std::string* out = nullptr;  // set at the first escape
-    while (true) {
-      // Most of a document is plain ASCII in strings: skip it a byte per table look-up.
-      const size_t run = pos_;
-      SkipRun(kPlain);
-      if (out != nullptr) out->append(text_.data() + run, pos_ - run);
-      if (pos_ >= text_.size()) Fail("unterminated string");
-      const auto c = static_cast<unsigned char>(text_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        if (out == nullptr) return text_.substr(begin, pos_ - 1 - begin);
-        return *out;
-      }
-      if (c < 0x20) Fail("control character in a string");
-      if (c == '\\') {
-        if (out == nullptr) {
-          out = &unescaped_.emplace_back(text_.substr(begin, pos_ - begin));
-        }
-        ParseEscape(out);
-        continue;
-      }
-      // Neither plain, a quote, a control character nor an escape: a non-ASCII byte.
-      const size_t n = Utf8Length(text_.substr(pos_));
-      if (n == 0) Fail("invalid UTF-8 in a string");
-      if (out != nullptr) out->append(text_.data() + pos_, n);
-      pos_ += n;
-    }
-  }
-
-  void ParseEscape(std::string* out) {
-    ++pos_;
-    if (pos_ >= text_.size()) Fail("unterminated escape");
-    const char e = text_[pos_++];
-    switch (e) {
-      case '"':
-        *out += '"';
-        return;
-      case '\\':
-        *out += '\\';
-        return;
-      case '/':
-        *out += '/';
-        return;
-      case 'b':
-        *out += '\b';
-        return;
-      case 'f':
-        *out += '\f';
-        return;
-      case 'n':
-        *out += '\n';
-        return;
-      case 'r':
-        *out += '\r';
-        return;
-      case 't':
-        *out += '\t';
-        return;
-      case 'u':
-        break;
-      default:
-        --pos_;
-        Fail("invalid escape '\\" + QuoteChar(text_.substr(pos_)) + "'");
-    }
-    uint32_t code = ParseHex4();
-    if (code >= 0xD800 && code <= 0xDBFF) {
-      if (text_.substr(pos_, 2) != "\\u") Fail("unpaired surrogate in \\u escape");
-      pos_ += 2;
-      const uint32_t low = ParseHex4();
-      if (low < 0xDC00 || low > 0xDFFF) Fail("unpaired surrogate in \\u escape");
-      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-    } else if (code >= 0xDC00 && code <= 0xDFFF) {
-      Fail("unpaired surrogate in \\u escape");
-    }
-    AppendUtf8(code, out);
-  }
-
-  uint32_t ParseHex4() {
-    uint32_t code = 0;
-    for (int k = 0; k < 4; ++k, ++pos_) {
-      if (pos_ >= text_.size()) Fail("unterminated \\u escape");
-      const char h = text_[pos_];
-      code <<= 4;
-      if (h >= '0' && h <= '9') {
-        code |= h - '0';
-      } else if (h >= 'a' && h <= 'f') {
-        code |= h - 'a' + 10;
-      } else if (h >= 'A' && h <= 'F') {
-        code |= h - 'A' + 10;
-      } else {
-        Fail("invalid hex digit in \\u escape");
-      }
-    }
-    return code;
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-  std::vector<JNode> tape_;
-  std::deque<std::string> unescaped_;  // strings with escapes; a deque never moves them
-  size_t want_ = SIZE_MAX;             // PosOf: the value whose position to record
-  size_t found_ = 0;
-  ItemFn on_item_ = nullptr;  // StreamNodes
-  void* context_ = nullptr;
-  size_t split_ = SIZE_MAX;  // the first item of the streamed array: from here on, ...
-  size_t dropped_ = 0;       // ... the tape index plus this is the index in the whole tape
-};
-
-// ---------------------------------------------------------------------------------------------
-// The writer
-
-/// The output of SaveJSON: one buffer with a write position, so an append is a capacity
-/// check and a memcpy (std::string::append is an out-of-line call that rechecks everything).
-/// The spare capacity is zero-filled by resize, which is cheaper than it sounds (memset).
-class Writer {
- public:
-  void append(const char* text, size_t n) {
-    std::memcpy(Room(n), text, n);
-    size_ += n;
-  }
-  Writer& operator+=(char c) {
-    *Room(1) = c;
-    ++size_;
-    return *this;
-  }
-  Writer& operator+=(std::string_view text) {
-    append(text.data(), text.size());
-    return *this;
-  }
-  void PutInt(int64_t value) {
-    char* at = Room(24);
-    size_ = static_cast<size_t>(std::to_chars(at, at + 24, value).ptr - buf_.data());
-  }
-  std::string Take() {
-    buf_.resize(size_);
-    return std::move(buf_);
-  }
-
- private:
-  char* Room(size_t n) {
-    if (buf_.size() - size_ < n) buf_.resize(std::max(buf_.size() * 2, size_ + n + 4096));
-    return &buf_[size_];
-  }
-  std::string buf_;
-  size_t size_ = 0;
-};
-
-/// `Out` is std::string or Writer.
-template <typename Out>
-void WriteString(std::string_view s, Out* out) {
-  static const char kHex[] = "0123456789abcdef";
-  *out += '"';
-  for (size_t k = 0; k < s.size();) {
-    // Copy a run of characters that need no escape at once.
-    size_t plain = k;
-    while (plain < s.size() && static_cast<unsigned char>(s[plain]) >= 0x20 &&
-           static_cast<unsigned char>(s[plain]) < 0x80 && s[plain] != '"' && s[plain] != '\\') {
-      ++plain;
-    }
-    if (plain > k) {
-      out->append(s.data() + k, plain - k);
-      k = plain;
-      continue;
-    }
-    const auto c = static_cast<unsigned char>(s[k]);
-    if (c >= 0x80) {
-      const size_t n = Utf8Length(s.substr(k));
-      if (n == 0) {
-        FERRY_THROW(ValueError) << "SaveJSON: a string holds bytes that are not UTF-8 (at byte "
-                                << k << ")";
-      }
-      out->append(s.data() + k, n);
-      k += n;
-      continue;
-    }
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          *out += "\\u00";
-          *out += kHex[c >> 4];
-          *out += kHex[c & 15];
-        } else {
-          *out += static_cast<char>(c);
-        }
-    }
-    ++k;
-  }
-  *out += '"';
-}
-
-template <typename Out>
-void WriteFloat(double d, Out* out) {
-  if (std::isnan(d)) {
-    *out += "{\"float\": \"nan\"}";
-  } else if (std::isinf(d)) {
-    *out += d > 0 ? "{\"float\": \"inf\"}" : "{\"float\": \"-inf\"}";
-  } else {
-    char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof(buf), d);
-    std::string_view text(buf, static_cast<size_t>(r.ptr - buf));
-    *out += text;
-    if (text.find_first_of(".e") == std::string_view::npos) *out += ".0";
-  }
-}
+using details::JNode;
+using details::JsonReader;
+using details::JsonWriter;
+using details::KindName;
+using details::QuoteText;
+using details::WriteFloat;
+using details::WriteString;
 
 inline bool IsNodeObject(const FerryAny* v) {
   return details::IsObjectIndex(v->type_index) && v->type_index != kFerryString;
@@ -875,7 +297,7 @@ class Saver {
     }
   }
 
-  Writer out_;
+  JsonWriter out_;
   /// The base64 bytes of each tensor, in the order the write pass meets them.
   std::vector<std::string> tensor_data_;
   size_t next_tensor_ = 0;
@@ -900,7 +322,7 @@ class Loader {
   explicit Loader(std::string_view text) : doc_(text) {}
 
   Any Load() {
-    // The nodes are loaded while the text is parsed (see Reader::StreamNodes). The first
+    // The nodes are loaded while the text is parsed (see JsonReader::StreamNodes). The first
     // error of a node is kept and thrown after the parse and the checks of the top level,
     // which is where it came before (when the whole document was parsed first).
     doc_.StreamNodes(&LoadStreamed, this);
@@ -1141,7 +563,7 @@ class Loader {
     return ObjectRef(std::move(obj));
   }
 
-  Reader doc_;
+  JsonReader doc_;
   std::vector<ObjectRef> nodes_;
   std::string_view type_;  // of the node being loaded: a view into the document
   std::unordered_map<std::string_view, const NodeInfo*> infos_;  // keys view the document
@@ -1157,10 +579,11 @@ Any LoadJSON(std::string_view text) { return Loader(text).Load(); }
 /// ferry.SaveJSON(value) -> str
 FERRY_REGISTER_GLOBAL("ferry.SaveJSON").set_body_typed([](AnyView value) {
   return SaveJSON(value);
-});
+}).quick();
 /// ferry.LoadJSON(text) -> value
 FERRY_REGISTER_GLOBAL("ferry.LoadJSON").set_body_typed([](std::string text) {
   return LoadJSON(text);
-});
+}).quick();
 
 }  // namespace ferry
+

@@ -18,6 +18,7 @@
 
 #include "c_api_internal.h"
 #include "ferry/function.h"
+#include "ferry/library.h"
 #include "library_internal.h"
 
 namespace ferry {

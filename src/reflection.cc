@@ -433,7 +433,7 @@ std::string Repr(const AnyView& value) { return Printer().Print(value); }
 /// ferry.NodeGetAttr(obj, name) -> field value; AttributeError when absent.
 FERRY_REGISTER_GLOBAL("ferry.NodeGetAttr").set_body_typed([](ObjectRef obj, String name) {
   return GetAttr(obj, name.view());
-});
+}).quick();
 
 /// ferry.NodeSetAttr(obj, name, value): writes a field of a mutable type (SetAttr).
 FERRY_REGISTER_GLOBAL("ferry.NodeSetAttr")
@@ -445,7 +445,7 @@ FERRY_REGISTER_GLOBAL("ferry.NodeSetAttr")
 /// ferry.NodeListAttrNames(obj) -> Array of field names.
 FERRY_REGISTER_GLOBAL("ferry.NodeListAttrNames").set_body_typed([](ObjectRef obj) {
   return ListAttrNames(obj);
-});
+}).quick();
 
 /// ferry.NodeFields(type_key) -> Array [name0, type0, name1, type1, ...]
 FERRY_REGISTER_GLOBAL("ferry.NodeFields").set_body_typed([](String type_key) {
@@ -459,7 +459,7 @@ FERRY_REGISTER_GLOBAL("ferry.NodeFields").set_body_typed([](String type_key) {
     out.push_back(String(field.TypeStr()));
   }
   return out;
-});
+}).quick();
 
 /// ferry.MakeNode(type_key, name0, value0, name1, value1, ...) -> the node.
 FERRY_REGISTER_GLOBAL("ferry.MakeNode").set_body([](const AnyView* args, int32_t n, Any* out) {
@@ -471,13 +471,13 @@ FERRY_REGISTER_GLOBAL("ferry.MakeNode").set_body([](const AnyView* args, int32_t
   Map<String, Any> fields;
   for (int32_t i = 1; i < n; i += 2) fields.Set(args[i].cast<String>(), Any(args[i + 1]));
   *out = MakeNode(args[0].cast<String>().view(), fields);
-});
+}).quick();
 
 /// ferry.Repr(value) -> the text form.
 FERRY_REGISTER_GLOBAL("ferry.Repr").set_body([](const AnyView* args, int32_t n, Any* out) {
   if (n != 1) FERRY_THROW(TypeError) << "ferry.Repr takes 1 argument but " << n << " were given";
   *out = Repr(args[0]);
-});
+}).quick();
 
 }  // namespace ferry
 

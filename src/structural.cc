@@ -562,17 +562,17 @@ std::optional<std::string> StructuralMismatch(const AnyView& lhs, const AnyView&
 FERRY_REGISTER_GLOBAL("ferry.StructuralEqual")
     .set_body_typed([](AnyView lhs, AnyView rhs, bool map_free_vars) {
       return StructuralEqual()(lhs, rhs, map_free_vars);
-    });
+    }).quick();
 /// ferry.StructuralHash(value, map_free_vars=False) -> int (the 64-bit hash as int64)
 FERRY_REGISTER_GLOBAL("ferry.StructuralHash").set_body_typed([](AnyView value, bool map_free_vars) {
   return static_cast<int64_t>(StructuralHash()(value, map_free_vars));
-});
+}).quick();
 /// ferry.StructuralMismatch(lhs, rhs, map_free_vars) -> the path of the first difference or None
 FERRY_REGISTER_GLOBAL("ferry.StructuralMismatch")
     .set_body_typed([](AnyView lhs, AnyView rhs, bool map_free_vars) -> Optional<String> {
       auto path = StructuralMismatch(lhs, rhs, map_free_vars);
       if (!path) return Optional<String>();
       return String(*path);
-    });
+    }).quick();
 
 }  // namespace ferry

@@ -17,6 +17,7 @@
 #include "ferry/dtype.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "ferry/library.h"
 #include "ferry/memory.h"
 #include "ferry/object.h"
 #include "ferry/reflection/json.h"

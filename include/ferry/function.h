@@ -13,13 +13,15 @@
 #include <optional>  // GetGlobal
 #include <string>
 #include <string_view>
-#include <tuple>  // argument lists of typed callables
+#include <tuple>  // tuple_size_v of argument lists
 #include <type_traits>
 #include <utility>
 #include <vector>  // ListGlobalNames
 
 #include "ferry/any.h"
+#include "ferry/details/function_traits.h"
 #include "ferry/error.h"
+#include "ferry/library.h"
 #include "ferry/object.h"
 #include "ferry/string.h"
 
@@ -34,9 +36,24 @@ class FunctionObj : public Object {
                             Any* result);
   FerryFunctionSafeCall safe_call = nullptr;
   FCppCall cpp_call = nullptr;
-  /// The parameter names of a typed function registered with them (empty otherwise); they let
-  /// other languages pass arguments by keyword.
-  std::vector<std::string> param_names;
+  /// The parameter names of a typed function made with them (empty otherwise); they let other
+  /// languages pass arguments by keyword. A view of names the function object keeps, so that a
+  /// function without names stays trivially destructible (and is freed on the fast path).
+  class ParamNames {
+   public:
+    ParamNames() = default;
+    ParamNames(const std::string* data, size_t size) : data_(data), size_(size) {}
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const std::string& operator[](size_t k) const { return data_[k]; }
+    const std::string* begin() const { return data_; }
+    const std::string* end() const { return data_ + size_; }
+
+   private:
+    const std::string* data_ = nullptr;
+    size_t size_ = 0;
+  };
+  ParamNames param_names;
   /// FerryFunctionFlag bits (kFerryFunctionQuick): hints for callers in other languages, not
   /// part of what the function computes. Atomic, as a registration may set them when the
   /// function is already in the registry; mutable, as they are hints.
@@ -55,18 +72,21 @@ class FunctionObj : public Object {
 };
 
 namespace details {
-/// The TypeError of a typed call whose argument `index` does not convert.
-[[noreturn]] FERRY_DLL void ThrowArgTypeError(const std::string& name, const std::string& signature,
-                                              int32_t index, const AnyView& arg,
-                                              const std::string& expected,
-                                              const std::string& detail);
-/// The ValueError of FromTyped given `given` parameter names for `arity` parameters.
-[[noreturn]] FERRY_DLL void ThrowParamNamesError(const std::string& name, size_t arity,
-                                                 size_t given);
-/// The TypeError of a typed call with the wrong number of arguments.
-[[noreturn]] FERRY_DLL void ThrowArgCountError(const std::string& name,
-                                               const std::string& signature, int32_t expected,
-                                               int32_t got);
+/// The C ABI entry (FunctionObj::safe_call) of a function object `Obj`: its CppCall, with the
+/// exception turned into the thread's raised error.
+template <typename Obj>
+int PackedSafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
+  try {
+    Obj::CppCall(
+        static_cast<const FunctionObj*>(ObjectUnsafe::FromHeader(static_cast<FerryObject*>(self))),
+        reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
+    return 0;
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
+    SetRaisedFromCurrentException();
+    return -1;
+  }
+}
 
 /// A FunctionObj around a callable `F` with the packed signature.
 template <typename F>
@@ -74,115 +94,53 @@ class PackedFunctionObj : public FunctionObj {
  public:
   explicit PackedFunctionObj(F callable) : callable_(std::move(callable)) {
     cpp_call = &CppCall;
-    safe_call = &SafeCall;
+    safe_call = &PackedSafeCall<PackedFunctionObj>;
   }
-
- private:
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     static_cast<const PackedFunctionObj*>(self)->callable_(args, num_args, result);
   }
-  static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
-    try {
-      CppCall(static_cast<const FunctionObj*>(
-                  ObjectUnsafe::FromHeader(static_cast<FerryObject*>(self))),
-              reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
-      return 0;
-    } catch (...) {
-      FERRY_RETHROW_FORCED_UNWIND();
-      SetRaisedFromCurrentException();
-      return -1;
-    }
-  }
 
+ private:
   mutable F callable_;
 };
 
-/// The signature of a callable: return type and decayed argument types.
-template <typename F>
-struct CallableTraits : CallableTraits<decltype(&F::operator())> {};
-template <typename R, typename... Args>
-struct CallableTraits<R (*)(Args...)> {
-  using Return = R;
-  using ArgsTuple = std::tuple<Args...>;
+/// A FunctionObj around a callable `F` with typed parameters, made by FromTyped without a name:
+/// only `F` is stored, so the object is trivially destructible when `F` is.
+template <typename F, typename Caller>
+class TypedFunctionObj : public FunctionObj {
+ public:
+  explicit TypedFunctionObj(F callable) : callable_(std::move(callable)) {
+    cpp_call = &CppCall;
+    safe_call = &PackedSafeCall<TypedFunctionObj>;
+  }
+  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
+    Caller::Call(static_cast<const TypedFunctionObj*>(self)->callable_, "<anonymous>", args,
+                 num_args, result);
+  }
+
+ private:
+  F callable_;
 };
-template <typename R, typename... Args>
-struct CallableTraits<R(Args...)> : CallableTraits<R (*)(Args...)> {};
-template <typename C, typename R, typename... Args>
-struct CallableTraits<R (C::*)(Args...)> : CallableTraits<R (*)(Args...)> {};
-template <typename C, typename R, typename... Args>
-struct CallableTraits<R (C::*)(Args...) const> : CallableTraits<R (*)(Args...)> {};
 
-/// "name(0: int, 1: ferry.String) -> float", built only when an error needs it.
-template <typename R, typename... Args>
-std::string Signature(const std::string& name) {
-  std::string out = name + "(";
-  int i = 0;
-  ((out += (i ? ", " : "") + std::to_string(i) + ": " + TypeTraitsOf<Args>::TypeStr(), ++i), ...);
-  out += ") -> ";
-  if constexpr (std::is_void_v<R>) {
-    out += "None";
-  } else {
-    out += TypeTraitsOf<R>::TypeStr();
+/// As TypedFunctionObj, with the name its errors show and, if given, the parameter names.
+template <typename F, typename Caller>
+class NamedTypedFunctionObj : public FunctionObj {
+ public:
+  NamedTypedFunctionObj(F callable, std::string name, std::vector<std::string> names)
+      : callable_(std::move(callable)), name_(std::move(name)), names_(std::move(names)) {
+    cpp_call = &CppCall;
+    safe_call = &PackedSafeCall<NamedTypedFunctionObj>;
+    param_names = ParamNames(names_.data(), names_.size());
   }
-  return out;
-}
-
-/// The type argument `I` of a typed call converts to.
-template <size_t I, typename... Args>
-using PlainArg =
-    std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, std::tuple<Args...>>>>;
-
-// The errors of a typed call are thrown out of line, so that the call itself inlines to its
-// checks and needs no stack frame for building the message.
-/// The TypeError (or OverflowError) of argument `I`, naming the call and the position.
-template <size_t I, typename R, typename... Args>
-[[noreturn, gnu::noinline, gnu::cold]] void ThrowUnpackError(const std::string& name,
-                                                             const AnyView* args) {
-  using Traits = TypeTraitsOf<PlainArg<I, Args...>>;
-  ThrowArgTypeError(name, Signature<R, Args...>(name), static_cast<int32_t>(I), args[I],
-                    Traits::TypeStr(), MismatchDetail<Traits>(args[I].raw()));
-}
-/// The TypeError of a typed call given `num_args` arguments.
-template <typename R, typename... Args>
-[[noreturn, gnu::noinline, gnu::cold]] void ThrowCountError(const std::string& name,
-                                                            int32_t num_args) {
-  ThrowArgCountError(name, Signature<R, Args...>(name), sizeof...(Args), num_args);
-}
-
-/// Converts argument `I` of a typed call.
-template <size_t I, typename R, typename... Args>
-decltype(auto) UnpackArg(const std::string& name, const AnyView* args) {
-  using Plain = PlainArg<I, Args...>;
-  static_assert(TypeTraitsOf<Plain>::kEnabled, "FromTyped: an argument type has no TypeTraits");
-  if (auto value = TypeTraitsOf<Plain>::TryCast(args[I].raw())) return Plain(*std::move(value));
-  ThrowUnpackError<I, R, Args...>(name, args);
-}
-
-/// `result` arrives holding None (see FCppCall), so the result is stored without releasing an
-/// old value, and a void call leaves it as it is.
-template <typename F, typename R, typename... Args, size_t... I>
-void CallTyped(const F& f, const std::string& name, const AnyView* args, int32_t num_args,
-               Any* result, std::index_sequence<I...>) {
-  if (num_args != static_cast<int32_t>(sizeof...(Args))) {
-    ThrowCountError<R, Args...>(name, num_args);
+  static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
+    const auto* obj = static_cast<const NamedTypedFunctionObj*>(self);
+    Caller::Call(obj->callable_, obj->name_.c_str(), args, num_args, result);
   }
-  if constexpr (std::is_void_v<R>) {
-    f(UnpackArg<I, R, Args...>(name, args)...);
-  } else {
-    // An Any is its cell (standard layout, first member), so this writes result's cell.
-    *reinterpret_cast<FerryAny*>(result) =
-        Any(f(UnpackArg<I, R, Args...>(name, args)...)).MoveToOwned();
-  }
-}
 
-template <typename F, typename R, typename Tuple>
-struct TypedCaller;
-template <typename F, typename R, typename... Args>
-struct TypedCaller<F, R, std::tuple<Args...>> {
-  static void Call(const F& f, const std::string& name, const AnyView* args, int32_t num_args,
-                   Any* result) {
-    CallTyped<F, R, Args...>(f, name, args, num_args, result, std::index_sequence_for<Args...>());
-  }
+ private:
+  F callable_;
+  std::string name_;
+  std::vector<std::string> names_;
 };
 
 /// Registers `f` under `name` for FERRY_REGISTER_GLOBAL: inside LoadLibrary a conflict is kept
@@ -211,22 +169,24 @@ class Function : public ObjectRef {
   /// that Python can pass arguments by keyword:
   ///
   ///     Function::FromTyped([](int64_t a, int64_t b) { return a - b; }, "sub", {"a", "b"});
+  ///
+  /// Without a name the function object holds only `f` (errors call it "<anonymous>"): one
+  /// allocation, and no destructor to run when `f` has none.
   template <typename F>
-  static Function FromTyped(F f, std::string name = "<anonymous>",
-                            std::vector<std::string> param_names = {}) {
-    using Traits = details::CallableTraits<std::decay_t<F>>;
-    using Caller =
-        details::TypedCaller<std::decay_t<F>, typename Traits::Return, typename Traits::ArgsTuple>;
-    constexpr size_t kArity = std::tuple_size_v<typename Traits::ArgsTuple>;
+  static Function FromTyped(F f) {
+    return Function(make_object<details::TypedFunctionObj<std::decay_t<F>, TypedCallerOf<F>>>(
+        std::move(f)));
+  }
+  template <typename F>
+  static Function FromTyped(F f, std::string name, std::vector<std::string> param_names = {}) {
+    constexpr size_t kArity =
+        std::tuple_size_v<typename details::CallableTraits<std::decay_t<F>>::ArgsTuple>;
     if (!param_names.empty() && param_names.size() != kArity) {
       details::ThrowParamNamesError(name, kArity, param_names.size());
     }
-    Function func = FromPacked([f = std::move(f), name = std::move(name)](
-                                   const AnyView* args, int32_t num_args, Any* result) {
-      Caller::Call(f, name, args, num_args, result);
-    });
-    static_cast<FunctionObj*>(func.get_mutable())->param_names = std::move(param_names);
-    return func;
+    return Function(
+        make_object<details::NamedTypedFunctionObj<std::decay_t<F>, TypedCallerOf<F>>>(
+            std::move(f), std::move(name), std::move(param_names)));
   }
 
   /// Calls with packed arguments; `*result` may hold a value, which the result replaces.
@@ -256,6 +216,12 @@ class Function : public ObjectRef {
   FERRY_DLL static std::vector<String> ListGlobalNames();
 
   FERRY_DEFINE_OBJECT_REF_METHODS(Function, ObjectRef, FunctionObj);
+
+ private:
+  template <typename F>
+  using TypedCallerOf = details::TypedCaller<
+      std::decay_t<F>, typename details::CallableTraits<std::decay_t<F>>::Return,
+      typename details::CallableTraits<std::decay_t<F>>::ArgsTuple>;
 };
 
 /// Free-function spellings of the registry queries, as in DESIGN.md.
@@ -275,7 +241,12 @@ class TypedFunction<R(Args...)> {
   TypedFunction(Function packed) : packed_(std::move(packed)) {}  // NOLINT(runtime/explicit)
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
                                                     !std::is_same_v<std::decay_t<F>, Function>>>
-  TypedFunction(F f, std::string name = "<anonymous>")  // NOLINT(runtime/explicit)
+  TypedFunction(F f)  // NOLINT(runtime/explicit)
+      : packed_(Function::FromTyped(
+            [f = std::move(f)](Args... args) -> R { return f(std::forward<Args>(args)...); })) {}
+  template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
+                                                    !std::is_same_v<std::decay_t<F>, Function>>>
+  TypedFunction(F f, std::string name)
       : packed_(Function::FromTyped(
             [f = std::move(f)](Args... args) -> R { return f(std::forward<Args>(args)...); },
             std::move(name))) {}
@@ -385,10 +356,6 @@ class GlobalRegistrar {
       ferry_global_registrar_, __COUNTER__) =                                 \
       ::ferry::details::GlobalRegistrar(Name, __FILE__, __LINE__)
 
-/// Loads a shared library, running its registrations; it stays loaded for the process, so the
-/// objects and functions it created stay valid. RuntimeError naming the path and the reason
-/// when the file is missing, fails to load, or registers a name that is taken.
-FERRY_DLL void LoadLibrary(const std::string& path);
 
 }  // namespace ferry
 

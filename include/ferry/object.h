@@ -43,6 +43,9 @@ FERRY_DLL void ObjectFree(FerryObject* obj) noexcept;
 FERRY_DLL int32_t TypeRegister(const char* type_key, int32_t static_type_index,
                                int32_t parent_type_index, int32_t num_child_slots,
                                bool child_slots_can_overflow);
+/// The type index hint of a type whose RuntimeTypeIndex has not run yet in this library: far
+/// from every real index, so that no index lies in its range of child slots.
+inline constexpr int32_t kTypeIndexUnseen = INT32_MIN;
 /// True when `type_index` has `ancestor_index` (at depth `ancestor_depth`) on its ancestor chain.
 FERRY_DLL bool TypeIsDerivedFrom(int32_t type_index, int32_t ancestor_index,
                                  int32_t ancestor_depth) noexcept;
@@ -275,12 +278,17 @@ inline bool Object::IsInstance() const {
   if constexpr (std::is_same_v<T, Object>) {
     return true;
   } else {
-    const int32_t begin = T::RuntimeTypeIndex();
     const int32_t index = header_.type_index;
+    // The hit first, from T's index as this library last saw it (kTypeIndexUnseen before its
+    // first RuntimeTypeIndex call, which makes the test fail): one load and no guard.
+    // Descendants placed in T's reserved slots lie in [begin, begin + slots].
+    const uint32_t offset =
+        static_cast<uint32_t>(index) - static_cast<uint32_t>(T::_TypeIndexHint());
+    if (offset <= static_cast<uint32_t>(T::_type_child_slots)) return true;
+    const int32_t begin = T::RuntimeTypeIndex();
     if constexpr (T::_type_final) {
       return index == begin;
     } else {
-      // Descendants placed in T's reserved slots lie in [begin, begin + slots].
       if (static_cast<uint32_t>(index - begin) <= static_cast<uint32_t>(T::_type_child_slots)) {
         return true;
       }
@@ -311,11 +319,20 @@ inline bool Object::IsInstance() const {
                   #TypeName                                                                     \
                   ": _type_child_slots must be smaller than the parent's "                      \
                   "(set it explicitly when the parent reserves slots)");                        \
-    static const int32_t tindex = ::ferry::details::TypeRegister(                               \
-        TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(), TypeName::_type_child_slots,   \
-        TypeName::_type_child_slots_can_overflow && !TypeName::_type_final);                    \
+    static const int32_t tindex = [] {                                                          \
+      const int32_t index = ::ferry::details::TypeRegister(                                     \
+          TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(),                              \
+          TypeName::_type_child_slots,                                                          \
+          TypeName::_type_child_slots_can_overflow && !TypeName::_type_final);                  \
+      if (index >= 0) __atomic_store_n(&_type_index_hint_, index, __ATOMIC_RELAXED);            \
+      return index;                                                                             \
+    }();                                                                                        \
     return tindex;                                                                              \
-  }
+  }                                                                                             \
+  /* RuntimeTypeIndex() once it ran in this library, else kTypeIndexUnseen: IsInstance reads */ \
+  /* it without the guard of the function-local static. */                                     \
+  static inline int32_t _type_index_hint_ = ::ferry::details::kTypeIndexUnseen;                 \
+  static int32_t _TypeIndexHint() { return __atomic_load_n(&_type_index_hint_, __ATOMIC_RELAXED); }
 
 /// Declares a type that others may derive from.
 ///
@@ -339,6 +356,7 @@ inline bool Object::IsInstance() const {
   static constexpr int32_t _type_depth = ParentType::_type_depth + 1;          \
   using _type_parent = ParentType;                                             \
   static constexpr int32_t RuntimeTypeIndex() { return TypeIndex; }            \
+  static constexpr int32_t _TypeIndexHint() { return TypeIndex; }              \
   static_assert(true, "")
 
 /// Defines the constructors, accessors and `ContainerType` of a nullable reference class.

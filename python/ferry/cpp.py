@@ -17,6 +17,10 @@ with the compiler CMake would pick (``$CXX``, else ``c++``) and the flags of a r
 Ferry plus ``-g``. Results are cached in ``$FERRY_CACHE_DIR`` (default ``~/.cache/ferry``)
 under a hash of every input: a second call with the same inputs costs a few ``stat`` calls and a
 load. See docs/python.md, "Building C++ from Python".
+
+A function that returns promptly and never waits is marked in its registration,
+``FERRY_REGISTER_GLOBAL("demo.neg").quick().set_body_typed(...)``: Python then keeps the GIL
+during its calls (the constructors of a ``schema=`` are registered so already).
 """
 from __future__ import annotations
 

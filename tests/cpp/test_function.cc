@@ -12,6 +12,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <type_traits>  // is_trivially_destructible_v
 #include <vector>
 
 #include "test_util.h"
@@ -49,6 +50,28 @@ Error CaptureError(F&& f) {
 
 bool Contains(const String& haystack, const char* needle) {
   return haystack.view().find(needle) != std::string_view::npos;
+}
+
+// A function made by FromTyped without a name holds only its callable: with a trivially
+// destructible callable its object is freed on the fast path (no destructor to run).
+static_assert(std::is_trivially_destructible_v<FunctionObj>);
+
+TEST(FromTyped, WithoutANameHasNoParamNamesAndCallsItselfAnonymous) {
+  Function f = Function::FromTyped([](int64_t a) { return a + 1; });
+  EXPECT_TRUE(f->param_names.empty());
+  EXPECT_EQ(f(int64_t{2}).cast<int64_t>(), 3);
+  Error e = CaptureError([&] { f("no"); });
+  EXPECT_NE(e.message().view().find("<anonymous>(0: int) -> int"), std::string_view::npos)
+      << e.message();
+  Function named = Function::FromTyped([](int64_t a, int64_t b) { return a * b; }, "mul",
+                                       {"a", "b"});
+  ASSERT_EQ(named->param_names.size(), 2u);
+  EXPECT_EQ(named->param_names[1], "b");
+  EXPECT_EQ(std::vector<std::string>(named->param_names.begin(), named->param_names.end()),
+            (std::vector<std::string>{"a", "b"}));
+  e = CaptureError([&] { named(int64_t{1}); });
+  EXPECT_NE(e.message().view().find("mul() takes 2 arguments"), std::string_view::npos)
+      << e.message();
 }
 
 TEST(Function, PackedCall) {
@@ -450,6 +473,14 @@ TEST(CAbi, QuickRegistrationsCarryTheirFlag) {
   EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.quick_after")), kFerryFunctionQuick);
   EXPECT_EQ(FlagsOf(Function::GetGlobalRequired("testing.add")), 0) << "no flags by default";
   EXPECT_EQ(Function::GetGlobalRequired("testing.quick_after")().cast<int64_t>(), 2);
+  // Every function Ferry itself registers returns promptly, so Python keeps the GIL for it.
+  int ferry_globals = 0;
+  for (const String& name : ListGlobalNames()) {
+    if (name.view().substr(0, 6) != "ferry.") continue;
+    ++ferry_globals;
+    EXPECT_EQ(FlagsOf(Function::GetGlobalRequired(name.view())), kFerryFunctionQuick) << name;
+  }
+  EXPECT_GE(ferry_globals, 30);
 
   int32_t flags = 0;
   EXPECT_EQ(FerryFunctionGetFlags(nullptr, &flags), -1);

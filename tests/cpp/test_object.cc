@@ -247,6 +247,28 @@ TEST(TypeRegistry, ChildSlotsFormContiguousRanges) {
   EXPECT_EQ(info->type_ancestors[2], mid);
 }
 
+/// A base type that no test makes an object of: its index is not known until IsInstance asks.
+class UnseenBaseNode : public Object {
+ public:
+  static constexpr const char* _type_key = "test.UnseenBase";
+  static constexpr int32_t _type_child_slots = 200;
+  FERRY_DECLARE_BASE_OBJECT_INFO(UnseenBaseNode, Object);
+};
+
+TEST(TypeRegistry, IsInstanceOfATypeNotYetRegistered) {
+  // IsInstance reads T's index without registering it first; before RuntimeTypeIndex ran the
+  // hint must match no object, whatever its index (200 slots would cover every builtin one).
+  EXPECT_EQ(UnseenBaseNode::_TypeIndexHint(), details::kTypeIndexUnseen);
+  String s("x");
+  ObjectPtr<Object> leaf = make_object<LeafNode>();
+  EXPECT_FALSE(s->IsInstance<UnseenBaseNode>());
+  EXPECT_FALSE(leaf->IsInstance<UnseenBaseNode>());
+  EXPECT_EQ(UnseenBaseNode::_TypeIndexHint(), UnseenBaseNode::RuntimeTypeIndex());
+  EXPECT_FALSE(s->IsInstance<UnseenBaseNode>());
+  EXPECT_TRUE(make_object<UnseenBaseNode>()->IsInstance<UnseenBaseNode>());
+  EXPECT_EQ(LeafNode::_TypeIndexHint(), LeafNode::RuntimeTypeIndex());
+}
+
 TEST(TypeRegistry, IsInstanceAcrossThreeLevels) {
   RegisterHierarchy();
   Object* objects[] = {nullptr, nullptr, nullptr, nullptr};

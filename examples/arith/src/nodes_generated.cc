@@ -11,7 +11,8 @@ namespace arith {
 
 FERRY_REGISTER_NODE_TYPE(PrimExprNode);
 FERRY_REGISTER_GLOBAL("arith.PrimExpr.__init__")
-    .set_body_typed([](::ferry::DataType dtype) { return PrimExpr(std::move(dtype)); }, {"dtype"});
+    .set_body_typed([](::ferry::DataType dtype) { return PrimExpr(std::move(dtype)); }, {"dtype"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(IntImmNode);
 FERRY_REGISTER_GLOBAL("arith.IntImm.__init__")
@@ -19,7 +20,8 @@ FERRY_REGISTER_GLOBAL("arith.IntImm.__init__")
         [](::ferry::DataType dtype, int64_t value) {
           return IntImm(std::move(dtype), value);
         },
-        {"dtype", "value"});
+        {"dtype", "value"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(FloatImmNode);
 FERRY_REGISTER_GLOBAL("arith.FloatImm.__init__")
@@ -27,7 +29,8 @@ FERRY_REGISTER_GLOBAL("arith.FloatImm.__init__")
         [](::ferry::DataType dtype, double value) {
           return FloatImm(std::move(dtype), value);
         },
-        {"dtype", "value"});
+        {"dtype", "value"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(VarNode);
 FERRY_REGISTER_GLOBAL("arith.Var.__init__")
@@ -35,7 +38,8 @@ FERRY_REGISTER_GLOBAL("arith.Var.__init__")
         [](::ferry::DataType dtype, ::ferry::String name_hint) {
           return Var(std::move(dtype), std::move(name_hint));
         },
-        {"dtype", "name_hint"});
+        {"dtype", "name_hint"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(BinaryOpNode);
 FERRY_REGISTER_GLOBAL("arith.BinaryOp.__init__")
@@ -43,7 +47,8 @@ FERRY_REGISTER_GLOBAL("arith.BinaryOp.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return BinaryOp(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(AddNode);
 FERRY_REGISTER_GLOBAL("arith.Add.__init__")
@@ -51,7 +56,8 @@ FERRY_REGISTER_GLOBAL("arith.Add.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return Add(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(SubNode);
 FERRY_REGISTER_GLOBAL("arith.Sub.__init__")
@@ -59,7 +65,8 @@ FERRY_REGISTER_GLOBAL("arith.Sub.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return Sub(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(MulNode);
 FERRY_REGISTER_GLOBAL("arith.Mul.__init__")
@@ -67,7 +74,8 @@ FERRY_REGISTER_GLOBAL("arith.Mul.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return Mul(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(FloorDivNode);
 FERRY_REGISTER_GLOBAL("arith.FloorDiv.__init__")
@@ -75,7 +83,8 @@ FERRY_REGISTER_GLOBAL("arith.FloorDiv.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return FloorDiv(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(MinNode);
 FERRY_REGISTER_GLOBAL("arith.Min.__init__")
@@ -83,7 +92,8 @@ FERRY_REGISTER_GLOBAL("arith.Min.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return Min(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(MaxNode);
 FERRY_REGISTER_GLOBAL("arith.Max.__init__")
@@ -91,7 +101,8 @@ FERRY_REGISTER_GLOBAL("arith.Max.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return Max(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(EQNode);
 FERRY_REGISTER_GLOBAL("arith.EQ.__init__")
@@ -99,7 +110,8 @@ FERRY_REGISTER_GLOBAL("arith.EQ.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return EQ(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(LTNode);
 FERRY_REGISTER_GLOBAL("arith.LT.__init__")
@@ -107,7 +119,8 @@ FERRY_REGISTER_GLOBAL("arith.LT.__init__")
         [](::ferry::DataType dtype, PrimExpr a, PrimExpr b) {
           return LT(std::move(dtype), std::move(a), std::move(b));
         },
-        {"dtype", "a", "b"});
+        {"dtype", "a", "b"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(SelectNode);
 FERRY_REGISTER_GLOBAL("arith.Select.__init__")
@@ -115,7 +128,8 @@ FERRY_REGISTER_GLOBAL("arith.Select.__init__")
         [](::ferry::DataType dtype, PrimExpr condition, PrimExpr true_value, PrimExpr false_value) {
           return Select(std::move(dtype), std::move(condition), std::move(true_value), std::move(false_value));
         },
-        {"dtype", "condition", "true_value", "false_value"});
+        {"dtype", "condition", "true_value", "false_value"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(LetNode);
 FERRY_REGISTER_GLOBAL("arith.Let.__init__")
@@ -123,7 +137,8 @@ FERRY_REGISTER_GLOBAL("arith.Let.__init__")
         [](::ferry::DataType dtype, Var var, PrimExpr value, PrimExpr body) {
           return Let(std::move(dtype), std::move(var), std::move(value), std::move(body));
         },
-        {"dtype", "var", "value", "body"});
+        {"dtype", "var", "value", "body"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(FunctionNode);
 FERRY_REGISTER_GLOBAL("arith.Function.__init__")
@@ -131,7 +146,8 @@ FERRY_REGISTER_GLOBAL("arith.Function.__init__")
         [](::ferry::Array<Var> params, PrimExpr body) {
           return Function(std::move(params), std::move(body));
         },
-        {"params", "body"});
+        {"params", "body"})
+    .quick();
 
 }  // namespace arith
 

@@ -308,8 +308,8 @@ def source_file(schema: Schema, nodes: List[NodeDef], schema_names: str, include
         lam = f"[]({', '.join(params)}) {{ {ret} }}"
         pnames = "{" + ", ".join(f'"{f.name}"' for f in every) + "}"
         out.append(f"FERRY_REGISTER_GLOBAL({key})")
-        one = f"    .set_body_typed({lam}, {pnames});" if every else \
-            f"    .set_body_typed({lam});"
+        one = f"    .set_body_typed({lam}, {pnames})" if every else \
+            f"    .set_body_typed({lam})"
         if len(one) <= _WIDTH:
             out.append(one)
         else:
@@ -317,7 +317,9 @@ def source_file(schema: Schema, nodes: List[NodeDef], schema_names: str, include
             out += _wrap_call("        []", params, " {", "        ")
             out.append(f"          {ret}")
             out.append("        },")
-            out.append(f"        {pnames});")
+            out.append(f"        {pnames})")
+        # A constructor returns promptly and never waits: Python keeps the GIL during its calls.
+        out.append("    .quick();")
         return out
 
     out: List[Line] = banner("// ", schema_names)

@@ -12,11 +12,13 @@ namespace kitchen {
 
 FERRY_REGISTER_NODE_TYPE(ExprNode);
 FERRY_REGISTER_GLOBAL("kitchen.Expr.__init__")
-    .set_body_typed([]() { return Expr(::ferry::make_object<ExprNode>()); });
+    .set_body_typed([]() { return Expr(::ferry::make_object<ExprNode>()); })
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(VarNode);
 FERRY_REGISTER_GLOBAL("kitchen.Var.__init__")
-    .set_body_typed([](::ferry::String name) { return Var(std::move(name)); }, {"name"});
+    .set_body_typed([](::ferry::String name) { return Var(std::move(name)); }, {"name"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(LetNode);
 FERRY_REGISTER_GLOBAL("kitchen.Let.__init__")
@@ -24,7 +26,8 @@ FERRY_REGISTER_GLOBAL("kitchen.Let.__init__")
         [](Var var, Expr value, Expr body, ::ferry::ObjectRef span) {
           return Let(std::move(var), std::move(value), std::move(body), std::move(span));
         },
-        {"var", "value", "body", "span"});
+        {"var", "value", "body", "span"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(ListNode);
 FERRY_REGISTER_GLOBAL("kitchen.List.__init__")
@@ -32,7 +35,8 @@ FERRY_REGISTER_GLOBAL("kitchen.List.__init__")
         [](int64_t head, ::ferry::Optional<Expr> tail) {
           return List(head, std::move(tail));
         },
-        {"head", "tail"});
+        {"head", "tail"})
+    .quick();
 
 }  // namespace kitchen
 
@@ -65,7 +69,8 @@ FERRY_REGISTER_GLOBAL("kitchen.Attrs.__init__")
             ::kitchen::Expr expr) {
           return AttrsRef(i8, flag, i16, i32, i64, u8, u16, u32, u64, f32, f64, std::move(text), std::move(dtype), std::move(obj), std::move(anything), std::move(items), std::move(numbers), std::move(table), std::move(maybe), std::move(maybe_expr), std::move(expr));
         },
-        {"i8", "flag", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "text", "dtype", "obj", "anything", "items", "numbers", "table", "maybe", "maybe_expr", "expr"});
+        {"i8", "flag", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "text", "dtype", "obj", "anything", "items", "numbers", "table", "maybe", "maybe_expr", "expr"})
+    .quick();
 
 }  // namespace kitchen::attrs
 
@@ -77,7 +82,8 @@ FERRY_REGISTER_GLOBAL("kitchen.ops.Call.__init__")
         [](::kitchen::Var op, ::ferry::Array<::kitchen::Expr> args) {
           return Call(std::move(op), std::move(args));
         },
-        {"op", "args"});
+        {"op", "args"})
+    .quick();
 
 }  // namespace kitchen::ops
 

@@ -11,11 +11,13 @@ namespace seed {
 
 // BaseExprNode has no VisitAttrs, so it is not registered for reflection.
 FERRY_REGISTER_GLOBAL("BaseExpr.__init__")
-    .set_body_typed([]() { return BaseExpr(::ferry::make_object<BaseExprNode>()); });
+    .set_body_typed([]() { return BaseExpr(::ferry::make_object<BaseExprNode>()); })
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(PrimExprNode);
 FERRY_REGISTER_GLOBAL("PrimExpr.__init__")
-    .set_body_typed([](::ferry::DataType dtype) { return PrimExpr(std::move(dtype)); }, {"dtype"});
+    .set_body_typed([](::ferry::DataType dtype) { return PrimExpr(std::move(dtype)); }, {"dtype"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(IntImmNode);
 FERRY_REGISTER_GLOBAL("IntImm.__init__")
@@ -23,11 +25,13 @@ FERRY_REGISTER_GLOBAL("IntImm.__init__")
         [](::ferry::DataType dtype, int64_t value) {
           return IntImm(std::move(dtype), value);
         },
-        {"dtype", "value"});
+        {"dtype", "value"})
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(RelayExprNode);
 FERRY_REGISTER_GLOBAL("RelayExpr.__init__")
-    .set_body_typed([]() { return RelayExpr(::ferry::make_object<RelayExprNode>()); });
+    .set_body_typed([]() { return RelayExpr(::ferry::make_object<RelayExprNode>()); })
+    .quick();
 
 FERRY_REGISTER_NODE_TYPE(GlobalVarNode);
 FERRY_REGISTER_GLOBAL("GlobalVar.__init__")
@@ -35,7 +39,8 @@ FERRY_REGISTER_GLOBAL("GlobalVar.__init__")
         [](::ferry::String name_hint) {
           return GlobalVar(std::move(name_hint));
         },
-        {"name_hint"});
+        {"name_hint"})
+    .quick();
 
 }  // namespace seed
 
