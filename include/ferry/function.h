@@ -272,10 +272,10 @@ template <typename R, typename... Args>
 class TypedFunction<R(Args...)> {
  public:
   TypedFunction() = default;
-  TypedFunction(Function packed) : packed_(std::move(packed)) {}  // NOLINT(runtime/explicit)
+  TypedFunction(Function packed) : packed_(std::move(packed)) {}  // NOLINT(google-explicit-constructor)
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
                                                     !std::is_same_v<std::decay_t<F>, Function>>>
-  TypedFunction(F f, std::string name = "<anonymous>")  // NOLINT(runtime/explicit)
+  TypedFunction(F f, std::string name = "<anonymous>")  // NOLINT(google-explicit-constructor)
       : packed_(Function::FromTyped(
             [f = std::move(f)](Args... args) -> R { return f(std::forward<Args>(args)...); },
             std::move(name))) {}
@@ -288,7 +288,7 @@ class TypedFunction<R(Args...)> {
     }
   }
   const Function& packed() const { return packed_; }
-  operator Function() const { return packed_; }  // NOLINT(runtime/explicit)
+  operator Function() const { return packed_; }  // NOLINT(google-explicit-constructor)
   bool defined() const { return packed_.defined(); }
 
  private:

@@ -112,14 +112,14 @@ template <typename T>
 class ObjectPtr {
  public:
   ObjectPtr() = default;
-  ObjectPtr(std::nullptr_t) {}  // NOLINT(runtime/explicit)
+  ObjectPtr(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
   ObjectPtr(const ObjectPtr& other) : ObjectPtr(other.data_) {}
   ObjectPtr(ObjectPtr&& other) noexcept : data_(other.data_) { other.data_ = nullptr; }
   template <typename U, typename = std::enable_if_t<std::is_base_of_v<T, U>>>
-  ObjectPtr(const ObjectPtr<U>& other)  // NOLINT(runtime/explicit)
+  ObjectPtr(const ObjectPtr<U>& other)  // NOLINT(google-explicit-constructor)
       : ObjectPtr(other.data_) {}
   template <typename U, typename = std::enable_if_t<std::is_base_of_v<T, U>>>
-  ObjectPtr(ObjectPtr<U>&& other) noexcept  // NOLINT(runtime/explicit)
+  ObjectPtr(ObjectPtr<U>&& other) noexcept  // NOLINT(google-explicit-constructor)
       : data_(other.data_) {
     other.data_ = nullptr;
   }

@@ -53,7 +53,7 @@ class IntSpan {
     }
     return data_[index];
   }
-  operator std::vector<int64_t>() const { return {begin(), end()}; }  // NOLINT
+  operator std::vector<int64_t>() const { return {begin(), end()}; }  // NOLINT(google-explicit-constructor)
   bool operator==(const std::vector<int64_t>& other) const {
     return size_ == other.size() && std::equal(begin(), end(), other.begin());
   }

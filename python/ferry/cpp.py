@@ -620,7 +620,7 @@ def _load(req: _Request) -> LoadedLibrary:
     module.__dict__["path"] = path
     text = req.python_module_text()
     if text is not None:
-        exec(compile(text, req.schema_paths[2], "exec"), module.__dict__)  # noqa: S102
+        exec(compile(text, req.schema_paths[2], "exec"), module.__dict__)
     prefix = req.name + "."
     for full in registry.list_global_func_names():
         short = full[len(prefix):]

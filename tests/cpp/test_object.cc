@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 using ferry_test::ExpectError;
 
 // Live-instance counter shared by the test node types, to prove destruction happens exactly once.
