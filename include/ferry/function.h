@@ -272,7 +272,8 @@ template <typename R, typename... Args>
 class TypedFunction<R(Args...)> {
  public:
   TypedFunction() = default;
-  TypedFunction(Function packed) : packed_(std::move(packed)) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  TypedFunction(Function packed) : packed_(std::move(packed)) {}
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
                                                     !std::is_same_v<std::decay_t<F>, Function>>>
   TypedFunction(F f, std::string name = "<anonymous>")  // NOLINT(google-explicit-constructor)

@@ -63,7 +63,8 @@ class String : public ObjectRef {
 
   std::string_view view() const { return std::string_view(data(), size()); }
   operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
-  operator std::string() const { return std::string(data(), size()); }  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  operator std::string() const { return std::string(data(), size()); }
   int compare(std::string_view other) const { return view().compare(other); }
 
   FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(String, ObjectRef, StringObj);
