@@ -36,9 +36,6 @@ struct ObjectUnsafe;
 /// frees nested below a fixed depth are queued and run by the outermost call, so releasing a
 /// long chain never overflows the stack. Deleters of objects that can own references call it.
 FERRY_DLL void ObjectFreeGuarded(FerryObject* obj, void (*destroy)(FerryObject*)) noexcept;
-/// Runs `obj->deleter(obj)` under the same guard. `DecRef` no longer needs it (every deleter
-/// guards itself when it has to); kept for callers built against earlier headers.
-FERRY_DLL void ObjectFree(FerryObject* obj) noexcept;
 /// Registers a type with the runtime registry (or finds it); throws ferry::Error on conflict.
 FERRY_DLL int32_t TypeRegister(const char* type_key, int32_t static_type_index,
                                int32_t parent_type_index, int32_t num_child_slots,
