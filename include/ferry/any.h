@@ -463,7 +463,7 @@ class Any {
   }
   // Assignment moves whole cells through registers. The copy-and-swap idiom made GCC write the
   // cell to a stack temporary field by field and read it back whole: a store-forwarding stall
-  // (~5 ns) in every `*result = value` of a packed function.
+  // in every `*result = value` of a packed function.
   Any& operator=(const Any& other) {
     Any copy(other);
     return *this = std::move(copy);

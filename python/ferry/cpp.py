@@ -564,8 +564,8 @@ def build(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schem
 
 
 class LoadedLibrary(str):
-    """What `load` and `load_inline` return: the library's path (a ``str``, as DESIGN.md's
-    contract says, so ``os.path.exists(ferry.cpp.load(...))`` holds), whose attributes are those
+    """What `load` and `load_inline` return: the library's path (a ``str``, as docs/python.md
+    promises, so ``os.path.exists(ferry.cpp.load(...))`` holds), whose attributes are those
     of the library's module: the schema's Python classes and the global functions named
     ``<name>.<identifier>`` (``lib.IntImm``, ``lib.fold``), ``path`` and ``module``."""
 
