@@ -341,21 +341,17 @@ inline bool Object::IsInstance() const {
 /// Defines the constructors, accessors and `ContainerType` of a nullable reference class.
 ///
 ///     FERRY_DEFINE_OBJECT_REF_METHODS(Add, Expr, AddNode);
-#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)                     \
-  TypeName() = default;                                                                       \
-  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}      \
-  TypeName(const TypeName&) = default;                                                        \
-  TypeName(TypeName&&) = default;                                                             \
-  TypeName& operator=(const TypeName&) = default;                                             \
-  TypeName& operator=(TypeName&&) = default;                                                  \
-  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }      \
-  const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
-  using ContainerType = ObjectName;                                                           \
-  static constexpr bool _type_is_nullable = true
+#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName) \
+  TypeName() = default;                                                   \
+  FERRY_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName, true)
 
 /// Same as FERRY_DEFINE_OBJECT_REF_METHODS for a reference that is never null: there is no
 /// default constructor, and a Downcast of a null reference to it fails.
-#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)         \
+#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName) \
+  FERRY_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName, false)
+
+/// The one body of the two reference macros above (not for direct use).
+#define FERRY_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName, Nullable)                  \
   explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}      \
   TypeName(const TypeName&) = default;                                                        \
   TypeName(TypeName&&) = default;                                                             \
@@ -364,7 +360,7 @@ inline bool Object::IsInstance() const {
   const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }      \
   const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
   using ContainerType = ObjectName;                                                           \
-  static constexpr bool _type_is_nullable = false
+  static constexpr bool _type_is_nullable = Nullable
 
 /// Defines `ObjectName* CopyOnWrite()`: a mutable pointer to the data, copied first when any
 /// other reference shares it, so the mutation is never visible through another handle.
