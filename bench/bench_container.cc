@@ -8,7 +8,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 constexpr int64_t kCount = 1000000;
 constexpr int64_t kKeys = 100000;

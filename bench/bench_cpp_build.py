@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "python"))
-    from ferry import libinfo  # noqa: E402
+    from ferry import libinfo
 
     work = Path(tempfile.mkdtemp(prefix="bench_cpp_build_"))
     try:

@@ -6,7 +6,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 class NumNode : public Object {
  public:

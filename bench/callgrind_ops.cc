@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long n = std::atol(argv[1]);
-  using namespace ferry_bench;  // NOLINT
+  using namespace ferry_bench;
 #define MEASURE(Op) Measure<Op>(#Op, n)
   MEASURE(Ferry_MakeDrop);
   MEASURE(Floor_MakeDrop);

@@ -26,7 +26,7 @@
 namespace ferry_bench {
 
 using benchmark::DoNotOptimize;
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 /// glibc and libstdc++ skip atomic instructions while a process has one thread
 /// (__libc_single_threaded): a shared_ptr copy becomes a plain add. Ferry's counts are always

@@ -2,8 +2,9 @@
 # Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
 # Ninja and GoogleTest (Debian packages), GCC's libbacktrace (libgcc-N-dev, which g++ normally
 # brings; libferry links it to name C++ frames with file:line), clang with its libFuzzer runtime
-# (the fuzz targets of scripts/fuzz.sh), the Python headers and venv module, and pytest, NumPy
-# and atheris (PyPI).
+# (the fuzz targets of scripts/fuzz.sh), clang-format and clang-tidy of the same clang version
+# (scripts/lint.sh), the Python headers and venv module, and pytest, NumPy, atheris, ruff and mypy
+# (PyPI).
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
@@ -23,6 +24,15 @@ command -v clang++ >/dev/null 2>&1 || missing+=(clang)
 # libFuzzer (-fsanitize=fuzzer) comes with clang's runtime libraries.
 compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null ||
   missing+=(libclang-rt-dev)
+# The linters of scripts/lint.sh, of the clang version installed (its major number).
+clang_major=""
+if command -v clang++ >/dev/null 2>&1; then
+  clang_major=$(clang++ -dumpversion | cut -d. -f1)
+fi
+if [ -n "$clang_major" ]; then
+  command -v "clang-format-$clang_major" >/dev/null 2>&1 || missing+=("clang-format-$clang_major")
+  command -v "clang-tidy-$clang_major" >/dev/null 2>&1 || missing+=("clang-tidy-$clang_major")
+fi
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
@@ -65,3 +75,11 @@ if ! python3 -c 'import atheris' 2>/dev/null; then
   echo "setup: installing atheris"
   python3 -m pip install -q atheris || python3 -m pip install -q --break-system-packages atheris
 fi
+# ruff (lint and format) and mypy (types): scripts/lint.sh. Pinned, so that a new release's rules
+# or formatting never fail a run that changed nothing.
+for tool in ruff==0.17.5 mypy==2.4.1; do
+  if ! python3 -m pip show "${tool%%==*}" 2>/dev/null | grep -qx "Version: ${tool##*==}"; then
+    echo "setup: installing $tool"
+    python3 -m pip install -q "$tool" || python3 -m pip install -q --break-system-packages "$tool"
+  fi
+done

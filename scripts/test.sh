@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of Ferry on a fresh machine, in stages, printing the time of each:
 #   setup        installs what is missing (scripts/setup.sh)
+#   lint         formatting, ruff, mypy and clang-tidy (scripts/lint.sh)
 #   build        RelWithDebInfo, -Wall -Wextra -Werror (build/)
 #   ctest        the C and C++ tests
 #   pytest       the Python tests (against the extension built in place into python/ferry/,
@@ -33,6 +34,9 @@ stage() {  # ends the running stage (printing its time) and starts the next, if 
 
 stage setup "installing what is missing"
 scripts/setup.sh
+
+stage lint "clang-format, ruff, mypy, clang-tidy"
+scripts/lint.sh
 
 stage build "RelWithDebInfo, -Wall -Wextra -Werror"
 cmake -S . -B build -G Ninja -DFERRY_WERROR=ON -DFERRY_BUILD_PYTHON=ON >/dev/null

@@ -286,8 +286,6 @@ void ObjectFreeGuarded(FerryObject* obj, void (*destroy)(FerryObject*)) noexcept
   }
 }
 
-void ObjectFree(FerryObject* obj) noexcept { ObjectFreeGuarded(obj, obj->deleter); }
-
 int32_t TypeRegister(const char* type_key, int32_t static_type_index, int32_t parent_type_index,
                      int32_t num_child_slots, bool child_slots_can_overflow) {
   LoadTransaction* load = CurrentLoad();

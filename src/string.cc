@@ -24,7 +24,7 @@ namespace {
 
 // Strings and byte strings of up to kSmallPayload bytes (names, keys, short messages: most of
 // them) take their block from a per-thread cache of equal blocks rather than from the heap: a
-// dozen instructions where malloc and free take ~130. A thread keeps at most kCacheBlocks free
+// few instructions instead of a malloc and a free. A thread keeps at most kCacheBlocks free
 // blocks; one freed on another thread joins that thread's cache. Under AddressSanitizer a cached
 // block is poisoned, so a use after release is still reported.
 constexpr size_t kSmallBlock = 64;

@@ -6,7 +6,7 @@
 
 namespace demo {
 
-using namespace ferry;  // NOLINT: a demo program, not a header
+using namespace ferry;  // a demo program, not a header
 
 /// An expression: the base of a tiny hierarchy, with two reserved child slots.
 class ExprNode : public Object {
@@ -54,7 +54,7 @@ class Add : public Expr {
 }  // namespace demo
 
 int main() {
-  using namespace demo;  // NOLINT
+  using namespace demo;
   std::cout << "Ferry " << FERRY_VERSION_STRING << " quickstart\n\n";
 
   IntImm one(1), two(2);

@@ -410,11 +410,11 @@ auto AsCell(const FerryAny* value) {
 class AnyView {
  public:
   AnyView() : data_(details::NoneCell()) {}
-  AnyView(const Any& other);  // NOLINT(runtime/explicit)
+  AnyView(const Any& other);  // NOLINT(google-explicit-constructor)
   template <typename T, typename = std::enable_if_t<TypeTraitsOf<T>::kEnabled &&
                                                     !std::is_same_v<std::decay_t<T>, Any> &&
                                                     !std::is_same_v<std::decay_t<T>, AnyView>>>
-  AnyView(const T& value) {  // NOLINT(runtime/explicit)
+  AnyView(const T& value) {  // NOLINT(google-explicit-constructor)
     TypeTraitsOf<T>::CopyToAnyView(value, &data_);
   }
 
@@ -448,7 +448,7 @@ class Any {
   ~Any() { reset(); }
   Any(const Any& other) : data_(other.data_) { IncRefIfObject(); }
   Any(Any&& other) noexcept : data_(other.data_) { other.data_ = details::NoneCell(); }
-  Any(const AnyView& view) : data_(view.data_) {  // NOLINT(runtime/explicit)
+  Any(const AnyView& view) : data_(view.data_) {  // NOLINT(google-explicit-constructor)
     if (data_.type_index == kFerryRawStr) {
       details::StringToAny(data_.v_c_str, std::strlen(data_.v_c_str), &data_);
     } else {
@@ -458,12 +458,12 @@ class Any {
   template <typename T, typename = std::enable_if_t<TypeTraitsOf<T>::kEnabled &&
                                                     !std::is_same_v<std::decay_t<T>, Any> &&
                                                     !std::is_same_v<std::decay_t<T>, AnyView>>>
-  Any(T value) {  // NOLINT(runtime/explicit)
+  Any(T value) {  // NOLINT(google-explicit-constructor)
     TypeTraitsOf<T>::MoveToAny(std::move(value), &data_);
   }
   // Assignment moves whole cells through registers. The copy-and-swap idiom made GCC write the
   // cell to a stack temporary field by field and read it back whole: a store-forwarding stall
-  // (~5 ns) in every `*result = value` of a packed function.
+  // in every `*result = value` of a packed function.
   Any& operator=(const Any& other) {
     Any copy(other);
     return *this = std::move(copy);

@@ -1,5 +1,5 @@
 /// \file ferry/base.h
-/// Compiler helpers shared by every C++ header: branch hints, inlining, the export macro.
+/// Compiler helpers shared by every C++ header: branch hints, forced-unwind rethrow, token pasting.
 #ifndef FERRY_BASE_H_
 #define FERRY_BASE_H_
 
@@ -23,21 +23,13 @@ FERRY_DLL void RethrowIfForcedUnwind();
 #if defined(__GNUC__) || defined(__clang__)
 #define FERRY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FERRY_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define FERRY_INLINE inline __attribute__((always_inline))
-#define FERRY_NOINLINE __attribute__((noinline))
 #else
 #define FERRY_LIKELY(x) (x)
 #define FERRY_UNLIKELY(x) (x)
-#define FERRY_INLINE inline
-#define FERRY_NOINLINE
 #endif
-
-/// Marks code after a FERRY_THROW statement as unreachable, for [[noreturn]] functions.
-#if defined(__GNUC__) || defined(__clang__)
-#define FERRY_UNREACHABLE() __builtin_unreachable()
-#else
-#define FERRY_UNREACHABLE() abort()
-#endif
+// Inlining and cold-path hints are written as standard attributes, `[[gnu::noinline]]`,
+// `[[gnu::always_inline]]`, `[[gnu::cold]]`: GCC and clang read them, other compilers ignore an
+// attribute namespace they do not know, so no macro is needed.
 
 /// Joins two tokens after expanding them; used to make unique static names.
 #define FERRY_STR_CONCAT_(a, b) a##b

@@ -65,7 +65,7 @@ class DataType {
 
   /// The text form, which the parsing constructor reads back to an equal DataType.
   FERRY_DLL std::string ToString() const;
-  operator FerryDataType() const { return data_; }  // NOLINT(runtime/explicit)
+  operator FerryDataType() const { return data_; }  // NOLINT(google-explicit-constructor)
 
   bool operator==(const DataType& other) const {
     return data_.code == other.data_.code && data_.bits == other.data_.bits &&

@@ -238,10 +238,11 @@ template <typename R, typename... Args>
 class TypedFunction<R(Args...)> {
  public:
   TypedFunction() = default;
-  TypedFunction(Function packed) : packed_(std::move(packed)) {}  // NOLINT(runtime/explicit)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  TypedFunction(Function packed) : packed_(std::move(packed)) {}
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
                                                     !std::is_same_v<std::decay_t<F>, Function>>>
-  TypedFunction(F f)  // NOLINT(runtime/explicit)
+  TypedFunction(F f)  // NOLINT(google-explicit-constructor)
       : packed_(Function::FromTyped(
             [f = std::move(f)](Args... args) -> R { return f(std::forward<Args>(args)...); })) {}
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<R, F, Args...> &&
@@ -259,7 +260,7 @@ class TypedFunction<R(Args...)> {
     }
   }
   const Function& packed() const { return packed_; }
-  operator Function() const { return packed_; }  // NOLINT(runtime/explicit)
+  operator Function() const { return packed_; }  // NOLINT(google-explicit-constructor)
   bool defined() const { return packed_.defined(); }
 
  private:

@@ -36,9 +36,6 @@ struct ObjectUnsafe;
 /// frees nested below a fixed depth are queued and run by the outermost call, so releasing a
 /// long chain never overflows the stack. Deleters of objects that can own references call it.
 FERRY_DLL void ObjectFreeGuarded(FerryObject* obj, void (*destroy)(FerryObject*)) noexcept;
-/// Runs `obj->deleter(obj)` under the same guard. `DecRef` no longer needs it (every deleter
-/// guards itself when it has to); kept for callers built against earlier headers.
-FERRY_DLL void ObjectFree(FerryObject* obj) noexcept;
 /// Registers a type with the runtime registry (or finds it); throws ferry::Error on conflict.
 FERRY_DLL int32_t TypeRegister(const char* type_key, int32_t static_type_index,
                                int32_t parent_type_index, int32_t num_child_slots,
@@ -115,14 +112,14 @@ template <typename T>
 class ObjectPtr {
  public:
   ObjectPtr() = default;
-  ObjectPtr(std::nullptr_t) {}  // NOLINT(runtime/explicit)
+  ObjectPtr(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
   ObjectPtr(const ObjectPtr& other) : ObjectPtr(other.data_) {}
   ObjectPtr(ObjectPtr&& other) noexcept : data_(other.data_) { other.data_ = nullptr; }
   template <typename U, typename = std::enable_if_t<std::is_base_of_v<T, U>>>
-  ObjectPtr(const ObjectPtr<U>& other)  // NOLINT(runtime/explicit)
+  ObjectPtr(const ObjectPtr<U>& other)  // NOLINT(google-explicit-constructor)
       : ObjectPtr(other.data_) {}
   template <typename U, typename = std::enable_if_t<std::is_base_of_v<T, U>>>
-  ObjectPtr(ObjectPtr<U>&& other) noexcept  // NOLINT(runtime/explicit)
+  ObjectPtr(ObjectPtr<U>&& other) noexcept  // NOLINT(google-explicit-constructor)
       : data_(other.data_) {
     other.data_ = nullptr;
   }
@@ -362,21 +359,17 @@ inline bool Object::IsInstance() const {
 /// Defines the constructors, accessors and `ContainerType` of a nullable reference class.
 ///
 ///     FERRY_DEFINE_OBJECT_REF_METHODS(Add, Expr, AddNode);
-#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)                     \
-  TypeName() = default;                                                                       \
-  explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}      \
-  TypeName(const TypeName&) = default;                                                        \
-  TypeName(TypeName&&) = default;                                                             \
-  TypeName& operator=(const TypeName&) = default;                                             \
-  TypeName& operator=(TypeName&&) = default;                                                  \
-  const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }      \
-  const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
-  using ContainerType = ObjectName;                                                           \
-  static constexpr bool _type_is_nullable = true
+#define FERRY_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName) \
+  TypeName() = default;                                                   \
+  FERRY_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName, true)
 
 /// Same as FERRY_DEFINE_OBJECT_REF_METHODS for a reference that is never null: there is no
 /// default constructor, and a Downcast of a null reference to it fails.
-#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)         \
+#define FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName) \
+  FERRY_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName, false)
+
+/// The one body of the two reference macros above (not for direct use).
+#define FERRY_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName, Nullable)                  \
   explicit TypeName(::ferry::ObjectPtr<::ferry::Object> n) : ParentType(std::move(n)) {}      \
   TypeName(const TypeName&) = default;                                                        \
   TypeName(TypeName&&) = default;                                                             \
@@ -385,7 +378,7 @@ inline bool Object::IsInstance() const {
   const ObjectName* operator->() const { return static_cast<const ObjectName*>(get()); }      \
   const ObjectName* get() const { return static_cast<const ObjectName*>(ParentType::get()); } \
   using ContainerType = ObjectName;                                                           \
-  static constexpr bool _type_is_nullable = false
+  static constexpr bool _type_is_nullable = Nullable
 
 /// Defines `ObjectName* CopyOnWrite()`: a mutable pointer to the data, copied first when any
 /// other reference shares it, so the mutation is never visible through another handle.

@@ -40,12 +40,12 @@ FERRY_DLL const ObjectPtr<Object>& EmptyString();
 class String : public ObjectRef {
  public:
   String() : ObjectRef(details::EmptyString()) {}
-  String(const char* str)  // NOLINT(runtime/explicit)
+  String(const char* str)  // NOLINT(google-explicit-constructor)
       : ObjectRef(FromCStr(str)) {}
   String(const char* str, size_t size) : ObjectRef(details::MakeString(str, size)) {}
-  String(std::string_view str)  // NOLINT(runtime/explicit)
+  String(std::string_view str)  // NOLINT(google-explicit-constructor)
       : ObjectRef(details::MakeString(str.data(), str.size())) {}
-  String(const std::string& str)  // NOLINT(runtime/explicit)
+  String(const std::string& str)  // NOLINT(google-explicit-constructor)
       : ObjectRef(details::MakeString(str.data(), str.size())) {}
 
   const char* data() const { return get()->data; }
@@ -62,8 +62,9 @@ class String : public ObjectRef {
   char operator[](size_t pos) const { return data()[pos]; }
 
   std::string_view view() const { return std::string_view(data(), size()); }
-  operator std::string_view() const { return view(); }  // NOLINT(runtime/explicit)
-  operator std::string() const { return std::string(data(), size()); }  // NOLINT
+  operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  operator std::string() const { return std::string(data(), size()); }
   int compare(std::string_view other) const { return view().compare(other); }
 
   FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(String, ObjectRef, StringObj);

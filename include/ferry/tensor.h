@@ -53,7 +53,8 @@ class IntSpan {
     }
     return data_[index];
   }
-  operator std::vector<int64_t>() const { return {begin(), end()}; }  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  operator std::vector<int64_t>() const { return {begin(), end()}; }
   bool operator==(const std::vector<int64_t>& other) const {
     return size_ == other.size() && std::equal(begin(), end(), other.begin());
   }

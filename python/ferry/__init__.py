@@ -12,7 +12,7 @@ from .error import _make_error
 
 _core._set_error_factory(_make_error)
 
-from ._core import Field, Function, Object, convert, make_node  # noqa: E402
+from ._core import Field, Function, Object, convert, make_node
 from .container import Array, Dict, List, Map, Shape
 from .dtype import DataType
 from .error import FerryError, InternalError, register_error

@@ -568,8 +568,8 @@ def build(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schem
 
 
 class LoadedLibrary(str):
-    """What `load` and `load_inline` return: the library's path (a ``str``, as DESIGN.md's
-    contract says, so ``os.path.exists(ferry.cpp.load(...))`` holds), whose attributes are those
+    """What `load` and `load_inline` return: the library's path (a ``str``, as docs/python.md
+    promises, so ``os.path.exists(ferry.cpp.load(...))`` holds), whose attributes are those
     of the library's module: the schema's Python classes and the global functions named
     ``<name>.<identifier>`` (``lib.IntImm``, ``lib.fold``), ``path`` and ``module``."""
 
@@ -624,7 +624,7 @@ def _load(req: _Request) -> LoadedLibrary:
     module.__dict__["path"] = path
     text = req.python_module_text()
     if text is not None:
-        exec(compile(text, req.schema_paths[2], "exec"), module.__dict__)  # noqa: S102
+        exec(compile(text, req.schema_paths[2], "exec"), module.__dict__)
     prefix = req.name + "."
     for full in registry.list_global_func_names():
         short = full[len(prefix):]

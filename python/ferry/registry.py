@@ -173,7 +173,7 @@ def _install_fields(cls, key):
 
 
 def _reduce_through_json(self):
-    from .container import _reduce_json  # noqa: PLC0415 - imports this module
+    from .container import _reduce_json  # imported here: it imports this module
 
     return _reduce_json(self)
 

@@ -54,9 +54,8 @@ inline int32_t TypeIndexOf(FerryObjectHandle h) {
 
 /// Writes a whole cell with one 16-byte store. A cell written field by field (4 + 4 + 8 bytes) and
 /// then read whole (a 16-byte load: Any's copy and move in C++ do that) defeats the CPU's store
-/// forwarding: the load waits until the narrower stores have retired, ~10 ns per call measured
-/// on the benchmark machine (docs/benchmarks.md). Every cell the extension hands to C++ is
-/// written through here.
+/// forwarding: the load waits until the narrower stores have retired, a stall on every call.
+/// Every cell the extension hands to C++ is written through here.
 inline void SetCell(FerryAny* out, int32_t type_index, uint32_t small_len, uint64_t payload) {
 #if defined(__SSE2__)  // x86: little-endian, so type_index is the head's low half
   uint64_t head = static_cast<uint32_t>(type_index) | (static_cast<uint64_t>(small_len) << 32);

@@ -99,8 +99,8 @@ inline bool InterpreterIsFinalizing() {
 }
 
 /// Whether the calling thread holds the GIL: PyGILState_Check's answer for the main interpreter
-/// (ferry._core supports no other), without its lookup in thread-specific storage (~40 of the
-/// ~770 instructions of a callback).
+/// (ferry._core supports no other), without its lookup in thread-specific storage (a visible share
+/// of a callback's instructions).
 inline bool ThisThreadHoldsGil() {
 #if PY_VERSION_HEX >= 0x030D0000
   return PyThreadState_GetUnchecked() != nullptr;  // this thread's, NULL while it is released

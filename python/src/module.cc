@@ -410,7 +410,7 @@ PyModuleDef kModule = {
 }  // namespace ferry_py
 
 PyMODINIT_FUNC PyInit__core() {
-  using namespace ferry_py;  // NOLINT
+  using namespace ferry_py;
   InitObjectTypes();
   InitFunctionType();
   if (PyType_Ready(&ObjectType) < 0 || PyType_Ready(&FunctionType) < 0 ||

@@ -11,7 +11,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 class PointNode : public Object {
  public:

@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 using ferry_test::ExpectError;
 
 class LeafNode : public Object {

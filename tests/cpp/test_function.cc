@@ -19,7 +19,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 using ferry_test::ExpectError;
 
 FERRY_REGISTER_GLOBAL("testing.add").set_body_typed([](int64_t a, int64_t b) { return a + b; });

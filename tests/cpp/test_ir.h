@@ -10,7 +10,7 @@
 
 namespace test_ir {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 class ExprNode : public Object {
  public:

@@ -12,7 +12,7 @@
 
 namespace {
 
-using namespace test_ir;  // NOLINT
+using namespace test_ir;
 using ferry_test::ExpectError;
 
 void ExpectRoundTrip(const AnyView& value) {

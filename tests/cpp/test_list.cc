@@ -12,7 +12,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 using ferry_test::ExpectError;
 
 TEST(List, AMutationIsSeenByEveryHolder) {

@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 using ferry_test::ExpectError;
 
 // Live-instance counter shared by the test node types, to prove destruction happens exactly once.
@@ -596,22 +596,6 @@ TEST(Release, MillionDeepChainFreesWithoutStackOverflow) {
   }
   EXPECT_EQ(live_nodes, before + kDepth);
   head = ObjectRef();
-  EXPECT_EQ(live_nodes, before);
-}
-
-TEST(Release, TheLegacyObjectFreeEntryStillGuardsDepth) {
-  // details::ObjectFree is what DecRef called before deleters guarded themselves; code built
-  // against those headers still calls it, and it must still free a long chain iteratively.
-  int before = live_nodes;
-  ObjectPtr<LinkNode> head;
-  for (int i = 0; i < 1000000; ++i) {
-    ObjectPtr<LinkNode> n = make_object<LinkNode>();
-    n->next = ObjectRef(std::move(head));
-    head = std::move(n);
-  }
-  EXPECT_EQ(live_nodes, before + 1000000);
-  Object* raw = details::ObjectUnsafe::MoveToOwned(&head);
-  details::ObjectFree(details::ObjectUnsafe::GetHeader(raw));
   EXPECT_EQ(live_nodes, before);
 }
 

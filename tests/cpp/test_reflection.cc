@@ -9,7 +9,7 @@
 
 namespace {
 
-using namespace test_ir;  // NOLINT
+using namespace test_ir;
 using ferry_test::ExpectError;
 
 TEST(Reflection, RecordsFieldsOnceWithOffsets) {

@@ -117,7 +117,7 @@ TEST(String, ComparesByValue) {
   EXPECT_LT(a.compare("apples"), 0);
   EXPECT_EQ(a.compare("apple"), 0);
   // Plain string_view comparisons stay unambiguous with ferry in scope.
-  using namespace ferry;  // NOLINT
+  using namespace ferry;
   EXPECT_TRUE(std::string_view("x") == "x");
 }
 

@@ -10,7 +10,7 @@
 
 namespace {
 
-using namespace test_ir;  // NOLINT
+using namespace test_ir;
 
 bool Equal(const AnyView& a, const AnyView& b, bool map_free_vars = false) {
   return StructuralEqual()(a, b, map_free_vars);

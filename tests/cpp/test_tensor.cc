@@ -13,7 +13,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 using ferry_test::ExpectError;
 
 static_assert(sizeof(FerryTensorObject) == 72, "header + DLTensor + flags");

@@ -16,8 +16,8 @@
 
 namespace {
 
-using namespace ferry;    // NOLINT
-using namespace test_ir;  // NOLINT
+using namespace ferry;
+using namespace test_ir;
 
 constexpr int kThreads = 6;
 

@@ -617,7 +617,7 @@ class PythonSession:
     """One interpreter per page, running its python blocks in order (python_runner.py)."""
 
     def __init__(self, workdir):
-        self.log = open(workdir / "python.log", "w+")  # noqa: SIM115 - closed by close()
+        self.log = open(workdir / "python.log", "w+")
         read_fd, write_fd = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, str(pathlib.Path(__file__).with_name("python_runner.py")),
@@ -637,7 +637,7 @@ class PythonSession:
             answer = self.answers.get(timeout=TIMEOUT)
         except queue.Empty:
             self.close()
-            raise DocError(f"{block.where}: timed out after {TIMEOUT} s{self.output()}")
+            raise DocError(f"{block.where}: timed out after {TIMEOUT} s{self.output()}") from None
         if answer is None:
             raise DocError(f"{block.where}: the interpreter died{self.output()}")
         answer = json.loads(answer)

@@ -9,7 +9,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -316,7 +315,7 @@ def test_two_processes_building_the_same_source_at_once(tmp_path, cache):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = [p.communicate(timeout=240) for p in procs]
-    for p, (out, err) in zip(procs, results):
+    for p, (_out, err) in zip(procs, results):
         assert p.returncode == 0, err
     # Exactly one of them ran the build; the other found its library (after waiting for it).
     assert sum(err.count("ninja: Entering directory") for _, err in results) == 1

@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from ferry_testing import TESTING_LIB, Add, Expr, IntImm, Var
+from ferry_testing import TESTING_LIB, Expr, IntImm, Var
 
 import ferry
 from ferry import _core

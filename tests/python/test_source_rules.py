@@ -41,11 +41,11 @@ def test_every_catch_all_lets_thread_cancellation_through():
             if not re.search(r"catch \(\.\.\.\)", line) or line.strip().startswith("//"):
                 continue
             checked += 1
-            nxt = next((l.strip().rstrip("\\").strip() for l in lines[i + 1:] if l.strip()), "")
+            nxt = next((ln.strip().rstrip("\\").strip() for ln in lines[i + 1:] if ln.strip()), "")
             if nxt in RETHROWS or (str(path.relative_to(ROOT)), nxt) in ALLOWED:
                 continue
             # A handler that cleans up and rethrows: `throw;` within its first lines.
-            if any(l.strip() == "throw;" for l in lines[i + 1:i + 4]):
+            if any(ln.strip() == "throw;" for ln in lines[i + 1:i + 4]):
                 continue
             # A classifying `try { throw; } catch (...)`: find the `try {` this catch closes.
             depth, j = 0, i
@@ -54,7 +54,7 @@ def test_every_catch_all_lets_thread_cancellation_through():
                 if re.match(r"\s*try \{", lines[j]) and depth == 0:
                     break
                 depth += lines[j].count("}") - lines[j].count("{")
-            after_try = next((l.strip() for l in lines[j + 1:i] if l.strip()), "")
+            after_try = next((ln.strip() for ln in lines[j + 1:i] if ln.strip()), "")
             if after_try == "throw;":
                 continue
             bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()} -> {nxt}")

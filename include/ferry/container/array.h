@@ -172,7 +172,8 @@ class Array : public ObjectRef {
   /// An empty array (shares one global empty storage; no allocation).
   Array() : ObjectRef(details::EmptyArray()) {}
   Array(std::initializer_list<T> init) : Array(init.begin(), init.end()) {}
-  Array(const std::vector<T>& init) : Array(init.begin(), init.end()) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Array(const std::vector<T>& init) : Array(init.begin(), init.end()) {}
   template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
   Array(It first, It last) : Array() {
     assign(first, last);

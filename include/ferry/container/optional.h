@@ -28,9 +28,9 @@ class Optional {
  public:
   using value_type = T;
   Optional() = default;
-  Optional(std::nullopt_t) {}                      // NOLINT(runtime/explicit)
-  Optional(std::nullptr_t) {}                      // NOLINT(runtime/explicit)
-  Optional(T value) : value_(std::move(value)) {}  // NOLINT(runtime/explicit)
+  Optional(std::nullopt_t) {}                      // NOLINT(google-explicit-constructor)
+  Optional(std::nullptr_t) {}                      // NOLINT(google-explicit-constructor)
+  Optional(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return value_.has_value(); }
   explicit operator bool() const { return has_value(); }
@@ -59,9 +59,9 @@ class Optional<T, std::enable_if_t<std::is_base_of_v<ObjectRef, T>>> {
  public:
   using value_type = T;
   Optional() = default;
-  Optional(std::nullopt_t) {}  // NOLINT(runtime/explicit)
-  Optional(std::nullptr_t) {}  // NOLINT(runtime/explicit)
-  Optional(T value)            // NOLINT(runtime/explicit)
+  Optional(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
+  Optional(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
+  Optional(T value)            // NOLINT(google-explicit-constructor)
       : data_(details::ObjectUnsafe::MovePtr(std::move(value))) {}
 
   bool has_value() const { return data_ != nullptr; }

@@ -44,7 +44,7 @@ class Shape : public ObjectRef {
   /// The shape of a scalar: no dimensions.
   Shape() : Shape(nullptr, 0) {}
   Shape(std::initializer_list<int64_t> dims) : Shape(dims.begin(), dims.size()) {}
-  Shape(const std::vector<int64_t>& dims)  // NOLINT(runtime/explicit)
+  Shape(const std::vector<int64_t>& dims)  // NOLINT(google-explicit-constructor)
       : Shape(dims.data(), dims.size()) {}
   template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
   Shape(It first, It last) : Shape(std::vector<int64_t>(first, last)) {}

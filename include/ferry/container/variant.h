@@ -42,7 +42,8 @@ class Variant {
   template <typename U, typename Target = typename details::FirstConvertible<U, Ts...>::type,
             typename = std::enable_if_t<!std::is_void_v<Target> &&
                                         !std::is_same_v<std::decay_t<U>, Variant>>>
-  Variant(U&& value) : value_(Target(std::forward<U>(value))) {}  // NOLINT(runtime/explicit)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Variant(U&& value) : value_(Target(std::forward<U>(value))) {}
 
   /// Whether the value converts to `T`.
   template <typename T>

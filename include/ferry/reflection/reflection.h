@@ -280,11 +280,9 @@ bool RegisterNodeType() {
 /// and hashing, JSON). Use once per node, at namespace scope in a .cc file. A base class
 /// without `VisitAttrs` may be registered too (no fields of its own): then types made at run
 /// time (Python's `ferry.py_class`) can derive from it.
-#define FERRY_REGISTER_NODE_TYPE(NodeType)                                             \
-  [[maybe_unused]] static const bool FERRY_REFLECTION_UNIQUE_(__reg_node_, __LINE__) = \
+#define FERRY_REGISTER_NODE_TYPE(NodeType)                                                     \
+  [[maybe_unused]] static const bool FERRY_STR_CONCAT(ferry_node_registrar_, __COUNTER__) = \
       ::ferry::details::RegisterNodeType<NodeType>()
-#define FERRY_REFLECTION_UNIQUE_(prefix, line) FERRY_REFLECTION_CONCAT_(prefix, line)
-#define FERRY_REFLECTION_CONCAT_(a, b) a##b
 
 /// The NodeInfo of the object's type (or its nearest registered ancestor), with its fields
 /// recorded; nullptr when no such type is registered.

@@ -133,7 +133,7 @@ def node_class(node: NodeDef, names: CppNames, custom: Optional[str]) -> List[Li
     own = node.fields
     every = node.all_fields
     taken = {f.name for f in every}
-    out: List[Line] = _doc(node.doc)
+    out: List[Line] = [*_doc(node.doc)]
     out.append(f"class {node.name} : public {parent} {{")
     out.append(" public:")
     for f in own:
@@ -271,7 +271,7 @@ def header_file(schema: Schema, nodes: List[NodeDef], schema_names: str, path: s
                 includes: List[str], guard: Optional[str] = None) -> List[Line]:
     """A whole header declaring `nodes` (in schema order)."""
     guard = guard or _guard(path)
-    out: List[Line] = banner("// ", schema_names) + [
+    out: List[Line] = [*banner("// ", schema_names),
                        f"#ifndef {guard}", f"#define {guard}", "",
                        "#include <ferry/ferry.h>", "", "#include <cstdint>  // int64_t and friends",
                        "#include <utility>  // std::move", ""]
@@ -322,7 +322,7 @@ def source_file(schema: Schema, nodes: List[NodeDef], schema_names: str, include
         out.append("    .quick();")
         return out
 
-    out: List[Line] = banner("// ", schema_names)
+    out: List[Line] = [*banner("// ", schema_names)]
     out += [f'#include "{inc}"' for inc in includes]
     out += ["", "#include <ferry/ferry.h>", "", "#include <utility>  // std::move", "",
             "// clang-format off"]

@@ -12,7 +12,7 @@ import difflib
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from . import cpp, inplace, pygen, validate
 from .errors import DiagnosticList
@@ -87,7 +87,7 @@ def _eol_of(data: Optional[bytes]) -> str:
     return "\n"
 
 
-def _join(lines: List[cpp.Line], eol: str) -> bytes:
+def _join(lines: Sequence[cpp.Line], eol: str) -> bytes:
     text = "".join((item.text if isinstance(item, cpp.Raw) else item + eol) for item in lines)
     return inplace.encode(text)
 
@@ -177,20 +177,21 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
     if options.header:
         old = _read_existing(options.header)
         includes = [_rel_include(h, options.header) for h in in_place_headers]
-        lines = cpp.header_file(schema, whole, schema_names, options.header,
-                                includes + options.includes, options.guard)
-        outputs.append(Output(options.header, old, _join(lines, _eol_of(old))))
+        generated: Sequence[cpp.Line] = cpp.header_file(
+            schema, whole, schema_names, options.header, includes + options.includes,
+            options.guard)
+        outputs.append(Output(options.header, old, _join(generated, _eol_of(old))))
     if options.source:
         old = _read_existing(options.source)
         includes = [_rel_include(h, options.source)
                     for h in ([options.header] if options.header else []) + in_place_headers]
-        lines = cpp.source_file(schema, emitted, schema_names, includes + options.includes,
-                                has_visit)
-        outputs.append(Output(options.source, old, _join(lines, _eol_of(old))))
+        generated = cpp.source_file(schema, emitted, schema_names, includes + options.includes,
+                                    has_visit)
+        outputs.append(Output(options.source, old, _join(generated, _eol_of(old))))
     if options.python:
         old = _read_existing(options.python)
-        lines = pygen.python_module(schema, emitted, schema_names)
-        outputs.append(Output(options.python, old, _join(lines, _eol_of(old))))
+        generated = pygen.python_module(schema, emitted, schema_names)
+        outputs.append(Output(options.python, old, _join(generated, _eol_of(old))))
         pyi = options.pyi or os.path.splitext(options.python)[0] + ".pyi"
         old = _read_existing(pyi)
         outputs.append(Output(pyi, old, _join(pygen.python_stub(schema, emitted, schema_names),
@@ -319,7 +320,7 @@ def _check_hand_written(schema: Schema, cpp_files, scan_texts, errors: Diagnosti
 
 def _check_registrations(schema: Schema, placed, cpp_files, scan_texts, has_visit,
                          source_registers: bool, errors: DiagnosticList) -> None:
-    registered = set()
+    registered: Set[str] = set()
     for _, text in _hand_written(cpp_files, scan_texts):
         code = validate.blank_comments_and_literals(text)
         registered.update(name for name, _ in validate.registrations(code))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .cpp import Line, Raw
 from .errors import Diagnostic
@@ -174,7 +174,7 @@ def render(lines: Sequence[str], regions: Sequence[Region],
 
 def outside_regions(lines: Sequence[str], regions: Sequence[Region]) -> Dict[int, str]:
     """Line index -> line, for the lines outside every region (hand-written text)."""
-    inside = set()
+    inside: Set[int] = set()
     for r in regions:
         inside.update(range(r.start, r.stop + 1))
     return {i: line for i, line in enumerate(lines) if i not in inside}

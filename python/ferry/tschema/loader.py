@@ -119,7 +119,7 @@ def _import_file(path: str) -> ModuleType:
     except SyntaxError as e:
         raise SchemaError([Diagnostic(e.filename or path, e.lineno or 1,
                                       f"syntax error: {e.msg}")]) from None
-    except BaseException as e:  # noqa: BLE001 - any failure of a user file is reported
+    except BaseException as e:  # any failure of a user file is reported
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         raise SchemaError([_located(e, path)]) from None
@@ -187,8 +187,8 @@ def _dependencies(cls: type) -> List[type]:
 def _declared_in(annotation: object, module_globals: Dict[str, object]) -> List[type]:
     if isinstance(annotation, str):
         try:
-            annotation = eval(annotation, dict(module_globals))  # noqa: S307
-        except Exception:  # noqa: BLE001 - reported with its line by the model
+            annotation = eval(annotation, dict(module_globals))
+        except Exception:  # reported with its line by the model
             return []
     if is_declared(annotation):
         return [annotation]  # type: ignore[list-item]
@@ -209,9 +209,10 @@ def _check_undeclared(modules: List[ModuleType], index: SourceIndex) -> None:
                 and not is_declared(value)
                 and value.__module__ == module.__name__
             ):
-                lines = index.find(module.__file__, value.__name__)
+                path = module.__file__ or module.__name__  # schema modules are files
+                lines = index.find(path, value.__name__)
                 errors.append(Diagnostic(
-                    module.__file__, lines.line if lines else 1,
+                    path, lines.line if lines else 1,
                     f"unsupported construct: {value.__name__} derives from a schema class but "
                     "is not declared with @declare"))
     if errors:

@@ -148,7 +148,8 @@ def own_annotations(cls: type) -> Dict[str, Any]:
     try:
         return dict(inspect.get_annotations(cls))
     except NameError:  # lazily evaluated annotations (Python 3.14) naming an unknown type
-        return dict(inspect.get_annotations(cls, format=inspect.Format.FORWARDREF))
+        # Python 3.14's API, not in the typeshed of the Pythons the type check runs on.
+        return dict(inspect.get_annotations(cls, format=inspect.Format.FORWARDREF))  # type: ignore[call-arg,attr-defined,unused-ignore]
 
 
 def is_declared(cls: Any) -> bool:
@@ -164,7 +165,7 @@ class _Builder:
         self.index = index
         self.errors = DiagnosticList()
         self.nodes: Dict[type, NodeDef] = {}
-        self.lines: Dict[type, ClassLines] = {}
+        self.lines: Dict[type, Optional[ClassLines]] = {}
         self.raw_fields: Dict[type, List[tuple]] = {}
 
     # Locations -----------------------------------------------------------------------------
@@ -308,14 +309,14 @@ class _Builder:
             name=name,
             ref_name=ref_name,
             type_key=type_key,
-            namespace=namespace,  # type: ignore[arg-type]
+            namespace=namespace,
             file=file,
             line=line,
             doc=doc.description,
             default_visit_attrs=values["default_visit_attrs"],
             default_sequal_reduce=values["default_sequal_reduce"],
             default_shash_reduce=values["default_shash_reduce"],
-            final=values["final"],  # type: ignore[arg-type]  # resolved in finish()
+            final=values["final"],  # resolved in finish()
             type_child_slots=slots if slots is not None else 0,
             mutable=values["mutable"],
             explicit_child_slots=slots is not None,
@@ -341,7 +342,7 @@ class _Builder:
         where = f"field {fname!r} of {cls.__name__}"
         if isinstance(raw, str):
             try:
-                raw = eval(raw, dict(declaration(cls).module_globals))  # noqa: S307
+                raw = eval(raw, dict(declaration(cls).module_globals))
             except NameError as e:
                 missing = getattr(e, "name", None) or str(e)
                 self.error(cls, f"unknown type {missing!r} for {where}", fname)
@@ -349,7 +350,7 @@ class _Builder:
             except AttributeError as e:
                 self.error(cls, f"{e} (for {where})", fname)
                 return None
-            except Exception as e:  # noqa: BLE001 - any failure is a user error here
+            except Exception as e:  # any failure is a user error here
                 self.error(cls, f"cannot read the type of {where}: {type(e).__name__}: {e}",
                            fname)
                 return None
@@ -605,7 +606,7 @@ def _resolve_final_and_slots(nodes: List[NodeDef], b: _Builder) -> None:
             if parent_slots:
                 count = min(count, parent_slots - 1)
             node.type_child_slots = count
-        elif parent_slots and node.type_child_slots >= parent_slots:
+        elif node.parent and parent_slots and node.type_child_slots >= parent_slots:
             b.errors.add(node.file, node.attr_line("type_child_slots"),
                          f"type_child_slots of {node.name} ({node.type_child_slots}) must be "
                          f"smaller than its parent {node.parent.name}'s ({parent_slots})")

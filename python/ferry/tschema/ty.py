@@ -92,14 +92,14 @@ class Type:
         return self.spelling
 
 
-def _int_range(bits: int, signed: bool) -> Tuple[int, int]:
+def _int_range(bits: int, signed: builtins.bool) -> Tuple[int, int]:
     return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
 
 
 class Scalar(Type):
     """A plain C++ value: bool, a fixed-width integer, float or double."""
 
-    def __init__(self, name: str, kind: str, bits: int = 0, signed: bool = True):
+    def __init__(self, name: str, kind: str, bits: int = 0, signed: builtins.bool = True):
         self.name = name
         self.kind = kind  # "bool", "int" or "float"
         self.bits = bits
@@ -338,7 +338,7 @@ class FieldSpec:
         self.structural = structural
 
     @property
-    def has_default(self) -> bool:
+    def has_default(self) -> builtins.bool:
         return self.default is not FieldSpec._NO_DEFAULT
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@
 
 namespace {
 
-using namespace test_ir;  // NOLINT
+using namespace test_ir;
 
 /// A node that counts its live instances, for leak tests.
 std::atomic<int64_t> live_counted{0};

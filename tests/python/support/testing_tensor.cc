@@ -7,7 +7,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 /// Calls `f(element pointer)` for every element of a host tensor, in row-major order.
 template <typename F>

@@ -9,8 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from tschema_support import FIXTURES, HAVE_CORE, REPO, needs_toolchain
+from tschema_support import FIXTURES, REPO, needs_toolchain
 
 
 @needs_toolchain

@@ -11,8 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-from tschema_support import HAVE_CORE, REPO, needs_toolchain
+from tschema_support import REPO, needs_toolchain
 
 SCRIPT = textwrap.dedent('''
     import pickle

@@ -13,8 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from tschema_support import FIXTURES, GOLDEN, HAVE_CORE, REPO, run_cli, snapshot
+from tschema_support import FIXTURES, GOLDEN, REPO, run_cli, snapshot
 from ferry.tschema import driver
 
 UPDATE = os.environ.get("TSCHEMA_UPDATE_GOLDEN") == "1"

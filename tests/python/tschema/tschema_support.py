@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 from typing import Dict, List, Tuple
 

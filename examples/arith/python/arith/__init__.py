@@ -12,7 +12,7 @@ import os
 
 import ferry
 
-from ._nodes import *  # noqa: F401,F403  (the generated classes)
+from ._nodes import *  # noqa: F403  (the generated classes)
 from ._nodes import (Add, EQ, FloatImm, FloorDiv, Function, IntImm, Let, LT, Max, Min, Mul,
                      PrimExpr, Select, Sub, Var)
 
