@@ -134,9 +134,13 @@ class Printer {
 std::string Repr(const AnyView& value) { return Printer().Print(value); }
 
 /// ferry.Repr(value) -> the text form.
-FERRY_REGISTER_GLOBAL("ferry.Repr").set_body([](const AnyView* args, int32_t n, Any* out) {
-  if (n != 1) FERRY_THROW(TypeError) << "ferry.Repr takes 1 argument but " << n << " were given";
-  *out = Repr(args[0]);
-});
+FERRY_REGISTER_GLOBAL("ferry.Repr")
+    .set_body([](const AnyView* args, int32_t n, Any* out) {
+      if (n != 1) {
+        FERRY_THROW(TypeError) << "ferry.Repr takes 1 argument but " << n << " were given";
+      }
+      *out = Repr(args[0]);
+    })
+    .quick();
 
 }  // namespace ferry
