@@ -102,3 +102,21 @@ def test_an_unpicklable_python_callable_fails_as_it_would(pool):
     with pytest.raises((pickle.PicklingError, AttributeError), match="lambda"):
         pool.call(call, fn, 1)
     assert pool.call(call, ferry.convert(dist_support.pid), None) != os.getpid()
+
+
+def test_an_argument_a_worker_cannot_unpickle_is_no_task_error_in_stdlib_pools():
+    # What docs/distributed.md warns about: the standard library's pools lose the worker
+    # instead of failing the task (hence: send bytes and unpickle in the task, and timeouts).
+    data, _ = dist_support.pickle_from_deleted_library()
+    gone = pickle.loads(data)  # fine here: this process still has the library mapped
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as executor:
+        with pytest.raises(concurrent.futures.process.BrokenProcessPool):
+            executor.submit(echo, gone).result(timeout=TIMEOUT)
+    pool = spawn.Pool(processes=1)
+    try:
+        with pytest.raises(multiprocessing.TimeoutError):
+            pool.apply_async(echo, (gone,)).get(timeout=2)
+    finally:
+        pool.terminate()
+        pool.join()

@@ -147,3 +147,11 @@ def test_a_process_that_has_the_types_loads_nothing():
         ferry.container._from_json(text, ((TREE_LIB, "ptest.NotThere"),))
     with pytest.raises(pickle.UnpicklingError, match="did not register that name"):
         ferry.registry._global_from_library("ptest.no_such_global", TREE_LIB)
+
+
+@pytest.mark.parametrize("value,on", [("0", False), ("off", False), ("false", False),
+                                      ("no", False), ("1", True), ("", True)])
+def test_the_switch_values(monkeypatch, value, on):
+    monkeypatch.setenv("FERRY_PICKLE_LIBRARIES", value)
+    assert ferry._core._pickle_libraries_on() is on
+    assert (len(balanced(2).__reduce__()[1]) == 2) is on
