@@ -28,16 +28,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", 
 import dist_support  # noqa: E402  (the tree library's path; loads nothing by itself)
 
 
-def timed(fn, reps):
-    """Median seconds of `reps` calls of fn() (and the last result)."""
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        result = fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), result
-
-
 def core_tree(count):
     """A balanced tree of nested two-element ferry.Arrays with `count` leaves (ints)."""
     level = list(range(count))
@@ -47,42 +37,70 @@ def core_tree(count):
     return level[0]
 
 
+def _with_switch(value, fn):
+    """fn() with FERRY_PICKLE_LIBRARIES set to `value` (None: unset, the default)."""
+    old = os.environ.pop("FERRY_PICKLE_LIBRARIES", None)
+    if value is not None:
+        os.environ["FERRY_PICKLE_LIBRARIES"] = value
+    try:
+        return fn()
+    finally:
+        os.environ.pop("FERRY_PICKLE_LIBRARIES", None)
+        if old is not None:
+            os.environ["FERRY_PICKLE_LIBRARIES"] = old
+
+
 def bench_pickles(reps):
     balanced = dist_support.load_tree_library()
     tree = balanced(50_000)  # 99,999 nodes
-    rows = []
-    t_save, text = timed(lambda: ferry.save_json(tree), reps)
-    t_load, _ = timed(lambda: ferry.load_json(text), reps)
-    rows.append(("save_json / load_json", len(text), t_save, t_load))
-    t_dump, data = timed(lambda: pickle.dumps(tree, protocol=5), reps)
-    t_undump, back = timed(lambda: pickle.loads(data), reps)
-    assert ferry.structural_equal(back, tree)
-    rows.append(("pickle, with the library record", len(data), t_dump, t_undump))
-    os.environ["FERRY_PICKLE_LIBRARIES"] = "0"
-    try:
-        t_dump0, data0 = timed(lambda: pickle.dumps(tree, protocol=5), reps)
-        t_undump0, _ = timed(lambda: pickle.loads(data0), reps)
-    finally:
-        del os.environ["FERRY_PICKLE_LIBRARIES"]
-    rows.append(("pickle, FERRY_PICKLE_LIBRARIES=0", len(data0), t_dump0, t_undump0))
-    t_scan, found = timed(lambda: ferry._core._json_libraries(text), reps)
-    assert len(found) == 1
-    rows.append(("the scan for library records alone", 0, t_scan, None))
     core = core_tree(50_000)  # 49,999 Arrays + 50,000 int leaves
+    text = ferry.save_json(tree)
     core_text = ferry.save_json(core)
-    t_csave, _ = timed(lambda: ferry.save_json(core), reps)
-    t_cdump, cdata = timed(lambda: pickle.dumps(core, protocol=5), reps)
-    t_cload, _ = timed(lambda: pickle.loads(cdata), reps)
-    rows.append(("core-only tree (nested Array): save_json", len(core_text), t_csave, None))
-    rows.append(("core-only tree: pickle (no record)", len(cdata), t_cdump, t_cload))
+    data = pickle.dumps(tree, protocol=5)
+    data0 = _with_switch("0", lambda: pickle.dumps(tree, protocol=5))
+    cdata = pickle.dumps(core, protocol=5)
+    assert ferry.structural_equal(pickle.loads(data), tree)
+    ops = {  # name: (bytes, write, read); every repetition runs each once
+        "save_json / load_json": (len(text), lambda: ferry.save_json(tree),
+                                  lambda: ferry.load_json(text)),
+        "pickle, with the library record": (len(data), lambda: pickle.dumps(tree, protocol=5),
+                                            lambda: pickle.loads(data)),
+        "pickle, FERRY_PICKLE_LIBRARIES=0": (
+            len(data0), lambda: _with_switch("0", lambda: pickle.dumps(tree, protocol=5)),
+            lambda: _with_switch("0", lambda: pickle.loads(data0))),
+        "the scan for library records alone": (None, lambda: ferry._core._json_libraries(text),
+                                               None),
+        "core-only tree (nested Array): save_json / load_json": (
+            len(core_text), lambda: ferry.save_json(core), lambda: ferry.load_json(core_text)),
+        "core-only tree: pickle (no record)": (len(cdata), lambda: pickle.dumps(core, protocol=5),
+                                               lambda: pickle.loads(cdata)),
+    }
+    samples = {name: ([], []) for name in ops}
+    names = list(ops)
+    for rep in range(reps):
+        # The order rotates: what runs after a large free pays the allocator (page faults),
+        # which would otherwise always charge the same row.
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            _, write, read = ops[name]
+            for fn, out in ((write, samples[name][0]), (read, samples[name][1])):
+                if fn is not None:
+                    start = time.perf_counter()
+                    fn()
+                    out.append(time.perf_counter() - start)
+    med = {name: [statistics.median(s) if s else None for s in pair]
+           for name, pair in samples.items()}
 
     print(f"\nTree of {2 * 50_000 - 1:,} nodes ({reps} repetitions, medians)\n")
-    print("| what | bytes | write | read | write vs save_json |")
+    print("| what | bytes | write | read | write, read vs JSON |")
     print("|---|---:|---:|---:|---:|")
-    for name, size, write, read in rows:
-        base = t_csave if name.startswith("core-only") else t_save
-        read_text = f"{read * 1e3:.1f} ms" if read is not None else "—"
-        print(f"| {name} | {size:,} | {write * 1e3:.1f} ms | {read_text} | {write / base:.2f}x |")
+    for name, (size, _, _) in ops.items():
+        base = med["core-only tree (nested Array): save_json / load_json"
+                   if name.startswith("core-only") else "save_json / load_json"]
+        write, read = med[name]
+        cells = [f"{size:,}" if size is not None else "—", f"{write * 1e3:.1f} ms",
+                 f"{read * 1e3:.1f} ms" if read is not None else "—"]
+        ratio = f"{write / base[0]:.2f}x" + (f", {read / base[1]:.2f}x" if read else "")
+        print(f"| {name} | " + " | ".join(cells) + f" | {ratio} |")
     print(f"\nrecord: {len(data) - len(data0)} bytes; pickle minus JSON: "
           f"{len(data0) - len(text)} bytes (no record), {len(cdata) - len(core_text)} (core)")
 
