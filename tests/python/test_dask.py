@@ -94,3 +94,11 @@ def test_errors_reach_the_client(client, f):
     assert any(isinstance(e, pickle.PicklingError) and "not registered as a global" in str(e)
                for e in causes), causes
     assert client.submit(echo, 7).result(timeout=TIMEOUT) == 7
+
+
+def test_dask_names_tasks_after_the_contents_of_ferry_objects():
+    # What docs/distributed.md says about pure=True: equal contents, one key (no cluster needed).
+    from dask.base import tokenize
+
+    assert tokenize(balanced(8)) == tokenize(balanced(8))
+    assert tokenize(balanced(8)) != tokenize(balanced(9))
