@@ -2,16 +2,17 @@
 concurrent.futures.ProcessPoolExecutor workers that have no initializer: the pickles load the
 tree library (tests/python/support/pickle_module.cc) in the worker. One pool of one worker per
 kind for the whole module; every wait has a timeout."""
+
 import concurrent.futures
 import multiprocessing
 import os
 import pickle
 
-import pytest
-
 import dist_support
-import ferry
+import pytest
 from dist_support import call, echo, run_pickled, tree_sum, unpickle
+
+import ferry
 
 balanced = dist_support.load_tree_library()
 TREE_LIB = os.path.realpath(dist_support.TREE_LIB)
@@ -25,7 +26,8 @@ class Pool:
         self.kind = kind
         if kind == "ProcessPoolExecutor":
             self.executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
         else:
             self.pool = multiprocessing.get_context(kind).Pool(processes=1)
 
@@ -78,7 +80,8 @@ def test_a_cpp_pass_runs_in_the_worker_on_objects_built_here(pool):
     assert type(scaled).__name__ == "Pair"
     assert ferry.get_global_func("ptest.sum")(scaled) == 100
     assert pool.map(tree_sum, [balanced(n) for n in range(1, 9)]) == [
-        n * (n - 1) // 2 for n in range(1, 9)]
+        n * (n - 1) // 2 for n in range(1, 9)
+    ]
 
 
 def test_a_missing_library_in_the_worker_is_an_error_naming_it(pool):
