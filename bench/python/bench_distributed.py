@@ -14,6 +14,7 @@ dask + distributed (scripts/setup.sh):
 
     PYTHONPATH=python:tests/python python3 bench/python/bench_distributed.py [--reps 5]
 """
+
 import argparse
 import logging
 import os
@@ -25,66 +26,112 @@ import time
 import ferry
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "python"))
-import dist_support  # noqa: E402  (the tree library's path; loads nothing by itself)
-
-
-def timed(fn, reps):
-    """Median seconds of `reps` calls of fn() (and the last result)."""
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        result = fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), result
+import dist_support  # the tree library's path; loads nothing by itself
 
 
 def core_tree(count):
     """A balanced tree of nested two-element ferry.Arrays with `count` leaves (ints)."""
     level = list(range(count))
     while len(level) > 1:
-        level = [ferry.Array(level[k:k + 2]) if k + 1 < len(level) else level[k]
-                 for k in range(0, len(level), 2)]
+        level = [
+            ferry.Array(level[k : k + 2]) if k + 1 < len(level) else level[k]
+            for k in range(0, len(level), 2)
+        ]
     return level[0]
+
+
+def _with_switch(value, fn):
+    """fn() with FERRY_PICKLE_LIBRARIES set to `value` (None: unset, the default)."""
+    old = os.environ.pop("FERRY_PICKLE_LIBRARIES", None)
+    if value is not None:
+        os.environ["FERRY_PICKLE_LIBRARIES"] = value
+    try:
+        return fn()
+    finally:
+        os.environ.pop("FERRY_PICKLE_LIBRARIES", None)
+        if old is not None:
+            os.environ["FERRY_PICKLE_LIBRARIES"] = old
 
 
 def bench_pickles(reps):
     balanced = dist_support.load_tree_library()
     tree = balanced(50_000)  # 99,999 nodes
-    rows = []
-    t_save, text = timed(lambda: ferry.save_json(tree), reps)
-    t_load, _ = timed(lambda: ferry.load_json(text), reps)
-    rows.append(("save_json / load_json", len(text), t_save, t_load))
-    t_dump, data = timed(lambda: pickle.dumps(tree, protocol=5), reps)
-    t_undump, back = timed(lambda: pickle.loads(data), reps)
-    assert ferry.structural_equal(back, tree)
-    rows.append(("pickle, with the library record", len(data), t_dump, t_undump))
-    os.environ["FERRY_PICKLE_LIBRARIES"] = "0"
-    try:
-        t_dump0, data0 = timed(lambda: pickle.dumps(tree, protocol=5), reps)
-        t_undump0, _ = timed(lambda: pickle.loads(data0), reps)
-    finally:
-        del os.environ["FERRY_PICKLE_LIBRARIES"]
-    rows.append(("pickle, FERRY_PICKLE_LIBRARIES=0", len(data0), t_dump0, t_undump0))
-    t_scan, found = timed(lambda: ferry._core._json_libraries(text), reps)
-    assert len(found) == 1
-    rows.append(("the scan for library records alone", 0, t_scan, None))
     core = core_tree(50_000)  # 49,999 Arrays + 50,000 int leaves
+    text = ferry.save_json(tree)
     core_text = ferry.save_json(core)
-    t_csave, _ = timed(lambda: ferry.save_json(core), reps)
-    t_cdump, cdata = timed(lambda: pickle.dumps(core, protocol=5), reps)
-    t_cload, _ = timed(lambda: pickle.loads(cdata), reps)
-    rows.append(("core-only tree (nested Array): save_json", len(core_text), t_csave, None))
-    rows.append(("core-only tree: pickle (no record)", len(cdata), t_cdump, t_cload))
+    data = pickle.dumps(tree, protocol=5)
+    data0 = _with_switch("0", lambda: pickle.dumps(tree, protocol=5))
+    cdata = pickle.dumps(core, protocol=5)
+    assert ferry.structural_equal(pickle.loads(data), tree)
+    ops = {  # name: (bytes, write, read); every repetition runs each once
+        "save_json / load_json": (
+            len(text),
+            lambda: ferry.save_json(tree),
+            lambda: ferry.load_json(text),
+        ),
+        "pickle, with the library record": (
+            len(data),
+            lambda: pickle.dumps(tree, protocol=5),
+            lambda: pickle.loads(data),
+        ),
+        "pickle, FERRY_PICKLE_LIBRARIES=0": (
+            len(data0),
+            lambda: _with_switch("0", lambda: pickle.dumps(tree, protocol=5)),
+            lambda: _with_switch("0", lambda: pickle.loads(data0)),
+        ),
+        "the scan for library records alone": (
+            None,
+            lambda: ferry._core._json_libraries(text),
+            None,
+        ),
+        "core-only tree (nested Array): save_json / load_json": (
+            len(core_text),
+            lambda: ferry.save_json(core),
+            lambda: ferry.load_json(core_text),
+        ),
+        "core-only tree: pickle (no record)": (
+            len(cdata),
+            lambda: pickle.dumps(core, protocol=5),
+            lambda: pickle.loads(cdata),
+        ),
+    }
+    samples = {name: ([], []) for name in ops}
+    names = list(ops)
+    for rep in range(reps):
+        # The order rotates: what runs after a large free pays the allocator (page faults),
+        # which would otherwise always charge the same row.
+        for name in names[rep % len(names) :] + names[: rep % len(names)]:
+            _, write, read = ops[name]
+            for fn, out in ((write, samples[name][0]), (read, samples[name][1])):
+                if fn is not None:
+                    start = time.perf_counter()
+                    fn()
+                    out.append(time.perf_counter() - start)
+    med = {
+        name: [statistics.median(s) if s else None for s in pair] for name, pair in samples.items()
+    }
 
     print(f"\nTree of {2 * 50_000 - 1:,} nodes ({reps} repetitions, medians)\n")
-    print("| what | bytes | write | read | write vs save_json |")
+    print("| what | bytes | write | read | write, read vs JSON |")
     print("|---|---:|---:|---:|---:|")
-    for name, size, write, read in rows:
-        base = t_csave if name.startswith("core-only") else t_save
-        read_text = f"{read * 1e3:.1f} ms" if read is not None else "—"
-        print(f"| {name} | {size:,} | {write * 1e3:.1f} ms | {read_text} | {write / base:.2f}x |")
-    print(f"\nrecord: {len(data) - len(data0)} bytes; pickle minus JSON: "
-          f"{len(data0) - len(text)} bytes (no record), {len(cdata) - len(core_text)} (core)")
+    for name, (size, _, _) in ops.items():
+        base = med[
+            "core-only tree (nested Array): save_json / load_json"
+            if name.startswith("core-only")
+            else "save_json / load_json"
+        ]
+        write, read = med[name]
+        cells = [
+            f"{size:,}" if size is not None else "—",
+            f"{write * 1e3:.1f} ms",
+            f"{read * 1e3:.1f} ms" if read is not None else "—",
+        ]
+        ratio = f"{write / base[0]:.2f}x" + (f", {read / base[1]:.2f}x" if read else "")
+        print(f"| {name} | " + " | ".join(cells) + f" | {ratio} |")
+    print(
+        f"\nrecord: {len(data) - len(data0)} bytes; pickle minus JSON: "
+        f"{len(data0) - len(text)} bytes (no record), {len(cdata) - len(core_text)} (core)"
+    )
 
 
 def tuple_tree(first, count):
@@ -110,9 +157,16 @@ def bench_dask(reps, tasks=1000):
     balanced = dist_support.load_tree_library()
     ferry_trees = [balanced(8) for _ in range(tasks)]  # 15 nodes each, distinct objects
     tuple_trees = [tuple_tree(0, 8) for _ in range(tasks)]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         client.wait_for_workers(2, timeout=120)
 
         def run(trees):
@@ -136,13 +190,19 @@ def bench_dask(reps, tasks=1000):
     print(f"\nDask map of {tasks:,} tasks, 2 worker processes ({reps} repetitions, medians)\n")
     print("| tasks over | total | per task | vs tuples |")
     print("|---|---:|---:|---:|")
-    print(f"| nested Python tuples (15 nodes) | {t_tuple * 1e3:.0f} ms | "
-          f"{t_tuple / tasks * 1e6:.0f} µs | 1.00x |")
-    print(f"| Ferry trees (15 nodes, C++ pass) | {t_ferry * 1e3:.0f} ms | "
-          f"{t_ferry / tasks * 1e6:.0f} µs | {t_ferry / t_tuple:.2f}x |")
-    print(f"\nFerry minus tuples: {(t_ferry - t_tuple) / tasks * 1e6:.0f} µs per task; one "
-          f"Ferry tree pickles to {len(one)} bytes, a tuple tree to "
-          f"{len(pickle.dumps(tuple_trees[0], protocol=5))}")
+    print(
+        f"| nested Python tuples (15 nodes) | {t_tuple * 1e3:.0f} ms | "
+        f"{t_tuple / tasks * 1e6:.0f} µs | 1.00x |"
+    )
+    print(
+        f"| Ferry trees (15 nodes, C++ pass) | {t_ferry * 1e3:.0f} ms | "
+        f"{t_ferry / tasks * 1e6:.0f} µs | {t_ferry / t_tuple:.2f}x |"
+    )
+    print(
+        f"\nFerry minus tuples: {(t_ferry - t_tuple) / tasks * 1e6:.0f} µs per task; one "
+        f"Ferry tree pickles to {len(one)} bytes, a tuple tree to "
+        f"{len(pickle.dumps(tuple_trees[0], protocol=5))}"
+    )
 
 
 def main():

@@ -216,7 +216,7 @@ def _global_from_library(name, path):
 
 
 def _unpickling_error(message):
-    import pickle  # noqa: PLC0415 - only when unpickling fails
+    import pickle  # here: only when unpickling fails
 
     return pickle.UnpicklingError(message)
 

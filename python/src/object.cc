@@ -437,10 +437,9 @@ PyObject* ObjectSetState(PyObject* self, PyObject* state) {
   if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2) {
     // (JSON, libraries): load the libraries this process lacks first (ferry/registry.py).
     PyObject* registry = PyImport_ImportModule("ferry.registry");
-    PyObject* done = registry != nullptr
-                         ? PyObject_CallMethod(registry, "_ensure_libraries", "(O)",
-                                               PyTuple_GET_ITEM(state, 1))
-                         : nullptr;
+    PyObject* done = registry != nullptr ? PyObject_CallMethod(registry, "_ensure_libraries", "(O)",
+                                                               PyTuple_GET_ITEM(state, 1))
+                                         : nullptr;
     Py_XDECREF(registry);
     if (done == nullptr) return nullptr;
     Py_DECREF(done);

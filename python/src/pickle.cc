@@ -16,9 +16,8 @@ namespace ferry_py {
 
 bool PickleLibrariesEnabled() {
   const char* value = std::getenv("FERRY_PICKLE_LIBRARIES");
-  return value == nullptr ||
-         !(std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0 ||
-           std::strcmp(value, "false") == 0 || std::strcmp(value, "no") == 0);
+  return value == nullptr || !(std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0 ||
+                               std::strcmp(value, "false") == 0 || std::strcmp(value, "no") == 0);
 }
 
 PyObject* PickleLibrariesOfJSON(PyObject* text) {

@@ -565,6 +565,8 @@ TEST(LoadLibrary, RecordsWhichLibraryRegisteredEachGlobal) {
   // The core, the test program and failed loads record nothing.
   ASSERT_EQ(FerryLibraryOfGlobal("ferry.SaveJSON", &path), 0);
   EXPECT_EQ(path, nullptr);
+  ASSERT_EQ(FerryLibraryOfGlobal("testing.taken", &path), 0);  // this program registers it
+  EXPECT_EQ(path, nullptr);
   ASSERT_EQ(FerryLibraryOfTypeKey("ferry.Array", &path), 0);
   EXPECT_EQ(path, nullptr);
   CaptureError([] { LoadLibrary(kModuleDir + "/duplicate_module.so"); });

@@ -5,6 +5,7 @@ Importing this module loads no library: a worker gets the tree library
 (ferry_pickle_ptest.so, tests/python/support/pickle_module.cc) only from the pickles it
 receives. The test process loads it with `load_tree_library()`.
 """
+
 import os
 import pathlib
 import pickle
@@ -15,8 +16,11 @@ import ferry
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Next to the test-support library (FERRY_TESTING_LIB points at another build's, e.g. ASan's).
-LIB_DIR = (pathlib.Path(os.environ["FERRY_TESTING_LIB"]).parent if "FERRY_TESTING_LIB" in os.environ
-           else ROOT / "build" / "tests" / "python")
+LIB_DIR = (
+    pathlib.Path(os.environ["FERRY_TESTING_LIB"]).parent
+    if "FERRY_TESTING_LIB" in os.environ
+    else ROOT / "build" / "tests" / "python"
+)
 TREE_LIB = LIB_DIR / "ferry_pickle_ptest.so"
 #: The same library under the namespace "pmissing": loaded only from a deleted copy.
 MISSING_LIB = LIB_DIR / "ferry_pickle_pmissing.so"

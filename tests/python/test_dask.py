@@ -3,15 +3,16 @@ Client, started once for the module and always closed. The workers get no set-up
 library (tests/python/support/pickle_module.cc) reaches them inside the pickles of the objects
 and functions sent to them. Every wait has a timeout, so a broken cluster fails the tests
 instead of hanging them."""
+
 import logging
 import pickle
 
+import dist_support
 import distributed  # a test dependency: scripts/setup.sh installs it
 import pytest
-
-import dist_support
-import ferry
 from dist_support import call, echo, loaded_types, sum_and_handle, tree_sum, unpickle
+
+import ferry
 
 balanced = dist_support.load_tree_library()
 TIMEOUT = 60  # seconds for any one wait
@@ -19,8 +20,13 @@ TIMEOUT = 60  # seconds for any one wait
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
     try:
         with distributed.Client(cluster, timeout=TIMEOUT) as made:
             made.wait_for_workers(2, timeout=TIMEOUT)
@@ -53,8 +59,9 @@ def test_submit_and_map_over_ferry_objects(client):
 
 def test_objects_come_back(client):
     tree = balanced(6)
-    back = client.submit(echo, ferry.Array([tree, ferry.Map({"t": tree})]),
-                         pure=False).result(timeout=TIMEOUT)
+    back = client.submit(echo, ferry.Array([tree, ferry.Map({"t": tree})]), pure=False).result(
+        timeout=TIMEOUT
+    )
     assert ferry.structural_equal(back[0], tree) and back[1]["t"].same_as(back[0])
 
 
@@ -91,6 +98,16 @@ def test_errors_reach_the_client(client, f):
     while error is not None:
         causes.append(error)
         error = error.__cause__ or error.__context__
-    assert any(isinstance(e, pickle.PicklingError) and "not registered as a global" in str(e)
-               for e in causes), causes
+    assert any(
+        isinstance(e, pickle.PicklingError) and "not registered as a global" in str(e)
+        for e in causes
+    ), causes
     assert client.submit(echo, 7).result(timeout=TIMEOUT) == 7
+
+
+def test_dask_names_tasks_after_the_contents_of_ferry_objects():
+    # What docs/distributed.md says about pure=True: equal contents, one key (no cluster needed).
+    from dask.base import tokenize
+
+    assert tokenize(balanced(8)) == tokenize(balanced(8))
+    assert tokenize(balanced(8)) != tokenize(balanced(9))

@@ -2,16 +2,17 @@
 concurrent.futures.ProcessPoolExecutor workers that have no initializer: the pickles load the
 tree library (tests/python/support/pickle_module.cc) in the worker. One pool of one worker per
 kind for the whole module; every wait has a timeout."""
+
 import concurrent.futures
 import multiprocessing
 import os
 import pickle
 
-import pytest
-
 import dist_support
-import ferry
+import pytest
 from dist_support import call, echo, run_pickled, tree_sum, unpickle
+
+import ferry
 
 balanced = dist_support.load_tree_library()
 TREE_LIB = os.path.realpath(dist_support.TREE_LIB)
@@ -25,7 +26,8 @@ class Pool:
         self.kind = kind
         if kind == "ProcessPoolExecutor":
             self.executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
         else:
             self.pool = multiprocessing.get_context(kind).Pool(processes=1)
 
@@ -78,7 +80,8 @@ def test_a_cpp_pass_runs_in_the_worker_on_objects_built_here(pool):
     assert type(scaled).__name__ == "Pair"
     assert ferry.get_global_func("ptest.sum")(scaled) == 100
     assert pool.map(tree_sum, [balanced(n) for n in range(1, 9)]) == [
-        n * (n - 1) // 2 for n in range(1, 9)]
+        n * (n - 1) // 2 for n in range(1, 9)
+    ]
 
 
 def test_a_missing_library_in_the_worker_is_an_error_naming_it(pool):
@@ -102,3 +105,21 @@ def test_an_unpicklable_python_callable_fails_as_it_would(pool):
     with pytest.raises((pickle.PicklingError, AttributeError), match="lambda"):
         pool.call(call, fn, 1)
     assert pool.call(call, ferry.convert(dist_support.pid), None) != os.getpid()
+
+
+def test_an_argument_a_worker_cannot_unpickle_is_no_task_error_in_stdlib_pools():
+    # What docs/distributed.md warns about: the standard library's pools lose the worker
+    # instead of failing the task (hence: send bytes and unpickle in the task, and timeouts).
+    data, _ = dist_support.pickle_from_deleted_library()
+    gone = pickle.loads(data)  # fine here: this process still has the library mapped
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as executor:
+        with pytest.raises(concurrent.futures.process.BrokenProcessPool):
+            executor.submit(echo, gone).result(timeout=TIMEOUT)
+    pool = spawn.Pool(processes=1)
+    try:
+        with pytest.raises(multiprocessing.TimeoutError):
+            pool.apply_async(echo, (gone,)).get(timeout=2)
+    finally:
+        pool.terminate()
+        pool.join()

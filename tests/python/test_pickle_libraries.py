@@ -1,28 +1,31 @@
 """Pickles that name the libraries their types and functions need, and load them when
 unpickled in a process that lacks them (docs/distributed.md)."""
+
 import os
 import pathlib
 import pickle
 import subprocess
 import sys
 
+import dist_support
 import pytest
 
-import dist_support
 import ferry
 
 balanced = dist_support.load_tree_library()
 TREE_LIB = os.path.realpath(dist_support.TREE_LIB)
-PYTHONPATH = os.pathsep.join([str(pathlib.Path(ferry.__file__).parents[1]),
-                              str(pathlib.Path(__file__).parent)])
+PYTHONPATH = os.pathsep.join(
+    [str(pathlib.Path(ferry.__file__).parents[1]), str(pathlib.Path(__file__).parent)]
+)
 
 
 def run_fresh(script, data, **env):
     """Runs `script` in a fresh interpreter (which imports only ferry) with `data` on stdin;
     returns the completed process (stdout and stderr as text)."""
     full_env = {**os.environ, "PYTHONPATH": PYTHONPATH, **env}
-    return subprocess.run([sys.executable, "-c", script], input=data, env=full_env,
-                          capture_output=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", script], input=data, env=full_env, capture_output=True, timeout=120
+    )
 
 
 UNPICKLE = """
@@ -88,8 +91,9 @@ tree, sum_fn, scale = pickle.loads(sys.stdin.buffer.read())
 print(sum_fn(tree), sum_fn(scale(tree, 2)), type(tree).__name__,
       ferry._core._library_of_type("ptest.Pair"))
 """
-    data = pickle.dumps((tree, ferry.get_global_func("ptest.sum"),
-                         ferry.get_global_func("ptest.scale")))
+    data = pickle.dumps(
+        (tree, ferry.get_global_func("ptest.sum"), ferry.get_global_func("ptest.scale"))
+    )
     done = run_fresh(script, data)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode().split() == ["45", "90", "Pair", TREE_LIB]
@@ -147,3 +151,13 @@ def test_a_process_that_has_the_types_loads_nothing():
         ferry.container._from_json(text, ((TREE_LIB, "ptest.NotThere"),))
     with pytest.raises(pickle.UnpicklingError, match="did not register that name"):
         ferry.registry._global_from_library("ptest.no_such_global", TREE_LIB)
+
+
+@pytest.mark.parametrize(
+    "value,on",
+    [("0", False), ("off", False), ("false", False), ("no", False), ("1", True), ("", True)],
+)
+def test_the_switch_values(monkeypatch, value, on):
+    monkeypatch.setenv("FERRY_PICKLE_LIBRARIES", value)
+    assert ferry._core._pickle_libraries_on() is on
+    assert (len(balanced(2).__reduce__()[1]) == 2) is on
