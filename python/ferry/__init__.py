@@ -12,13 +12,12 @@ from .error import _make_error
 
 _core._set_error_factory(_make_error)
 
+from . import dataclasses
 from ._core import Field, Function, Object, convert, make_node
 from .container import Array, Dict, List, Map, Shape
+from .dataclasses import field, py_class
 from .dtype import DataType
 from .error import FerryError, InternalError, register_error
-from .tensor import Device, Tensor, from_dlpack
-from . import dataclasses
-from .dataclasses import field, py_class
 from .registry import (
     get_global_func,
     init_api,
@@ -28,6 +27,7 @@ from .registry import (
     register_object,
     remove_global_func,
 )
+from .tensor import Device, Tensor, from_dlpack
 
 __version__ = _core.__ferry_version__
 

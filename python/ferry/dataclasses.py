@@ -12,6 +12,7 @@ its parent (``ferry.Object``, a reflected C++ node type, or another py_class), i
 in the C++ object after the parent's, and C++ reflection (GetAttr, SetAttr, MakeNode, JSON,
 structural equality and hashing, Repr) works on it. See docs/python.md.
 """
+
 import copy
 import dataclasses as _std
 import inspect
@@ -89,7 +90,12 @@ class Field:
 
     def _copy(self):
         new = Field(
-            self.default, self.default_factory, self.init, self.repr, self.compare, self.kw_only,
+            self.default,
+            self.default_factory,
+            self.init,
+            self.repr,
+            self.compare,
+            self.kw_only,
             self.metadata,
         )
         new.name, new.type, new.type_text = self.name, self.type, self.type_text
@@ -122,12 +128,19 @@ def field(
 
 def _type_text(tp, cls, key):
     """The C ABI type text of an annotation, or a TypeError's reason (a str starting '!')."""
-    from . import Array, DataType, Dict, Function, List, Map  # noqa: PLC0415 - cycle
+    from . import Array, DataType, Dict, Function, List, Map  # cycle
 
     if tp is typing.Any:
         return "Any"
-    for plain, text in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"),
-                        (bytes, "bytes"), (DataType, "dtype"), (Function, "Function")):
+    for plain, text in (
+        (bool, "bool"),
+        (int, "int"),
+        (float, "float"),
+        (str, "str"),
+        (bytes, "bytes"),
+        (DataType, "dtype"),
+        (Function, "Function"),
+    ):
         if tp is plain:
             return text
     if tp is cls:
@@ -139,8 +152,14 @@ def _type_text(tp, cls, key):
             inner = _type_text(rest[0], cls, key)
             return inner if inner.startswith("!") else f"Optional[{inner}]"
         return f"!a union other than 'X | None' ({tp!r})"
-    containers = {list: "Array", Array: "Array", dict: "Map", Map: "Map", List: "List",
-                  Dict: "Dict"}
+    containers = {
+        list: "Array",
+        Array: "Array",
+        dict: "Map",
+        Map: "Map",
+        List: "List",
+        Dict: "Dict",
+    }
     base = origin if origin is not None else tp
     if base in containers:
         name = containers[base]
@@ -203,17 +222,27 @@ def _resolve(cls, name, annotation):
     namespace = dict(vars(module)) if module is not None else {}
     namespace.setdefault(cls.__name__, cls)
     try:
-        return eval(annotation, namespace, dict(vars(cls)))  # noqa: S307 - an annotation
-    except Exception as e:  # noqa: BLE001 - reported with the field and line
-        raise _error(TypeError, cls, name, f"cannot resolve the annotation {annotation!r}: {e}")
+        return eval(annotation, namespace, dict(vars(cls)))  # an annotation
+    except Exception as e:  # reported with the field and line
+        raise _error(
+            TypeError, cls, name, f"cannot resolve the annotation {annotation!r}: {e}"
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------------
 # The decorator
 
 
-def py_class(type_key, *, frozen=False, final=False, child_slots=None, eq="identity",
-             order=False, kw_only=False):
+def py_class(
+    type_key,
+    *,
+    frozen=False,
+    final=False,
+    child_slots=None,
+    eq="identity",
+    order=False,
+    kw_only=False,
+):
     """Class decorator: makes the class a Ferry type registered as ``type_key``.
 
     The class derives from ``ferry.Object``, from a class registered for a reflected C++ node
@@ -229,16 +258,25 @@ def py_class(type_key, *, frozen=False, final=False, child_slots=None, eq="ident
     if not isinstance(type_key, str) or not type_key:
         raise TypeError(f"py_class: the type key must be a non-empty str, not {type_key!r}")
     if eq not in ("identity", "structural"):
-        raise ValueError(f"py_class({type_key!r}): eq must be 'identity' or 'structural', "
-                         f"not {eq!r}")
+        raise ValueError(
+            f"py_class({type_key!r}): eq must be 'identity' or 'structural', not {eq!r}"
+        )
     if order and eq != "structural":
         raise ValueError(f"py_class({type_key!r}): order=True needs eq='structural'")
     if child_slots is not None and (not isinstance(child_slots, int) or child_slots < 0):
         raise ValueError(f"py_class({type_key!r}): child_slots must be a non-negative int")
 
     def wrap(cls):
-        return _make_class(cls, type_key, frozen=frozen, final=final,
-                           child_slots=child_slots or 0, eq=eq, order=order, kw_only=kw_only)
+        return _make_class(
+            cls,
+            type_key,
+            frozen=frozen,
+            final=final,
+            child_slots=child_slots or 0,
+            eq=eq,
+            order=order,
+            kw_only=kw_only,
+        )
 
     return wrap
 
@@ -247,8 +285,12 @@ def _parent_of(cls):
     for base in cls.__mro__[1:]:
         if isinstance(base, type) and issubclass(base, _core.Object):
             return base
-    raise _error(TypeError, cls, None, "must derive from ferry.Object (or a class registered "
-                 "for a Ferry type)")
+    raise _error(
+        TypeError,
+        cls,
+        None,
+        "must derive from ferry.Object (or a class registered for a Ferry type)",
+    )
 
 
 def _inherited_fields(cls, parent):
@@ -258,18 +300,24 @@ def _inherited_fields(cls, parent):
         return _OBJECT_INDEX, []
     key = parent.__dict__.get("_type_key")
     if key is None:
-        raise _error(TypeError, cls, None, f"its parent {parent.__qualname__} is not registered "
-                     "for a Ferry type")
+        raise _error(
+            TypeError,
+            cls,
+            None,
+            f"its parent {parent.__qualname__} is not registered for a Ferry type",
+        )
     try:
         index = _core._type_key_to_index(key)
-    except Exception as e:  # noqa: BLE001 - reported with the class
-        raise _error(TypeError, cls, None, f"its parent type {key!r} is not registered: {e}")
+    except Exception as e:  # reported with the class
+        raise _error(
+            TypeError, cls, None, f"its parent type {key!r} is not registered: {e}"
+        ) from None
     recorded = parent.__dict__.get("__ferry_fields__")
     if recorded is not None:
         return index, [f._copy() for f in recorded.values()]
     try:
         described = list(get_global_func("ferry.NodeFields")(key))
-    except Exception:  # noqa: BLE001 - a type without reflection has no fields to inherit
+    except Exception:  # a type without reflection has no fields to inherit
         described = []
     inherited = []
     for name, text in zip(described[0::2], described[1::2]):
@@ -283,7 +331,7 @@ _MUTABLE_DEFAULTS = (list, dict, set, bytearray)
 
 
 def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
-    from .container import Dict, List  # noqa: PLC0415 - cycle
+    from .container import Dict, List  # cycle
 
     if not isinstance(cls, type) or not issubclass(cls, _core.Object):
         raise TypeError(f"py_class({key!r}): {cls!r} does not derive from ferry.Object")
@@ -300,18 +348,29 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
             kw_only_from_here = True
             continue
         if isinstance(tp, _std.InitVar) or tp is _std.InitVar:
-            raise _error(TypeError, cls, name, "InitVar is not supported: pass the value to a "
-                         "classmethod constructor instead")
+            raise _error(
+                TypeError,
+                cls,
+                name,
+                "InitVar is not supported: pass the value to a classmethod constructor instead",
+            )
         value = cls.__dict__.get(name, MISSING)
-        f = value if isinstance(value, Field) else Field(value, MISSING, True, True, True,
-                                                        MISSING, None)
+        f = (
+            value
+            if isinstance(value, Field)
+            else Field(value, MISSING, True, True, True, MISSING, None)
+        )
         if isinstance(value, _std.Field):
             raise _error(TypeError, cls, name, "use ferry.field(), not dataclasses.field()")
         if f.kw_only is MISSING:
             f.kw_only = kw_only_from_here
         if isinstance(f.default, _MUTABLE_DEFAULTS + (List, Dict)):
-            raise _error(ValueError, cls, name, f"mutable default {type(f.default)} is not "
-                         "allowed: use default_factory")
+            raise _error(
+                ValueError,
+                cls,
+                name,
+                f"mutable default {type(f.default)} is not allowed: use default_factory",
+            )
         text = _type_text(tp, cls, key)
         if text.startswith("!"):
             raise _error(TypeError, cls, name, f"{text[1:]}; supported: {_SUPPORTED}")
@@ -319,8 +378,13 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
         if name in by_name:
             old = by_name[name]
             if old.type_text != text:
-                raise _error(TypeError, cls, name, f"redeclares the inherited field as {text} "
-                             f"(it is {old.type_text}); a field keeps its type in subclasses")
+                raise _error(
+                    TypeError,
+                    cls,
+                    name,
+                    f"redeclares the inherited field as {text} "
+                    f"(it is {old.type_text}); a field keeps its type in subclasses",
+                )
             f._inherited_from_cpp = old._inherited_from_cpp
             all_fields[all_fields.index(old)] = f
             by_name[name] = f
@@ -337,23 +401,38 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
         if has_default:
             seen_default = f
         elif seen_default is not None:
-            raise _error(TypeError, cls, f.name, f"non-default argument {f.name!r} follows "
-                         f"default argument {seen_default.name!r}")
+            raise _error(
+                TypeError,
+                cls,
+                f.name,
+                f"non-default argument {f.name!r} follows default argument {seen_default.name!r}",
+            )
     for f in all_fields:
         if not f.init and f.default is MISSING and f.default_factory is MISSING:
-            raise _error(TypeError, cls, f.name, "a field with init=False needs a default or "
-                         "a default_factory")
+            raise _error(
+                TypeError,
+                cls,
+                f.name,
+                "a field with init=False needs a default or a default_factory",
+            )
     specs = tuple(
-        (f.name, f.type_text, (0 if f.compare else _FIELD_NO_COMPARE)
-         | (0 if f.repr else _FIELD_NO_REPR))
+        (
+            f.name,
+            f.type_text,
+            (0 if f.compare else _FIELD_NO_COMPARE) | (0 if f.repr else _FIELD_NO_REPR),
+        )
         for f in own
     )
     flags = (_TYPE_FINAL if final else 0) | (_TYPE_FROZEN if frozen else 0)
     try:
         type_index = _core._register_type(key, parent_index, child_slots, flags, specs)
-    except Exception as e:  # noqa: BLE001 - reported with the class and line
-        raise _error(type(e) if isinstance(e, (TypeError, ValueError)) else TypeError, cls,
-                     None, f"cannot register the type {key!r}: {e}") from None
+    except Exception as e:  # reported with the class and line
+        raise _error(
+            type(e) if isinstance(e, (TypeError, ValueError)) else TypeError,
+            cls,
+            None,
+            f"cannot register the type {key!r}: {e}",
+        ) from None
     for f in own:
         if f.name in cls.__dict__:
             delattr(cls, f.name)
@@ -379,13 +458,12 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
     names = tuple(f.name for f in all_fields)
     _set_new(cls, "__init__", _make_init(cls, type_index, all_fields, names))
     _set_new(cls, "__repr__", _make_repr(tuple(f.name for f in all_fields if f.repr)))
-    _set_new(cls, "__match_args__",
-             tuple(f.name for f in all_fields if f.init and not f.kw_only))
+    _set_new(cls, "__match_args__", tuple(f.name for f in all_fields if f.init and not f.kw_only))
     _set_new(cls, "__copy__", _make_copy(type_index, names))
     _set_new(cls, "__deepcopy__", _make_deepcopy(type_index, names))
     _set_new(cls, "__reduce__", _reduce)
     if eq == "structural":
-        from . import structural_equal, structural_hash  # noqa: PLC0415 - cycle
+        from . import structural_equal, structural_hash  # cycle
 
         def __eq__(self, other):
             if other.__class__ is not self.__class__:
@@ -416,8 +494,12 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
 def _make_init(cls, type_index, all_fields, names):
     """``__init__`` generated as source, as dataclasses does: parameters in dataclass order,
     values passed to ``_core._create`` in storage order."""
-    namespace = {"_create": _core._create, "_type_index": type_index, "_names": names,
-                 "_MISSING": MISSING}
+    namespace = {
+        "_create": _core._create,
+        "_type_index": type_index,
+        "_names": names,
+        "_MISSING": MISSING,
+    }
     positional, keyword, body = [], [], []
     for f in all_fields:
         local = f.name
@@ -426,8 +508,10 @@ def _make_init(cls, type_index, all_fields, names):
         if f.default is not MISSING:
             namespace[f"_default_{f.name}"] = f.default
         if not f.init:
-            body.append(f"  {local} = " + (f"_default_{f.name}" if f.default is not MISSING
-                                           else f"_factory_{f.name}()"))
+            body.append(
+                f"  {local} = "
+                + (f"_default_{f.name}" if f.default is not MISSING else f"_factory_{f.name}()")
+            )
             continue
         if f.default is not MISSING:
             param = f"{local}=_default_{f.name}"
@@ -442,7 +526,7 @@ def _make_init(cls, type_index, all_fields, names):
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
-    exec(source, namespace)  # noqa: S102 - generated from field names, as dataclasses does
+    exec(source, namespace)  # generated from field names, as dataclasses does
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__annotations__ = {f.name: f.type for f in all_fields if f.init}
@@ -480,13 +564,13 @@ def _make_deepcopy(type_index, names):
 
 
 def _make_order(compared, op):
-    import operator  # noqa: PLC0415
+    import operator
 
     compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
 
     def key(obj):
         # Ferry sequences compare as Python lists do (Array has no order of its own).
-        from .container import Array, List  # noqa: PLC0415 - cycle
+        from .container import Array, List  # cycle
 
         values = (getattr(obj, n) for n in compared)
         return tuple(list(v) if isinstance(v, (Array, List)) else v for v in values)
@@ -502,13 +586,13 @@ def _make_order(compared, op):
 def _restore(cls, text):
     """Unpickles a py_class object; `cls` travels by reference, so the module that defines
     (and registers) it is imported first."""
-    from . import load_json  # noqa: PLC0415 - cycle
+    from . import load_json  # cycle
 
     return load_json(text)
 
 
 def _reduce(self):
-    from . import save_json  # noqa: PLC0415 - cycle
+    from . import save_json  # cycle
 
     return (_restore, (type(self), save_json(self)))
 
@@ -545,8 +629,10 @@ def replace(obj, /, **changes):
     for f in fields(obj):
         if not f.init:
             if f.name in changes:
-                raise ValueError(f"field {f.name} is declared with init=False, it cannot be "
-                                 "specified with replace()")
+                raise ValueError(
+                    f"field {f.name} is declared with init=False, it cannot be "
+                    "specified with replace()"
+                )
             continue
         changes.setdefault(f.name, getattr(obj, f.name))
     return obj.__class__(**changes)
@@ -569,7 +655,7 @@ def astuple(obj, *, tuple_factory=tuple):
 
 
 def _as(value, dict_factory, tuple_factory):
-    from .container import Array, Dict, List, Map  # noqa: PLC0415 - cycle
+    from .container import Array, Dict, List, Map  # cycle
 
     def inner(v):
         return _as(v, dict_factory, tuple_factory)

@@ -1,10 +1,12 @@
 """py_class types of the Python tests, in a module of their own so that pickles and fresh
 processes find them by name (importing this module registers them)."""
+
 import typing
 
-import ferry
 import ferry_testing
 from ferry_testing import Expr
+
+import ferry
 
 
 @ferry.py_class("pytest.Point")

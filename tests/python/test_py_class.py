@@ -1,6 +1,7 @@
 """Object types defined in Python (ferry.py_class): registration, the generated Python at parity
 with the standard dataclasses module, and the C++ side (reflection, JSON, structural
 equality, C++ code taking the C++ parent type)."""
+
 import copy
 import dataclasses
 import gc
@@ -11,12 +12,12 @@ import sys
 import typing
 import weakref
 
+import ferry_testing
 import pytest
+from py_class_defs import Bag, Blob, Counter, Frozen, Lit, Point, Point3
 
 import ferry
-import ferry_testing
 from ferry.dataclasses import KW_ONLY, asdict, astuple, fields, replace
-from py_class_defs import Bag, Blob, Counter, Frozen, Lit, Point, Point3
 
 cpp_get_attr = ferry.get_global_func("ferry.NodeGetAttr")
 cpp_set_attr = ferry.get_global_func("ferry.NodeSetAttr")
@@ -40,9 +41,7 @@ class StdPoint:
 def test_init_matches_the_dataclass_signature():
     ours = inspect.signature(Point.__init__).parameters
     theirs = inspect.signature(StdPoint.__init__).parameters
-    assert [(p.name, p.kind) for p in ours.values()] == [
-        (p.name, p.kind) for p in theirs.values()
-    ]
+    assert [(p.name, p.kind) for p in ours.values()] == [(p.name, p.kind) for p in theirs.values()]
     p = Point(1, 2.5, "a", tags=["t"])
     assert (p.x, p.y, p.label, list(p.tags), p.cache) == (1, 2.5, "a", ["t"], None)
     assert Point(x=3).y == 0.0 and list(Point(3).tags) == []
@@ -133,7 +132,9 @@ def test_setters_convert_and_type_check_naming_the_field():
         p.tags = [1]
     assert p.x == 5 and list(p.tags) == []
     lit = Lit(1)
-    with pytest.raises(TypeError, match=r"field 'next' of 'pytest.Lit': expected pytest.Lit but got test.IntImm"):
+    with pytest.raises(
+        TypeError, match=r"field 'next' of 'pytest.Lit': expected pytest.Lit but got test.IntImm"
+    ):
         lit.next = ferry_testing.IntImm(1)
     lit.next = Lit(2)
     lit.next = None
@@ -197,7 +198,7 @@ def test_order():
     assert Point3(1, 2.0) < Point3(1, 3.0) <= Point3(1, 3.0)
     assert sorted([Point3(2), Point3(1)])[0].x == 1
     with pytest.raises(TypeError):
-        Point3(1) < Point(1)  # noqa: B015 - the comparison raising is the test
+        Point3(1) < Point(1)  # noqa: B015 (the comparison raising is the test)
 
 
 def test_copy_deepcopy_replace():
@@ -275,25 +276,37 @@ def test_json_loads_in_a_fresh_process_once_the_class_is_defined():
         "assert type(v) is py_class_defs.Point3, type(v)\n"
         "print(v.x, v.z, list(v.tags))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=ferry.save_json(p), text=True,
-                         capture_output=True, timeout=120, env=_env())
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=ferry.save_json(p),
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env=_env(),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "3.0", "['a']"]
     pickled = pickle.dumps(p)
     code = "import pickle, sys; v = pickle.loads(sys.stdin.buffer.read()); print(type(v).__name__, v.z)"
-    out = subprocess.run([sys.executable, "-c", code], input=pickled, capture_output=True,
-                         timeout=120, env=_env())
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=pickled, capture_output=True, timeout=120, env=_env()
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.decode().split() == ["Point3", "3.0"]
 
 
 def _env():
-    import os  # noqa: PLC0415
+    import os
 
     env = dict(os.environ)
     here = str(__import__("pathlib").Path(__file__).parent)
-    env["PYTHONPATH"] = os.pathsep.join([here, str(__import__("pathlib").Path(ferry.__file__).parents[1]),
-                                         env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [
+            here,
+            str(__import__("pathlib").Path(ferry.__file__).parents[1]),
+            env.get("PYTHONPATH", ""),
+        ]
+    )
     return env
 
 
@@ -311,7 +324,7 @@ def test_objects_kept_only_by_cpp_stay_valid():
 
 
 def test_many_objects_do_not_leak():
-    import tracemalloc  # noqa: PLC0415
+    import tracemalloc
 
     def make(n):
         for i in range(n):
@@ -399,7 +412,7 @@ def test_other_declaration_errors():
 
         @ferry.py_class("pytest.MutableDefault")
         class M(ferry.Object):
-            a: list = []  # noqa: RUF012 - the error is the test
+            a: list = []  # the error is the test
 
     with pytest.raises(ValueError, match="order=True needs eq='structural'"):
         ferry.py_class("pytest.Order", order=True)
@@ -413,7 +426,7 @@ def test_other_declaration_errors():
 
         @ferry.py_class("pytest.Unresolved")
         class U(ferry.Object):
-            a: "Missing"  # noqa: F821 - the error is the test
+            a: "Missing"  # noqa: F821 (the error is the test)
 
     with pytest.raises(TypeError, match="a union other than"):
 
