@@ -126,8 +126,23 @@ def field(
 # Annotations -> the type text of the C ABI (FerryFieldSpec.type)
 
 
+class TypeText:
+    """An annotation given directly as the C ABI's type text (``"Array[arith.PrimExpr]"``), as
+    ``ferry.tschema.register`` writes them."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return f"TypeText({self.text!r})"
+
+
 def _type_text(tp, cls, key):
     """The C ABI type text of an annotation, or a TypeError's reason (a str starting '!')."""
+    if isinstance(tp, TypeText):
+        return tp.text
     from . import Array, DataType, Dict, Function, List, Map  # cycle
 
     if tp is typing.Any:
@@ -374,7 +389,7 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
         text = _type_text(tp, cls, key)
         if text.startswith("!"):
             raise _error(TypeError, cls, name, f"{text[1:]}; supported: {_SUPPORTED}")
-        f.name, f.type, f.type_text = name, tp, text
+        f.name, f.type, f.type_text = name, (text if isinstance(tp, TypeText) else tp), text
         if name in by_name:
             old = by_name[name]
             if old.type_text != text:
@@ -589,6 +604,20 @@ def _restore(cls, text):
     from . import load_json  # cycle
 
     return load_json(text)
+
+
+def _restore_content(text):
+    """Unpickles an object whose class has no importable name (ferry.tschema.register): the
+    unpickling process must have its types registered (the schema, or the compiled library)."""
+    from . import load_json  # imported here: it imports this module
+
+    return load_json(text)
+
+
+def _reduce_by_content(self):
+    from . import save_json  # imported here: it imports this module
+
+    return (_restore_content, (save_json(self),))
 
 
 def _reduce(self):

@@ -22,5 +22,6 @@ from . import ty
 from .errors import Diagnostic, SchemaError
 from .lang import Object, declare
 from .loader import load_schema
+from .runtime import register
 
-__all__ = ["declare", "Object", "ty", "SchemaError", "Diagnostic", "load_schema"]
+__all__ = ["declare", "Object", "ty", "SchemaError", "Diagnostic", "load_schema", "register"]

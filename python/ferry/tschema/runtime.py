@@ -1,0 +1,146 @@
+"""``ferry.tschema.register``: the nodes of a schema as Ferry types at run time, with no C++.
+
+The types get exactly the type keys, parents, field order and field types that the C++
+tschema generates would register, so a Python prototype and the compiled library later made
+from the same schema read each other's JSON and pickles (docs/tschema.md, "Prototype first").
+"""
+
+import types
+from typing import Any, Dict, List, Optional, Union
+
+from . import ty
+from .loader import load_schema
+from .model import FieldDef, NodeDef, Schema
+
+
+def _text(t: ty.Type, schema: Schema) -> str:
+    """The C ABI type text (FerryFieldSpec.type) of a schema type."""
+    if isinstance(t, ty.Scalar):
+        return {"bool": "bool", "int": "int", "float": "float"}[t.kind]
+    if isinstance(t, ty.Builtin):
+        return {"String": "str", "DataType": "dtype", "ObjectRef": "Object", "Any": "Any"}[t.name]
+    if isinstance(t, ty.ArrayType):
+        return f"Array[{_text(t.elem, schema)}]"
+    if isinstance(t, ty.MapType):
+        return f"Map[{_text(t.key, schema)}, {_text(t.value, schema)}]"
+    if isinstance(t, ty.OptionalType):
+        return f"Optional[{_text(t.value, schema)}]"
+    if isinstance(t, ty.NodeType):
+        return schema.by_cls[t.cls].type_key
+    raise TypeError(f"tschema.register: no run-time form for the type {t!r}")
+
+
+def register(schema: Union[str, Any]) -> types.SimpleNamespace:
+    """Registers every node the schema declares (a schema file path, or an imported schema
+    module), at run time, through the same machinery as ``ferry.py_class``. Returns a
+    namespace with one class per node, named as its reference class (``IntImm`` for
+    ``IntImmNode``).
+
+    A node whose type key a loaded library already registered is not registered again: its
+    class is the library's (registered with ``register_object`` or made on first sight), after
+    a check that the library's field names are the schema's. Registering the same schema twice
+    returns classes for the same types.
+    """
+    import ferry
+    from ferry import dataclasses as fdc
+
+    path = schema if isinstance(schema, str) else getattr(schema, "__file__", None)
+    if not isinstance(path, str):
+        raise TypeError(
+            f"tschema.register: expected a schema file path or module, got {type(schema).__name__}"
+        )
+    model = load_schema([path])
+    classes: Dict[str, type] = {}
+    out = types.SimpleNamespace()
+    node_fields = ferry.get_global_func("ferry.NodeFields")
+    for node in model.nodes:  # parents before children
+        parent_cls: type = ferry.Object
+        if node.parent is not None:
+            parent_cls = classes[node.parent.type_key]
+        existing = _existing(node, node_fields)
+        if existing is not None:
+            names = list(existing)[0::2]
+            want = [f.name for f in node.all_fields]
+            if names != want:
+                raise ValueError(
+                    f"tschema.register: {node.type_key} is already registered with the fields "
+                    f"{names}, but the schema ({node.file}:{node.line}) declares {want}"
+                )
+            cls = _class_of(node, parent_cls)
+        else:
+            cls = _make(node, parent_cls, model, fdc)
+        classes[node.type_key] = cls
+        setattr(out, node.ref_name or node.name, cls)
+    return out
+
+
+def _existing(node: NodeDef, node_fields: Any) -> Optional[List[str]]:
+    """NodeFields of a type a library registered (not one registered at run time), or None."""
+    import ferry
+
+    try:
+        ferry._core._type_key_to_index(node.type_key)
+    except Exception:
+        return None
+    registered = ferry._core._classes()[0].get(node.type_key)
+    if registered is not None and "__ferry_fields__" in registered.__dict__:
+        return None  # a run-time type: declaring it again finds the same type
+    try:
+        return list(node_fields(node.type_key))
+    except Exception:
+        return []
+
+
+def _class_of(node: NodeDef, parent_cls: type) -> type:
+    import ferry
+
+    registered = ferry._core._classes()[0].get(node.type_key)
+    if registered is not None:
+        return registered
+    cls = type(node.ref_name or node.name, (parent_cls,), {"__slots__": ()})
+    return ferry.register_object(node.type_key)(cls)
+
+
+def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
+    annotations: Dict[str, Any] = {}
+    namespace: Dict[str, Any] = {
+        "__annotations__": annotations,
+        "__module__": "ferry.tschema.registered",
+        "__doc__": "\n".join(node.doc) or None,
+        # Pickled by content: the class has no importable name; the unpickling process has the
+        # types from the schema or from the compiled library.
+        "__reduce__": fdc._reduce_by_content,
+    }
+    after_default = any(
+        f.has_default for f in (node.parent.all_fields if node.parent is not None else [])
+    )
+    for f in node.fields:
+        annotations[f.name] = fdc.TypeText(_text(f.type, model))
+        after_default = after_default or f.has_default
+        namespace[f.name] = _field(f, fdc, kw_only=after_default)
+    name = node.ref_name or node.name
+    cls = type(name, (parent_cls,), namespace)
+    cls.__qualname__ = name
+    return fdc._make_class(
+        cls,
+        node.type_key,
+        frozen=not node.is_mutable,
+        final=node.final,
+        child_slots=node.type_child_slots,
+        eq="identity",
+        order=False,
+        kw_only=False,
+    )
+
+
+def _field(f: FieldDef, fdc: Any, kw_only: bool) -> Any:
+    """The py_class field of a schema field. A required field after one with a default becomes
+    keyword-only in ``__init__`` (C++ has no such ordering rule; Python's dataclasses do)."""
+    compare = f.structural != "ignore"
+    if f.has_default:
+        default = f.default
+        if isinstance(default, (list, dict)):
+            value = list(default) if isinstance(default, list) else dict(default)
+            return fdc.field(default_factory=lambda: value, compare=compare, kw_only=kw_only)
+        return fdc.field(default=default, compare=compare, kw_only=kw_only)
+    return fdc.field(compare=compare, kw_only=kw_only)
