@@ -111,13 +111,9 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
         # types from the schema or from the compiled library.
         "__reduce__": fdc._reduce_by_content,
     }
-    after_default = any(
-        f.has_default for f in (node.parent.all_fields if node.parent is not None else [])
-    )
     for f in node.fields:
         annotations[f.name] = fdc.TypeText(_text(f.type, model))
-        after_default = after_default or f.has_default
-        namespace[f.name] = _field(f, fdc, kw_only=after_default)
+        namespace[f.name] = _field(f, fdc)
     name = node.ref_name or node.name
     cls = type(name, (parent_cls,), namespace)
     cls.__qualname__ = name
@@ -133,14 +129,14 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
     )
 
 
-def _field(f: FieldDef, fdc: Any, kw_only: bool) -> Any:
-    """The py_class field of a schema field. A required field after one with a default becomes
-    keyword-only in ``__init__`` (C++ has no such ordering rule; Python's dataclasses do)."""
+def _field(f: FieldDef, fdc: Any) -> Any:
+    """The py_class field of a schema field (tschema's own rules already keep fields with
+    defaults last, as dataclasses need)."""
     compare = f.structural != "ignore"
     if f.has_default:
         default = f.default
         if isinstance(default, (list, dict)):
             value = list(default) if isinstance(default, list) else dict(default)
-            return fdc.field(default_factory=lambda: value, compare=compare, kw_only=kw_only)
-        return fdc.field(default=default, compare=compare, kw_only=kw_only)
-    return fdc.field(compare=compare, kw_only=kw_only)
+            return fdc.field(default_factory=lambda: value, compare=compare)
+        return fdc.field(default=default, compare=compare)
+    return fdc.field(compare=compare)
