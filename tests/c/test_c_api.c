@@ -144,6 +144,60 @@ static void test_lists(void) {
   EXPECT(FerryObjectDecRef(make) == 0);
 }
 
+/* A node type registered at run time from C, used through the C ABI: creation from all field
+ * values, reads and writes by name, the errors of a bad table. */
+static void test_run_time_types(void) {
+  FerryFieldSpec fields[3] = {{"count", "int", 0},
+                              {"label", "str", kFerryFieldNoRepr},
+                              {"next", "Optional[c.Cell]", 0}};
+  FerryFieldSpec bad[2] = {{"a", "int", 0}, {"a", "float", 0}};
+  FerryFieldSpec unknown[1] = {{"a", "Array[int", 0}};
+  int32_t index = -1, again = -1, unused = -1;
+  FerryAny values[3];
+  FerryAny out;
+  FerryObjectHandle cell = NULL, other = NULL;
+  EXPECT(FerryTypeRegisterWithFields("c.Cell", kFerryObject, 0, 0, fields, 3, &index) == 0);
+  EXPECT(index >= kFerryDynamicObjectBegin);
+  EXPECT(FerryTypeRegisterWithFields("c.Cell", kFerryObject, 0, 0, fields, 3, &again) == 0);
+  EXPECT(again == index); /* the same declaration again */
+  EXPECT(FerryTypeRegisterWithFields("c.Cell", kFerryObject, 0, 0, fields, 2, &unused) == -1);
+  expect_raised("ValueError");
+  EXPECT(FerryTypeRegisterWithFields("c.Dup", kFerryObject, 0, 0, bad, 2, &unused) == -1);
+  expect_raised("ValueError");
+  EXPECT(FerryTypeRegisterWithFields("c.Bad", kFerryObject, 0, 0, unknown, 1, &unused) == -1);
+  expect_raised("ValueError");
+  EXPECT(FerryTypeRegisterWithFields("c.UnderString", kFerryString, 0, 0, fields, 1, &unused) == -1);
+  expect_raised("TypeError");
+
+  values[0].type_index = kFerryInt;
+  values[0].small_len = 0;
+  values[0].v_int64 = 7;
+  values[1].type_index = kFerrySmallStr;
+  values[1].small_len = 2;
+  memcpy(values[1].v_bytes, "hi", 3);
+  values[2].type_index = kFerryNone;
+  values[2].small_len = 0;
+  values[2].v_int64 = 0;
+  EXPECT(FerryObjectCreate(index, values, 3, &cell) == 0 && cell != NULL);
+  EXPECT(((FerryObject*)cell)->type_index == index);
+  EXPECT(FerryObjectGetAttr(cell, "count", &out) == 0);
+  EXPECT(out.type_index == kFerryInt && out.v_int64 == 7);
+  /* A wrong type for a field is a TypeError naming it; the object is unchanged. */
+  values[2] = values[0];
+  EXPECT(FerryObjectCreate(index, values, 3, &other) == -1);
+  expect_raised("TypeError");
+  EXPECT(FerryObjectCreate(index, values, 2, &other) == -1);
+  expect_raised("TypeError");
+  values[2].type_index = index; /* a c.Cell: a cell holds the object's own type index */
+  values[2].v_obj = cell;
+  EXPECT(FerryObjectCreate(index, values, 3, &other) == 0);
+  EXPECT(FerryObjectSetAttr(cell, "next", &values[0]) == -1);
+  expect_raised("TypeError");
+  EXPECT(FerryObjectSetAttr(cell, "count", &values[0]) == 0);
+  EXPECT(FerryObjectDecRef(other) == 0);
+  EXPECT(FerryObjectDecRef(cell) == 0);
+}
+
 /* A producer's DLPack tensor (2x3 float32 over a static buffer) counting its deleter's calls. */
 static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
 static int64_t tensor_shape[2] = {2, 3};
@@ -271,6 +325,7 @@ int main(int argc, char** argv) {
   EXPECT(dtype.code == kFerryDTypeInt && dtype.bits == 64 && dtype.lanes == 1);
 
   test_lists();
+  test_run_time_types();
   test_tensors();
 
   if (argc > 1) {
