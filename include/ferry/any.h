@@ -389,7 +389,7 @@ template <typename T>
 }
 /// `cast<T>()` and `as<T>()` of Any and AnyView, read in place from the cell.
 template <typename T>
-T CastCell(const FerryAny* value) {
+inline T CastCell(const FerryAny* value) {
   if (auto v = TypeTraitsOf<T>::TryCast(value)) return *std::move(v);
   ThrowCastErrorAs<T>(value);
 }

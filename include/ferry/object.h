@@ -269,34 +269,52 @@ struct ObjectUnsafe {
 };
 }  // namespace details
 
+namespace details {
+/// Whether type `index` is `T` or one of the descendants in its reserved slots, given T's
+/// registered index `begin`.
+template <typename T>
+inline bool TypeIndexInSlots(int32_t index, int32_t begin) {
+  // Descendants placed in T's reserved slots lie in [begin, begin + slots].
+  const uint32_t offset = static_cast<uint32_t>(index) - static_cast<uint32_t>(begin);
+  return offset <= static_cast<uint32_t>(T::_type_child_slots);
+}
+/// The rest of IsInstance after TypeIndexInSlots failed.
+template <typename T>
+inline bool TypeIndexIsOverflowedDescendant(int32_t index, int32_t begin) {
+  if constexpr (T::_type_final || !T::_type_child_slots_can_overflow) {
+    return false;
+  } else {
+    // Overflowed descendants are always allocated after their ancestor.
+    if (index < begin) return false;
+    return TypeIsDerivedFrom(index, begin, T::_type_depth);
+  }
+}
+/// IsInstance before T's RuntimeTypeIndex ran in this library: registers T first. Out of line,
+/// so that IsInstance stays small enough to inline everywhere.
+template <typename T>
+[[gnu::noinline, gnu::cold]] bool TypeIndexIsInstanceUnseen(int32_t index) {
+  const int32_t begin = T::RuntimeTypeIndex();
+  return TypeIndexInSlots<T>(index, begin) || TypeIndexIsOverflowedDescendant<T>(index, begin);
+}
+}  // namespace details
+
 template <typename T>
 inline bool Object::IsInstance() const {
   static_assert(std::is_base_of_v<Object, T>, "IsInstance<T>(): T must be an Object type");
   if constexpr (std::is_same_v<T, Object>) {
     return true;
   } else {
+    // T's index as this library last saw it: a plain load, not the guarded function-local
+    // static of RuntimeTypeIndex. kTypeIndexUnseen until that ran here (another library may
+    // have made the object), then the out-of-line path registers T and tests again.
+    // The unseen hint fails the slot test, so the hit costs no extra branch.
+    const int32_t begin = T::_TypeIndexHint();
     const int32_t index = header_.type_index;
-    // The hit first, from T's index as this library last saw it (kTypeIndexUnseen before its
-    // first RuntimeTypeIndex call, which makes the test fail): one load and no guard.
-    // Descendants placed in T's reserved slots lie in [begin, begin + slots].
-    const uint32_t offset =
-        static_cast<uint32_t>(index) - static_cast<uint32_t>(T::_TypeIndexHint());
-    if (offset <= static_cast<uint32_t>(T::_type_child_slots)) return true;
-    const int32_t begin = T::RuntimeTypeIndex();
-    if constexpr (T::_type_final) {
-      return index == begin;
-    } else {
-      if (static_cast<uint32_t>(index - begin) <= static_cast<uint32_t>(T::_type_child_slots)) {
-        return true;
-      }
-      if constexpr (!T::_type_child_slots_can_overflow) {
-        return false;
-      } else {
-        // Overflowed descendants are always allocated after their ancestor.
-        if (index < begin) return false;
-        return details::TypeIsDerivedFrom(index, begin, T::_type_depth);
-      }
+    if (details::TypeIndexInSlots<T>(index, begin)) return true;
+    if (FERRY_UNLIKELY(begin == details::kTypeIndexUnseen)) {
+      return details::TypeIndexIsInstanceUnseen<T>(index);
     }
+    return details::TypeIndexIsOverflowedDescendant<T>(index, begin);
   }
 }
 
