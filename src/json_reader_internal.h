@@ -98,17 +98,19 @@ class JsonReader {
  private:
   [[noreturn]] void Fail(const std::string& what) const;
 
+  // The helpers declared inline are the parser's inner steps: inlined into ParseValue and
+  // ParseString, as they were when the reader lived in one file with its user.
   /// Skips the run of bytes of class `table` at pos_. Local pointers: the loop is the
   /// reader's hottest, and through the members it reloads text_ and pos_ every byte.
-  void SkipRun(const ByteTable& table);
-  void SkipSpace();
-  bool Peek(char c);
-  void Expect(char c);
+  inline void SkipRun(const ByteTable& table);
+  inline void SkipSpace();
+  inline bool Peek(char c);
+  inline void Expect(char c);
   void ExpectWord(const char* word);
 
   /// Appends a value of `kind` starting at pos_ and returns its index.
-  size_t Push(JNode::Kind kind);
-  void PushString();
+  inline size_t Push(JNode::Kind kind);
+  inline void PushString();
 
   /// `stream`: the value is the top-level "nodes" (see StreamNodes).
   void ParseValue(int depth, bool stream);
