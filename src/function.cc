@@ -118,7 +118,7 @@ class CallbackFunctionObj : public FunctionObj {
     if (deleter_ != nullptr) deleter_(resource_);
   }
 
- /// The callback and resource of `obj` if it is a CallbackFunctionObj.
+  /// The callback and resource of `obj` if it is a CallbackFunctionObj.
   static bool Unwrap(const FunctionObj* obj, FerryFunctionCallback* callback, void** resource) {
     if (obj->safe_call != &SafeCall) return false;
     auto* self = static_cast<const CallbackFunctionObj*>(obj);

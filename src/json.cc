@@ -5,9 +5,9 @@
 /// (json_reader_internal.h) back into objects. Both directions are iterative over the graph.
 #include "ferry/reflection/json.h"
 
-#include <cmath>          // nan, HUGE_VAL
-#include <exception>      // exception_ptr: a node's error waits for the end of the parse
-#include <memory>         // unique_ptr of type texts
+#include <cmath>      // nan, HUGE_VAL
+#include <exception>  // exception_ptr: a node's error waits for the end of the parse
+#include <memory>     // unique_ptr of type texts
 #include <string>
 #include <string_view>
 #include <unordered_map>  // node types by key, during a load
@@ -302,15 +302,15 @@ class Saver {
   std::vector<std::string> tensor_data_;
   size_t next_tensor_ = 0;
   const Object* root_ = nullptr;
-  std::vector<const Object*> order_;           // the node table
+  std::vector<const Object*> order_;  // the node table
   struct Child {
     FerryAny cell;  // borrowed: the graph holds it
     int64_t index;  // its table index, once known
   };
-  std::vector<Child> children_;                // Collect: the children of the open frames
-  std::vector<int64_t> refs_;                  // the index of every reference, in write order
-  size_t next_ref_ = 0;                        // the next entry of refs_ to write
-  details::PointerMap<int64_t> index_;         // shared objects: table index, or -1 while open
+  std::vector<Child> children_;                   // Collect: the children of the open frames
+  std::vector<int64_t> refs_;                     // the index of every reference, in write order
+  size_t next_ref_ = 0;                           // the next entry of refs_ to write
+  details::PointerMap<int64_t> index_;            // shared objects: table index, or -1 while open
   std::vector<std::unique_ptr<TypeText>> texts_;  // by type index
 };
 
@@ -464,8 +464,7 @@ class Loader {
     auto check_keys = [&](std::string_view body) {
       for (const size_t other : others) {
         if (other != 0 && doc_[other].str() != body) {
-          Fail(other + 1,
-               NodeName() + ": unknown key \"" + QuoteText(doc_[other].str()) + "\"");
+          Fail(other + 1, NodeName() + ": unknown key \"" + QuoteText(doc_[other].str()) + "\"");
         }
       }
     };
@@ -577,13 +576,12 @@ std::string SaveJSON(const AnyView& value) { return Saver().Save(value); }
 Any LoadJSON(std::string_view text) { return Loader(text).Load(); }
 
 /// ferry.SaveJSON(value) -> str
-FERRY_REGISTER_GLOBAL("ferry.SaveJSON").set_body_typed([](AnyView value) {
-  return SaveJSON(value);
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.SaveJSON")
+    .set_body_typed([](AnyView value) { return SaveJSON(value); })
+    .quick();
 /// ferry.LoadJSON(text) -> value
-FERRY_REGISTER_GLOBAL("ferry.LoadJSON").set_body_typed([](std::string text) {
-  return LoadJSON(text);
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.LoadJSON")
+    .set_body_typed([](std::string text) { return LoadJSON(text); })
+    .quick();
 
 }  // namespace ferry
-

@@ -1,8 +1,8 @@
 /// \file json_reader.cc
 /// The JSON reader (json_reader_internal.h): text in, a tape of JNodes out, every syntax error
 /// with its line and column. It knows nothing of objects; json.cc reads the tape.
-#include <charconv>      // from_chars: locale-free numbers
-#include <cstring>       // strlen
+#include <charconv>  // from_chars: locale-free numbers
+#include <cstring>   // strlen
 #include <string>
 #include <string_view>
 #include <unordered_set>  // the keys of a large object
@@ -196,8 +196,7 @@ void JsonReader::ParseValue(int depth, bool stream) {
           }
           if (duplicate) FailAt(key_pos, "duplicate key \"" + QuoteText(name) + "\"");
           Expect(':');
-          ParseValue(depth + 1,
-                     depth == 0 && on_item_ != nullptr && tape_[key].str() == "nodes");
+          ParseValue(depth + 1, depth == 0 && on_item_ != nullptr && tape_[key].str() == "nodes");
           ++count;
         } while (Peek(',') && ++pos_);
       }

@@ -174,8 +174,8 @@ class Function : public ObjectRef {
   /// allocation, and no destructor to run when `f` has none.
   template <typename F>
   static Function FromTyped(F f) {
-    return Function(make_object<details::TypedFunctionObj<std::decay_t<F>, TypedCallerOf<F>>>(
-        std::move(f)));
+    return Function(
+        make_object<details::TypedFunctionObj<std::decay_t<F>, TypedCallerOf<F>>>(std::move(f)));
   }
   template <typename F>
   static Function FromTyped(F f, std::string name, std::vector<std::string> param_names = {}) {
@@ -184,9 +184,8 @@ class Function : public ObjectRef {
     if (!param_names.empty() && param_names.size() != kArity) {
       details::ThrowParamNamesError(name, kArity, param_names.size());
     }
-    return Function(
-        make_object<details::NamedTypedFunctionObj<std::decay_t<F>, TypedCallerOf<F>>>(
-            std::move(f), std::move(name), std::move(param_names)));
+    return Function(make_object<details::NamedTypedFunctionObj<std::decay_t<F>, TypedCallerOf<F>>>(
+        std::move(f), std::move(name), std::move(param_names)));
   }
 
   /// Calls with packed arguments; `*result` may hold a value, which the result replaces.
@@ -219,9 +218,10 @@ class Function : public ObjectRef {
 
  private:
   template <typename F>
-  using TypedCallerOf = details::TypedCaller<
-      std::decay_t<F>, typename details::CallableTraits<std::decay_t<F>>::Return,
-      typename details::CallableTraits<std::decay_t<F>>::ArgsTuple>;
+  using TypedCallerOf =
+      details::TypedCaller<std::decay_t<F>,
+                           typename details::CallableTraits<std::decay_t<F>>::Return,
+                           typename details::CallableTraits<std::decay_t<F>>::ArgsTuple>;
 };
 
 /// Free-function spellings of the registry queries, as in DESIGN.md.
@@ -356,7 +356,6 @@ class GlobalRegistrar {
   [[maybe_unused]] static ::ferry::details::GlobalRegistrar FERRY_STR_CONCAT( \
       ferry_global_registrar_, __COUNTER__) =                                 \
       ::ferry::details::GlobalRegistrar(Name, __FILE__, __LINE__)
-
 
 }  // namespace ferry
 

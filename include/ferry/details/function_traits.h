@@ -79,8 +79,7 @@ template <size_t I, typename R, typename... Args>
 }
 /// The TypeError of a typed call given `num_args` arguments.
 template <typename R, typename... Args>
-[[noreturn, gnu::noinline, gnu::cold]] void ThrowCountError(const char* name,
-                                                            int32_t num_args) {
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowCountError(const char* name, int32_t num_args) {
   ThrowArgCountError(name, Signature<R, Args...>(name), sizeof...(Args), num_args);
 }
 
@@ -96,8 +95,8 @@ decltype(auto) UnpackArg(const char* name, const AnyView* args) {
 /// `result` arrives holding None (see FCppCall), so the result is stored without releasing an
 /// old value, and a void call leaves it as it is.
 template <typename F, typename R, typename... Args, size_t... I>
-void CallTyped(const F& f, const char* name, const AnyView* args, int32_t num_args,
-               Any* result, std::index_sequence<I...>) {
+void CallTyped(const F& f, const char* name, const AnyView* args, int32_t num_args, Any* result,
+               std::index_sequence<I...>) {
   if (num_args != static_cast<int32_t>(sizeof...(Args))) {
     ThrowCountError<R, Args...>(name, num_args);
   }
