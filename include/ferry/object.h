@@ -336,8 +336,7 @@ inline bool Object::IsInstance() const {
                   "(set it explicitly when the parent reserves slots)");                        \
     static const int32_t tindex = [] {                                                          \
       const int32_t index = ::ferry::details::TypeRegister(                                     \
-          TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(),                              \
-          TypeName::_type_child_slots,                                                          \
+          TypeName::_type_key, -1, ParentType::RuntimeTypeIndex(), TypeName::_type_child_slots, \
           TypeName::_type_child_slots_can_overflow && !TypeName::_type_final);                  \
       if (index >= 0) __atomic_store_n(&_type_index_hint_, index, __ATOMIC_RELAXED);            \
       return index;                                                                             \
@@ -345,7 +344,7 @@ inline bool Object::IsInstance() const {
     return tindex;                                                                              \
   }                                                                                             \
   /* RuntimeTypeIndex() once it ran in this library, else kTypeIndexUnseen: IsInstance reads */ \
-  /* it without the guard of the function-local static. */                                     \
+  /* it without the guard of the function-local static. */                                      \
   static inline int32_t _type_index_hint_ = ::ferry::details::kTypeIndexUnseen;                 \
   static int32_t _TypeIndexHint() { return __atomic_load_n(&_type_index_hint_, __ATOMIC_RELAXED); }
 
