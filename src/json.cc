@@ -13,6 +13,7 @@
 #include <unordered_map>  // node types by key, during a load
 #include <vector>         // the node table
 
+#include "base64_internal.h"
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
@@ -97,7 +98,7 @@ class Saver {
     } else if (const auto* tensor = obj->as<TensorObj>()) {
       // No children; the bytes are read now, so a device tensor fails before any output.
       tensor_data_.push_back(details::TensorToBase64(tensor));
-    } else if (obj->type_index() != kFerryShape) {
+    } else if (obj->type_index() != kFerryShape && obj->type_index() != kFerryBytes) {
       const NodeInfo* info = SavedInfo(obj);
       for (const FieldInfo& field : info->fields) {
         const char* addr = reinterpret_cast<const char*>(obj) + field.offset;
@@ -270,6 +271,11 @@ class Saver {
       Put(&out_, "], \"data\": ");
       WriteString(tensor_data_[next_tensor_++], &out_);
       Put(&out_, "}}");
+    } else if (const auto* bytes = obj->as<BytesObj>()) {
+      // {"type": "ferry.Bytes", "base64": text}: any bytes, as one JSON string.
+      Put(&out_, "{\"type\": \"ferry.Bytes\", \"base64\": ");
+      WriteString(details::Base64Encode(bytes->data, bytes->size), &out_);
+      out_ += '}';
     } else if (const auto* shape = obj->as<ShapeObj>()) {
       Put(&out_, "{\"type\": \"ferry.Shape\", \"dims\": [");
       for (uint64_t k = 0; k < shape->size; ++k) {
@@ -501,6 +507,14 @@ class Loader {
         values.push_back(doc_[dim].i);
       }
       return Shape(values);
+    }
+    if (type_ == BytesObj::_type_key) {
+      check_keys("base64");
+      const size_t text = Require(node, "base64", "node");
+      if (doc_[text].kind != JNode::kString) Fail(text, NodeName() + ": base64 must be a string");
+      std::string data, why;
+      if (!details::Base64Decode(doc_[text].str(), &data, &why)) Fail(text, NodeName() + ": " + why);
+      return Bytes(std::string_view(data));
     }
     if (type_ == TensorObj::_type_key) {
       check_keys("tensor");

@@ -10,6 +10,7 @@
 #include <sstream>   // repr
 #include <string>
 
+#include "base64_internal.h"
 #include "c_api_internal.h"
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
@@ -399,8 +400,6 @@ void ForEachRun(const TensorObj* t, F&& f) {
   }
 }
 
-constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 bool SameLayout(const DLTensor& a, const DLTensor& b) {
   if (a.ndim != b.ndim || a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits ||
       a.dtype.lanes != b.dtype.lanes) {
@@ -419,27 +418,7 @@ std::string TensorToBase64(const TensorObj* tensor) {
   }
   std::string bytes;
   ForEachRun(tensor, [&](const char* p, size_t n) { bytes.append(p, n); });
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t v = (uint32_t{static_cast<uint8_t>(bytes[i])} << 16) |
-                       (uint32_t{static_cast<uint8_t>(bytes[i + 1])} << 8) |
-                       static_cast<uint8_t>(bytes[i + 2]);
-    out += kBase64[v >> 18];
-    out += kBase64[(v >> 12) & 63];
-    out += kBase64[(v >> 6) & 63];
-    out += kBase64[v & 63];
-  }
-  if (i < bytes.size()) {
-    uint32_t v = uint32_t{static_cast<uint8_t>(bytes[i])} << 16;
-    if (i + 1 < bytes.size()) v |= uint32_t{static_cast<uint8_t>(bytes[i + 1])} << 8;
-    out += kBase64[v >> 18];
-    out += kBase64[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kBase64[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
+  return Base64Encode(bytes.data(), bytes.size());
 }
 
 Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape,
@@ -452,42 +431,13 @@ Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape,
                             << expected << " bytes of " << dtype << " with shape "
                             << Shape(shape);
   }
-  static const auto kDecode = [] {
-    std::array<int8_t, 256> table{};
-    table.fill(-1);
-    for (int k = 0; k < 64; ++k) table[static_cast<uint8_t>(kBase64[k])] = static_cast<int8_t>(k);
-    return table;
-  }();
-  auto* out = static_cast<uint8_t*>(t.data_ptr());
-  size_t written = 0;
-  for (size_t i = 0; i < base64.size(); i += 4) {
-    int pad = 0;
-    if (i + 4 == base64.size() && base64[i + 3] == '=') pad = base64[i + 2] == '=' ? 2 : 1;
-    uint32_t v = 0;
-    for (int k = 0; k < 4; ++k) {
-      if (k >= 4 - pad) {
-        v <<= 6;
-        continue;
-      }
-      const int8_t d = kDecode[static_cast<uint8_t>(base64[i + static_cast<size_t>(k)])];
-      if (d < 0) {
-        FERRY_THROW(ValueError) << "tensor data: invalid base64 character at offset "
-                                << (i + static_cast<size_t>(k));
-      }
-      v = (v << 6) | static_cast<uint32_t>(d);
-    }
-    const uint8_t group[3] = {static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
-                              static_cast<uint8_t>(v)};
-    for (int k = 0; k < 3 - pad; ++k) {
-      if (written == expected) {
-        FERRY_THROW(ValueError) << "tensor data: more bytes than " << expected;
-      }
-      out[written++] = group[k];
-    }
+  std::string bytes, why;
+  if (!Base64Decode(base64, &bytes, &why)) FERRY_THROW(ValueError) << "tensor data: " << why;
+  if (bytes.size() != expected) {
+    FERRY_THROW(ValueError) << "tensor data: " << bytes.size() << " bytes for a tensor of "
+                            << expected;
   }
-  if (written != expected) {
-    FERRY_THROW(ValueError) << "tensor data: " << written << " bytes for a tensor of " << expected;
-  }
+  std::memcpy(t.data_ptr(), bytes.data(), expected);
   return t;
 }
 

@@ -151,15 +151,33 @@ def test_containers_bytes_dtype_function_fields():
     b.flag = True
     assert list(b.items) == [3] and b.table["p"].x == 1 and dict(b.names) == {"a": 1}
     assert str(b.dtype) == "float32" and b.flag is True
+    with pytest.raises(TypeError, match=r"entry \"q\": expected pytest.Point"):
+        b.table = ferry.Dict({"q": 1})
+    with pytest.raises(TypeError, match=r"field 'names'.*expected int"):
+        b.names = {"a": "x"}
     blob = Blob()
     blob.data = b"\x00\x01"
     assert blob.data == b"\x00\x01"
     with pytest.raises(TypeError, match="field 'data'"):
         blob.data = "text"
-    with pytest.raises(TypeError, match=r"entry \"q\": expected pytest.Point"):
-        b.table = ferry.Dict({"q": 1})
-    with pytest.raises(TypeError, match=r"field 'names'.*expected int"):
-        b.names = {"a": "x"}
+    # Bytes save as base64 nodes: JSON and pickles carry any bytes.
+    blob.data = bytes(range(256))
+    assert ferry.load_json(ferry.save_json(blob)).data == bytes(range(256))
+    assert pickle.loads(pickle.dumps(blob)).data == bytes(range(256))
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ('"abc"', "multiple of 4"),
+        ('"ab!d"', "invalid base64 character at offset 2"),
+        ("3", "base64 must be a string"),
+    ],
+)
+def test_malformed_bytes_in_json_name_the_problem(text, why):
+    doc = '{"ferry_json": 1, "root": {"ref": 0}, "nodes": [{"type": "ferry.Bytes", "base64": %s}]}'
+    with pytest.raises(ValueError, match=why):
+        ferry.load_json(doc % text)
 
 
 def test_no_dict_and_unknown_attributes_refused():
