@@ -533,9 +533,16 @@ int FerryObjectCreate(int32_t type_index, const FerryAny* values, int32_t num_va
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(out);
   if (num_values > 0) FERRY_C_API_CHECK_NOT_NULL(values);
-  const char* key = nullptr;
-  if (FerryTypeIndexToKey(type_index, &key) != 0) return -1;
-  const ferry::NodeInfo* info = ferry::GetNodeInfo(key);
+  // The hot path (constructors called from Python): the lock-free table that field reads use.
+  // Until it holds the type, the lookup goes through the key, and GetNodeInfo(obj) below fills
+  // the table.
+  const ferry::NodeInfo* info = ferry::details::FindNodeInfoFast(type_index);
+  const bool fast = info != nullptr;
+  const char* key = fast ? info->type_key.c_str() : nullptr;
+  if (!fast) {
+    if (FerryTypeIndexToKey(type_index, &key) != 0) return -1;
+    info = ferry::GetNodeInfo(key);
+  }
   if (info == nullptr || info->create == nullptr) {
     FERRY_THROW(TypeError) << key
                            << " cannot be created from field values: it is not a reflected "
@@ -556,6 +563,7 @@ int FerryObjectCreate(int32_t type_index, const FerryAny* values, int32_t num_va
       ferry::details::ThrowError(std::string(e.kind()).c_str(), message.c_str());
     }
   }
+  if (!fast) (void)ferry::GetNodeInfo(obj.get());
   *out = ferry::details::MoveToHandle(ferry::ObjectRef(std::move(obj)));
   FERRY_C_API_END();
 }

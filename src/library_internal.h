@@ -50,6 +50,10 @@ void RemoveGlobalIfSame(const std::string& name, const Object* func);
 void RetireType(int32_t index);
 /// Removes the node registration `info`.
 void UnregisterNode(const NodeInfo* info);
+/// The node registered for exactly the type `index` (not an ancestor), with its fields recorded,
+/// from the lock-free table field reads use; nullptr when it is not there yet (the caller
+/// then looks the type up by key).
+const NodeInfo* FindNodeInfoFast(int32_t index);
 
 }  // namespace details
 }  // namespace ferry

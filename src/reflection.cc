@@ -106,6 +106,12 @@ class NodeRegistry {
     return FindSlow(obj, index);
   }
 
+  NodeInfo* FindFast(int32_t index) {
+    if (static_cast<uint32_t>(index) >= kFastSlots) return nullptr;
+    NodeInfo* hit = fast_[index].load(std::memory_order_acquire);
+    return hit != nullptr && hit->type_index == index ? hit : nullptr;
+  }
+
   NodeInfo* FindSlow(const Object* obj, int32_t index) {
     NodeInfo* info = nullptr;
     bool known = false;
@@ -212,6 +218,7 @@ void RegisterNode(NodeInfo info) {
 }
 
 void UnregisterNode(const NodeInfo* info) { NodeRegistry::Global()->Unregister(info); }
+const NodeInfo* FindNodeInfoFast(int32_t index) { return NodeRegistry::Global()->FindFast(index); }
 }  // namespace details
 
 const NodeInfo* GetNodeInfo(const Object* obj) { return NodeRegistry::Global()->Find(obj); }
