@@ -4,15 +4,21 @@
 /// `FerryAny`. Conversions out of them are checked; a wrong type is a TypeError that names the
 /// expected type and the actual type key, and an integer out of range is an OverflowError.
 ///
+/// Three verbs, one result shape each (as LLVM's cast, dyn_cast):
+///   `cast<T>()`      T, or a TypeError: for every T a cell converts to;
+///   `try_cast<T>()`  std::optional<T>, nullopt instead of the error: for the same T;
+///   `as<XNode>()`    `const XNode*` or nullptr, for a node (Object) type, as ObjectRef::as.
+/// `as<T>()` with any other T is the older spelling of `try_cast<T>()` (std::optional<T>).
+///
 ///     Any v = 42;
-///     int64_t x = v.cast<int64_t>();              // throws TypeError if not an int
-///     std::optional<double> d = v.as<double>();   // nullopt instead of throwing
+///     int64_t x = v.cast<int64_t>();                     // throws TypeError if not an int
+///     std::optional<double> d = v.try_cast<double>();    // nullopt instead of throwing
 #ifndef FERRY_ANY_H_
 #define FERRY_ANY_H_
 
 #include <cstring>      // memcpy for inline strings
 #include <limits>       // integer ranges
-#include <optional>     // as<T>()
+#include <optional>     // try_cast<T>()
 #include <string>       // std::string conversions
 #include <type_traits>  // TypeTraits dispatch
 #include <utility>      // std::move
@@ -427,7 +433,13 @@ class AnyView {
   T cast() const {
     return details::CastCell<T>(&data_);
   }
-  /// The value as `T` if it is one: std::optional<T>, or `const T*` for object types.
+  /// The value as `T` if it is one, else std::nullopt; the T of cast<T>().
+  template <typename T>
+  std::optional<T> try_cast() const {
+    return TypeTraitsOf<T>::TryCast(&data_);
+  }
+  /// For a node type `XNode`: `const XNode*` to the object if it is one, else nullptr. For any
+  /// other T: try_cast<T>() (its older spelling, kept).
   template <typename T>
   auto as() const {
     return details::AsCell<T>(&data_);
@@ -491,6 +503,10 @@ class Any {
   template <typename T>
   T cast() const {
     return details::CastCell<T>(&data_);
+  }
+  template <typename T>
+  std::optional<T> try_cast() const {
+    return TypeTraitsOf<T>::TryCast(&data_);
   }
   template <typename T>
   auto as() const {
