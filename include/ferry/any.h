@@ -292,7 +292,7 @@ struct TypeTraits<std::string> {
 template <typename Ref>
 struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
                                         !details::HasCustomRefTraits<Ref>::value>> {
-  using Node = typename Ref::ContainerType;
+  using Target = typename Ref::ContainerType;
   static constexpr bool kEnabled = true;
   static void CopyToAnyView(const Ref& src, FerryAny* out) {
     if (!src.defined()) {
@@ -316,9 +316,9 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
   static bool Check(const FerryAny* v) {
     if (v->type_index == kFerryNone) return Ref::_type_is_nullable;
     if (details::IsObjectIndex(v->type_index)) {
-      return details::ObjectUnsafe::FromHeader(v->v_obj)->IsInstance<Node>();
+      return details::ObjectUnsafe::FromHeader(v->v_obj)->IsInstance<Target>();
     }
-    if constexpr (std::is_base_of_v<Node, StringObj>) {
+    if constexpr (std::is_base_of_v<Target, StringObj>) {
       return v->type_index == kFerryRawStr || v->type_index == kFerrySmallStr;
     }
     return false;
@@ -330,17 +330,17 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
     }
     if (details::IsObjectIndex(v->type_index)) {
       Object* obj = details::ObjectUnsafe::FromHeader(v->v_obj);
-      if (!obj->IsInstance<Node>()) return std::nullopt;
+      if (!obj->IsInstance<Target>()) return std::nullopt;
       return Ref(details::ObjectUnsafe::PtrFromRaw<Object>(obj));
     }
     // Strings in their plain forms become String objects where a String is acceptable.
-    if constexpr (std::is_base_of_v<Node, StringObj>) {
+    if constexpr (std::is_base_of_v<Target, StringObj>) {
       std::string_view view;
       if (details::AnyToStringView(v, &view)) return Ref(String(view));
     }
     return std::nullopt;
   }
-  static std::string TypeStr() { return Node::_type_key; }
+  static std::string TypeStr() { return Target::_type_key; }
 };
 
 /// Any and AnyView pass through typed calls unchanged (an Any argument takes a reference).

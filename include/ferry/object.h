@@ -421,13 +421,13 @@ inline bool Object::IsInstance() const {
 template <typename SubRef, typename BaseRef>
 inline SubRef Downcast(BaseRef ref) {
   static_assert(std::is_base_of_v<ObjectRef, SubRef>, "Downcast<R>(): R must be an ObjectRef");
-  using Node = typename SubRef::ContainerType;
+  using Target = typename SubRef::ContainerType;
   if (ref.defined()) {
-    if (!ref.get()->template IsInstance<Node>()) {
-      details::ThrowDowncastError(ref.get()->type_index(), Node::_type_key);
+    if (!ref.get()->template IsInstance<Target>()) {
+      details::ThrowDowncastError(ref.get()->type_index(), Target::_type_key);
     }
   } else if (!SubRef::_type_is_nullable) {
-    details::ThrowDowncastError(kFerryNone, Node::_type_key);
+    details::ThrowDowncastError(kFerryNone, Target::_type_key);
   }
   return SubRef(details::ObjectUnsafe::MovePtr(std::move(ref)));
 }
