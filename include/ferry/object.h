@@ -310,6 +310,9 @@ inline bool Object::IsInstance() const {
     // The unseen hint fails the slot test, so the hit costs no extra branch.
     const int32_t begin = T::_TypeIndexHint();
     const int32_t index = header_.type_index;
+    // A header whose index is not an object type's (a freed or overwritten block) would make
+    // the range checks below answer for an unrelated type.
+    FERRY_DCHECK(index >= kFerryStaticObjectBegin);
     if (details::TypeIndexInSlots<T>(index, begin)) return true;
     if (FERRY_UNLIKELY(begin == details::kTypeIndexUnseen)) {
       return details::TypeIndexIsInstanceUnseen<T>(index);
