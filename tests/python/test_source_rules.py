@@ -79,3 +79,16 @@ def test_every_c_api_function_returns_int_but_the_four_named():
     others = {name: ret for name, ret in returns.items() if name in C_API_NOT_INT}
     assert others == C_API_NOT_INT
     assert {name: ret for name, ret in returns.items() if ret != "int"} == C_API_NOT_INT
+
+
+def test_cmake_lists_every_library_source():
+    # The libraries' sources are listed in CMake (so a subproject build sees no glob); a file
+    # added to src/ or python/src/ without its line would be left out of the library.
+    for cmake, folder in (("CMakeLists.txt", "src"), ("python/CMakeLists.txt", "python/src")):
+        text = (ROOT / cmake).read_text()
+        block = re.search(r"set\((FERRY_SOURCES|FERRY_PY_SOURCES)\n(.*?)\)", text, re.S)
+        assert block, f"{cmake}: the source list was not found"
+        listed = sorted(block.group(2).split())
+        prefix = "src/"
+        on_disk = sorted(prefix + p.name for p in (ROOT / folder).glob("*.cc"))
+        assert listed == on_disk, f"{cmake} lists {listed}, {folder}/ holds {on_disk}"
