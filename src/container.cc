@@ -1,16 +1,13 @@
 /// \file container.cc
-/// Array, Map and Shape storage, the value hashing and equality behind Map keys, the short text
-/// form of values used in errors, and the globals that expose the containers to other
-/// languages.
+/// Array, Map and Shape storage and the value hashing and equality behind Map keys. Their globals
+/// and C ABI are in container_globals.cc, the short text form of values in any_repr.cc.
 #include <algorithm>   // std::max
 #include <cmath>       // std::isnan
 #include <cstdint>     // PTRDIFF_MAX
 #include <cstdlib>     // malloc, realloc, free: arrays grow in place
 #include <cstring>     // memcpy
 #include <functional>  // std::hash<std::string_view>
-#include <iomanip>     // quoted
 #include <new>         // std::bad_alloc
-#include <sstream>     // AnyRepr
 
 #include "ferry/container/array.h"
 #include "ferry/container/map.h"
@@ -19,7 +16,7 @@
 #include "ferry/container/variant.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
-#include "ferry/tensor.h"  // TensorRepr
+#include "ferry/tensor.h"
 
 namespace ferry {
 
@@ -106,7 +103,7 @@ const ObjectPtr<Object>& EmptyArray() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Hashing, equality and text of values
+// Hashing and equality of values (Map keys)
 
 namespace {
 
@@ -163,100 +160,10 @@ inline bool EqualCell(const FerryAny* a, const FerryAny* b) {
   }
 }
 
-void Repr(std::ostream& os, const FerryAny* v, int depth);
-
-template <typename It, typename F>
-void ReprRange(std::ostream& os, It first, It last, int depth, F each) {
-  constexpr int kMaxItems = 8;
-  int n = 0;
-  for (; first != last; ++first) {
-    if (n != 0) os << ", ";
-    if (n++ == kMaxItems) {
-      os << "...";
-      break;
-    }
-    each(*first, depth);
-  }
-}
-
-void Repr(std::ostream& os, const FerryAny* v, int depth) {
-  std::string_view text;
-  if (AnyToStringView(v, &text)) {
-    os << std::quoted(text);
-    return;
-  }
-  switch (v->type_index) {
-    case kFerryNone:
-      os << "None";
-      return;
-    case kFerryInt:
-      os << v->v_int64;
-      return;
-    case kFerryBool:
-      os << (v->v_int64 ? "True" : "False");
-      return;
-    case kFerryFloat:
-      os << std::setprecision(17) << v->v_float64;
-      return;
-    case kFerryOpaquePtr:
-      os << "<void* " << v->v_ptr << ">";
-      return;
-    case kFerryDLTensorPtr:
-      os << "<DLTensor* " << v->v_ptr << ">";
-      return;
-    case kFerryDataType:
-      os << DataType(v->v_dtype);
-      return;
-    default:
-      break;
-  }
-  if (!IsObjectIndex(v->type_index)) {
-    os << "<value of type index " << v->type_index << ">";
-    return;
-  }
-  const Object* obj = ObjectUnsafe::FromHeader(v->v_obj);
-  if (v->type_index == kFerryTensor) {
-    os << TensorRepr(static_cast<const TensorObj*>(obj));
-    return;
-  }
-  if (depth > 0 && v->type_index == kFerryArray) {
-    const auto* array = static_cast<const ArrayObj*>(obj);
-    os << "[";
-    ReprRange(os, array->begin(), array->end(), depth,
-              [&](const Any& cell, int d) { Repr(os, cell.raw(), d - 1); });
-    os << "]";
-  } else if (depth > 0 && v->type_index == kFerryMap) {
-    const auto* map = static_cast<const MapObj*>(obj);
-    std::vector<const MapObj::Entry*> live;
-    for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
-      if (!MapObj::IsErased(*e)) live.push_back(e);
-    }
-    os << "{";
-    ReprRange(os, live.begin(), live.end(), depth, [&](const MapObj::Entry* e, int d) {
-      Repr(os, e->key.raw(), d - 1);
-      os << ": ";
-      Repr(os, e->value.raw(), d - 1);
-    });
-    os << "}";
-  } else if (v->type_index == kFerryShape) {
-    os << "Shape" << Shape(ObjectUnsafe::PtrFromRaw<Object>(const_cast<Object*>(obj)));
-  } else {
-    os << "<" << obj->GetTypeKey() << " at " << static_cast<const void*>(obj) << ">";
-  }
-}
-
 }  // namespace
 
 uint64_t AnyHash(const FerryAny* value) noexcept { return HashCell(value); }
 bool AnyEqual(const FerryAny* a, const FerryAny* b) noexcept { return EqualCell(a, b); }
-
-std::string AnyRepr(const FerryAny* value) {
-  std::ostringstream os;
-  Repr(os, value, 2);
-  return os.str();
-}
-
-std::string DescribeKey(const FerryAny* key) { return "key " + AnyRepr(key); }
 
 void ThrowEmptyOptional(const std::string& type) {
   FERRY_THROW(ValueError) << "Optional[" << type << "] has no value";
@@ -437,154 +344,4 @@ std::ostream& operator<<(std::ostream& os, const Shape& shape) {
   return os << (shape.size() == 1 ? ",)" : ")");
 }
 
-// ---------------------------------------------------------------------------------------------
-// Globals for other languages
-
-namespace {
-
-const ArrayObj& ArgArray(const AnyView& arg, const char* func) {
-  if (const auto* array = arg.as<ArrayObj>()) return *array;
-  FERRY_THROW(TypeError) << func << ": expected ferry.Array but got " << arg.GetTypeKey();
-}
-
-const MapObj& ArgMap(const AnyView& arg, const char* func) {
-  if (const auto* map = arg.as<MapObj>()) return *map;
-  FERRY_THROW(TypeError) << func << ": expected ferry.Map but got " << arg.GetTypeKey();
-}
-
-void CheckArgCount(int32_t num_args, int32_t expected, const char* func) {
-  if (num_args != expected) {
-    FERRY_THROW(TypeError) << func << "() takes " << expected << " argument"
-                           << (expected == 1 ? "" : "s") << " but " << num_args << " were given";
-  }
-}
-
-}  // namespace
-
-/// ferry.Array(*items) -> Array
-FERRY_REGISTER_GLOBAL("ferry.Array").set_body([](const AnyView* args, int32_t n, Any* out) {
-  Array<Any> array;
-  array.reserve(n);
-  for (int32_t i = 0; i < n; ++i) array.push_back(Any(args[i]));
-  *out = std::move(array);
-}).quick();
-
-// Every global of this file is registered quick(): each returns promptly and never waits, so
-// Python keeps the GIL for them (the constructors, MapKeys, MapItems and ShapeToArray copy, but at
-// memory speed).
-
-/// ferry.ArraySize(array) -> int
-FERRY_REGISTER_GLOBAL("ferry.ArraySize").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 1, "ferry.ArraySize");
-  *out = ArgArray(args[0], "ferry.ArraySize").size();
-}).quick();
-
-/// ferry.ArrayGetItem(array, index) -> Any; negative indices count from the end.
-FERRY_REGISTER_GLOBAL("ferry.ArrayGetItem").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 2, "ferry.ArrayGetItem");
-  const ArrayObj& array = ArgArray(args[0], "ferry.ArrayGetItem");
-  int64_t index = args[1].cast<int64_t>();
-  if (index < 0 && index >= -array.size()) index += array.size();
-  *out = array.at(index);
-}).quick();
-
-/// ferry.Map(key0, value0, key1, value1, ...) -> Map
-FERRY_REGISTER_GLOBAL("ferry.Map").set_body([](const AnyView* args, int32_t n, Any* out) {
-  if (n % 2 != 0) {
-    FERRY_THROW(ValueError) << "ferry.Map takes keys and values in pairs, but got " << n
-                            << " arguments";
-  }
-  Map<Any, Any> map;
-  map.reserve(static_cast<size_t>(n / 2));
-  for (int32_t i = 0; i < n; i += 2) map.Set(Any(args[i]), Any(args[i + 1]));
-  *out = std::move(map);
-}).quick();
-
-/// ferry.MapSize(map) -> int
-FERRY_REGISTER_GLOBAL("ferry.MapSize").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 1, "ferry.MapSize");
-  *out = ArgMap(args[0], "ferry.MapSize").size();
-}).quick();
-
-/// ferry.MapGetItem(map, key) -> Any; KeyError when missing.
-FERRY_REGISTER_GLOBAL("ferry.MapGetItem").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 2, "ferry.MapGetItem");
-  *out = ArgMap(args[0], "ferry.MapGetItem").At(args[1]);
-}).quick();
-
-/// ferry.MapCount(map, key) -> int (0 or 1)
-FERRY_REGISTER_GLOBAL("ferry.MapCount").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 2, "ferry.MapCount");
-  *out = ArgMap(args[0], "ferry.MapCount").Find(args[1]) != nullptr ? 1 : 0;
-}).quick();
-
-/// ferry.MapKeys(map) -> Array of the keys, in order.
-FERRY_REGISTER_GLOBAL("ferry.MapKeys").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 1, "ferry.MapKeys");
-  const MapObj& map = ArgMap(args[0], "ferry.MapKeys");
-  Array<Any> keys;
-  keys.reserve(static_cast<int64_t>(map.size()));
-  for (const MapObj::Entry* e = map.entries_begin(); e != map.entries_end(); ++e) {
-    if (!MapObj::IsErased(*e)) keys.push_back(e->key);
-  }
-  *out = std::move(keys);
-}).quick();
-
-/// ferry.MapItems(map) -> Array [key0, value0, key1, value1, ...], in order.
-FERRY_REGISTER_GLOBAL("ferry.MapItems").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 1, "ferry.MapItems");
-  const MapObj& map = ArgMap(args[0], "ferry.MapItems");
-  Array<Any> items;
-  items.reserve(2 * static_cast<int64_t>(map.size()));
-  for (const MapObj::Entry* e = map.entries_begin(); e != map.entries_end(); ++e) {
-    if (MapObj::IsErased(*e)) continue;
-    items.push_back(e->key);
-    items.push_back(e->value);
-  }
-  *out = std::move(items);
-}).quick();
-
-/// ferry.Shape(*dims) -> Shape
-FERRY_REGISTER_GLOBAL("ferry.Shape").set_body([](const AnyView* args, int32_t n, Any* out) {
-  std::vector<int64_t> dims(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) {
-    auto dim = args[i].as<int64_t>();
-    if (!dim || args[i].type_index() != kFerryInt) {
-      FERRY_THROW(TypeError) << "ferry.Shape: dimension " << i << " must be an int, not "
-                             << args[i].GetTypeKey();
-    }
-    dims[static_cast<size_t>(i)] = *dim;
-  }
-  *out = Shape(dims);
-}).quick();
-
-/// ferry.ShapeToArray(shape) -> Array of ints
-FERRY_REGISTER_GLOBAL("ferry.ShapeToArray").set_body([](const AnyView* args, int32_t n, Any* out) {
-  CheckArgCount(n, 1, "ferry.ShapeToArray");
-  Shape shape = args[0].cast<Shape>();
-  *out = Array<int64_t>(shape.begin(), shape.end());
-}).quick();
-
 }  // namespace ferry
-
-int FerryArrayGetData(FerryObjectHandle array, int64_t* out_size, const FerryAny** out_data) {
-  try {
-    if (array == nullptr || out_size == nullptr || out_data == nullptr) {
-      FERRY_THROW(ValueError) << "FerryArrayGetData: NULL argument";
-    }
-    const ferry::Object* obj = ferry::details::ObjectUnsafe::FromHeader(
-        static_cast<FerryObject*>(array));
-    if (obj->type_index() != kFerryArray) {
-      FERRY_THROW(TypeError) << "FerryArrayGetData: expected ferry.Array, got "
-                             << obj->GetTypeKey();
-    }
-    const auto* arr = static_cast<const ferry::ArrayObj*>(obj);
-    *out_size = arr->size();
-    *out_data = reinterpret_cast<const FerryAny*>(arr->begin());
-    return 0;
-  } catch (...) {
-    FERRY_RETHROW_FORCED_UNWIND();
-    ferry::details::SetRaisedFromCurrentException();
-    return -1;
-  }
-}

@@ -262,6 +262,7 @@ int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(func);
   FERRY_C_API_CHECK_NOT_NULL(result);
+  *result = ferry::details::NoneCell();  // the rule "Results" of c_api.h: None after a failure
   if (num_args < 0 || (args == nullptr && num_args != 0)) {
     FERRY_THROW(ValueError) << "FerryFunctionCall: bad argument array (" << num_args << " at "
                             << static_cast<const void*>(args) << ")";
@@ -271,7 +272,6 @@ int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_
     FERRY_THROW(TypeError) << "FerryFunctionCall: expected ferry.Function, got "
                            << obj->GetTypeKey();
   }
-  *result = ferry::details::NoneCell();
   if (static_cast<const ferry::FunctionObj*>(obj)->safe_call(func, args, num_args, result) != 0) {
     return -1;
   }

@@ -10,19 +10,19 @@
 
 namespace ferry {
 
-FERRY_REGISTER_NODE_TYPE(ListObj);
-FERRY_REGISTER_NODE_TYPE(DictObj);
+FERRY_REGISTER_NODE_TYPE(ListNode);
+FERRY_REGISTER_NODE_TYPE(DictNode);
 
 namespace details {
 
 ObjectPtr<Object> ListFromArrayCell(const FerryAny* array) {
-  auto list = make_object<ListObj>();
+  auto list = make_object<ListNode>();
   list->data = Array<Any>(ObjectUnsafe::PtrFromRaw<Object>(ObjectUnsafe::FromHeader(array->v_obj)));
   return list;
 }
 
 ObjectPtr<Object> DictFromMapCell(const FerryAny* map) {
-  auto dict = make_object<DictObj>();
+  auto dict = make_object<DictNode>();
   dict->data = Map<Any, Any>(ObjectUnsafe::PtrFromRaw<Object>(ObjectUnsafe::FromHeader(map->v_obj)));
   return dict;
 }
@@ -170,13 +170,13 @@ FERRY_REGISTER_GLOBAL("ferry.DictToMap")
 }  // namespace ferry
 
 namespace {
-ferry::ListObj* ListFromHandle(FerryObjectHandle list, const char* func) {
+ferry::ListNode* ListFromHandle(FerryObjectHandle list, const char* func) {
   if (list == nullptr) FERRY_THROW(ValueError) << func << ": NULL list";
   ferry::Object* obj = ferry::details::FromHandle(list);
   if (obj->type_index() != kFerryList) {
     FERRY_THROW(TypeError) << func << ": expected ferry.List, got " << obj->GetTypeKey();
   }
-  return static_cast<ferry::ListObj*>(obj);
+  return static_cast<ferry::ListNode*>(obj);
 }
 }  // namespace
 
@@ -184,7 +184,7 @@ int FerryListGetData(FerryObjectHandle list, int64_t* out_size, const FerryAny**
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(out_size);
   FERRY_C_API_CHECK_NOT_NULL(out_data);
-  const ferry::ListObj* obj = ListFromHandle(list, "FerryListGetData");
+  const ferry::ListNode* obj = ListFromHandle(list, "FerryListGetData");
   *out_size = static_cast<int64_t>(obj->data.size());
   *out_data = reinterpret_cast<const FerryAny*>(obj->data.get()->begin());
   FERRY_C_API_END();

@@ -3,7 +3,8 @@
 #include "ferry/object.h"
 
 #include <atomic>   // lock-free reads of the type table
-#include <cstdlib>  // realloc for the deferred-free queue
+#include <cstdio>   // DCheckFailed's message
+#include <cstdlib>  // realloc for the deferred-free queue, abort
 #include <memory>   // std::unique_ptr of table entries
 #include <mutex>    // registration lock
 #include <string>
@@ -104,6 +105,7 @@ class TypeTable {
       index = next_dynamic_index_;
       next_dynamic_index_ += num_slots;
     }
+    FERRY_DCHECK(index >= kFerryStaticObjectBegin && index < kMaxTypes);
     auto entry = std::make_unique<TypeEntry>();
     entry->key = key;
     entry->ancestors = parent->ancestors;
@@ -264,6 +266,12 @@ bool QueueFree(FreeState& state, PendingFree pending) noexcept {
 }
 
 }  // namespace
+
+void DCheckFailed(const char* cond, const char* file, int line) noexcept {
+  std::fprintf(stderr, "%s:%d: FERRY_DCHECK failed: %s\n", file, line, cond);
+  std::fflush(stderr);
+  std::abort();
+}
 
 void ObjectFreeGuarded(FerryObject* obj, void (*destroy)(FerryObject*)) noexcept {
   FreeState& state = free_state;

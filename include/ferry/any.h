@@ -4,15 +4,21 @@
 /// `FerryAny`. Conversions out of them are checked; a wrong type is a TypeError that names the
 /// expected type and the actual type key, and an integer out of range is an OverflowError.
 ///
+/// Three verbs, one result shape each (as LLVM's cast, dyn_cast):
+///   `cast<T>()`      T, or a TypeError: for every T a cell converts to;
+///   `try_cast<T>()`  std::optional<T>, nullopt instead of the error: for the same T;
+///   `as<XNode>()`    `const XNode*` or nullptr, for a node (Object) type, as ObjectRef::as.
+/// `as<T>()` with any other T is the older spelling of `try_cast<T>()` (std::optional<T>).
+///
 ///     Any v = 42;
-///     int64_t x = v.cast<int64_t>();              // throws TypeError if not an int
-///     std::optional<double> d = v.as<double>();   // nullopt instead of throwing
+///     int64_t x = v.cast<int64_t>();                     // throws TypeError if not an int
+///     std::optional<double> d = v.try_cast<double>();    // nullopt instead of throwing
 #ifndef FERRY_ANY_H_
 #define FERRY_ANY_H_
 
 #include <cstring>      // memcpy for inline strings
 #include <limits>       // integer ranges
-#include <optional>     // as<T>()
+#include <optional>     // try_cast<T>()
 #include <string>       // std::string conversions
 #include <type_traits>  // TypeTraits dispatch
 #include <utility>      // std::move
@@ -286,7 +292,7 @@ struct TypeTraits<std::string> {
 template <typename Ref>
 struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
                                         !details::HasCustomRefTraits<Ref>::value>> {
-  using Node = typename Ref::ContainerType;
+  using Target = typename Ref::ContainerType;
   static constexpr bool kEnabled = true;
   static void CopyToAnyView(const Ref& src, FerryAny* out) {
     if (!src.defined()) {
@@ -310,9 +316,9 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
   static bool Check(const FerryAny* v) {
     if (v->type_index == kFerryNone) return Ref::_type_is_nullable;
     if (details::IsObjectIndex(v->type_index)) {
-      return details::ObjectUnsafe::FromHeader(v->v_obj)->IsInstance<Node>();
+      return details::ObjectUnsafe::FromHeader(v->v_obj)->IsInstance<Target>();
     }
-    if constexpr (std::is_base_of_v<Node, StringObj>) {
+    if constexpr (std::is_base_of_v<Target, StringObj>) {
       return v->type_index == kFerryRawStr || v->type_index == kFerrySmallStr;
     }
     return false;
@@ -324,17 +330,17 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
     }
     if (details::IsObjectIndex(v->type_index)) {
       Object* obj = details::ObjectUnsafe::FromHeader(v->v_obj);
-      if (!obj->IsInstance<Node>()) return std::nullopt;
+      if (!obj->IsInstance<Target>()) return std::nullopt;
       return Ref(details::ObjectUnsafe::PtrFromRaw<Object>(obj));
     }
     // Strings in their plain forms become String objects where a String is acceptable.
-    if constexpr (std::is_base_of_v<Node, StringObj>) {
+    if constexpr (std::is_base_of_v<Target, StringObj>) {
       std::string_view view;
       if (details::AnyToStringView(v, &view)) return Ref(String(view));
     }
     return std::nullopt;
   }
-  static std::string TypeStr() { return Node::_type_key; }
+  static std::string TypeStr() { return Target::_type_key; }
 };
 
 /// Any and AnyView pass through typed calls unchanged (an Any argument takes a reference).
@@ -427,7 +433,13 @@ class AnyView {
   T cast() const {
     return details::CastCell<T>(&data_);
   }
-  /// The value as `T` if it is one: std::optional<T>, or `const T*` for object types.
+  /// The value as `T` if it is one, else std::nullopt; the T of cast<T>().
+  template <typename T>
+  std::optional<T> try_cast() const {
+    return TypeTraitsOf<T>::TryCast(&data_);
+  }
+  /// For a node type `XNode`: `const XNode*` to the object if it is one, else nullptr. For any
+  /// other T: try_cast<T>() (its older spelling, kept).
   template <typename T>
   auto as() const {
     return details::AsCell<T>(&data_);
@@ -491,6 +503,10 @@ class Any {
   template <typename T>
   T cast() const {
     return details::CastCell<T>(&data_);
+  }
+  template <typename T>
+  std::optional<T> try_cast() const {
+    return TypeTraitsOf<T>::TryCast(&data_);
   }
   template <typename T>
   auto as() const {

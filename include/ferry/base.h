@@ -13,10 +13,26 @@
 ///     try { ... } catch (...) { FERRY_RETHROW_FORCED_UNWIND(); ... }
 #define FERRY_RETHROW_FORCED_UNWIND() ::ferry::details::RethrowIfForcedUnwind()
 
+/// Debug-only invariant check, for invariants whose violation would otherwise corrupt memory
+/// silently (a reference count on destruction, a type index out of its range). Without NDEBUG
+/// (Debug builds, such as the sanitizer build of scripts/test.sh) a false `cond` prints the
+/// condition and its place and aborts; with NDEBUG (release) it is compiled out: `cond` is not
+/// evaluated. Checks that must hold in release builds use FERRY_ICHECK (ferry/error.h).
+///
+///     FERRY_DCHECK(header->ref_counter <= 1);
+#ifndef NDEBUG
+#define FERRY_DCHECK(cond) \
+  (FERRY_LIKELY(cond) ? (void)0 : ::ferry::details::DCheckFailed(#cond, __FILE__, __LINE__))
+#else
+#define FERRY_DCHECK(cond) ((void)sizeof((cond) ? 1 : 0))
+#endif
+
 namespace ferry {
 namespace details {
 /// Rethrows the exception being handled if it is thread cancellation; call only in a catch block.
 FERRY_DLL void RethrowIfForcedUnwind();
+/// FERRY_DCHECK's failure: prints "file:line: FERRY_DCHECK failed: cond" to stderr and aborts.
+[[noreturn]] FERRY_DLL void DCheckFailed(const char* cond, const char* file, int line) noexcept;
 }  // namespace details
 }  // namespace ferry
 

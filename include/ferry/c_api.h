@@ -2,9 +2,23 @@
 /// The stable C ABI of Ferry: the object header, the value cell, the type-index table and the
 /// functions every other language (and every other C++ compiler) uses to talk to libferry.
 ///
-/// This is the only C header of the project; it compiles as C99. Every function returns 0 on
-/// success and -1 on failure; on failure the error is kept per thread as an Error object and
-/// taken with FerryErrorMoveFromRaised. No C++ exception ever crosses this boundary.
+/// This is the only C header of the project; it compiles as C99. No C++ exception ever crosses
+/// this boundary. Two rules hold for every function (tests/python/test_source_rules.py checks
+/// the first):
+///
+/// Return values. Every function returns `int`: 0 on success, -1 on failure, the error then
+/// kept per thread as an Error object and taken with FerryErrorMoveFromRaised. The exceptions
+/// are the four that cannot fail: FerryErrorSetRaised, FerryErrorSetRaisedFromCStr and
+/// FerryErrorMoveFromRaised, which move the thread's error itself and return void (raising cannot
+/// report an error of its own), and FerryErrorBuiltinKinds, which returns its static table.
+///
+/// Results. Results come back through `out_*` pointers and the `result` cell of a call; a
+/// function overwrites them without releasing what they held. After a success they are owned by
+/// the caller when the function says "new reference" or the result is a cell (release a cell with
+/// FerryAnyRelease), borrowed otherwise; after a failure they own nothing and must not be read.
+/// A call's `result` cell is the one result defined after a failure: it holds None.
+/// FerryFunctionCall sets it to None first; a FerryFunctionSafeCall or FerryFunctionCallback
+/// receives it holding None and leaves it None when it fails.
 ///
 ///     int32_t index;
 ///     if (FerryTypeKeyToIndex("ferry.String", &index) != 0) { /* take the error */ }
@@ -315,7 +329,8 @@ FERRY_DLL int FerryListSetItem(FerryObjectHandle list, int64_t index, const Ferr
 // Functions.
 //
 // Arguments are borrowed: the callee must not release them. The result cell arrives holding
-// None; the callee stores an owned value there, which the caller releases with FerryAnyRelease.
+// None; the callee stores an owned value there, which the caller releases with FerryAnyRelease,
+// and leaves it None when it fails (the rule "Results" at the top).
 
 /// The C entry point of every Function object: `self` is the function's own handle.
 typedef int (*FerryFunctionSafeCall)(void* self, const FerryAny* args, int32_t num_args,
@@ -330,7 +345,8 @@ typedef int (*FerryFunctionCallback)(void* resource, const FerryAny* args, int32
 FERRY_DLL int FerryFunctionCreate(void* resource, FerryFunctionCallback callback,
                                   void (*resource_deleter)(void* resource),
                                   FerryObjectHandle* out_func);
-/// Calls a Function. `*result` is overwritten (not released) with the owned result.
+/// Calls a Function. `*result` is overwritten (not released): None at once, then the owned
+/// result on success; it holds None after a failure.
 FERRY_DLL int FerryFunctionCall(FerryObjectHandle func, const FerryAny* args, int32_t num_args,
                                 FerryAny* result);
 /// The entry point FerryFunctionCall calls after checking its arguments. A frontend that calls

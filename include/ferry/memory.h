@@ -42,6 +42,9 @@ inline void FreeBytes(void* ptr) {
 /// Runs the destructor of a `T` made by the allocators below and frees its block.
 template <typename T>
 void ObjectDestroy(FerryObject* header) noexcept {
+  // The last owner's drop leaves the count at 1 (DecRef's fast path) or 0; more means a holder
+  // still points at the block being freed.
+  FERRY_DCHECK(__atomic_load_n(&header->ref_counter, __ATOMIC_RELAXED) <= 1);
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
   obj->~T();
   FreeBytes<T>(obj);
@@ -73,6 +76,7 @@ inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
     FreeBytes<T>(mem);
     throw;
   }
+  FERRY_DCHECK(type_index >= kFerryStaticObjectBegin);  // an object type, not a value's
   ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T>);
   return ObjectUnsafe::PtrFromNew<T>(obj);
 }

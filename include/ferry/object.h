@@ -310,6 +310,9 @@ inline bool Object::IsInstance() const {
     // The unseen hint fails the slot test, so the hit costs no extra branch.
     const int32_t begin = T::_TypeIndexHint();
     const int32_t index = header_.type_index;
+    // A header whose index is not an object type's (a freed or overwritten block) would make
+    // the range checks below answer for an unrelated type.
+    FERRY_DCHECK(index >= kFerryStaticObjectBegin);
     if (details::TypeIndexInSlots<T>(index, begin)) return true;
     if (FERRY_UNLIKELY(begin == details::kTypeIndexUnseen)) {
       return details::TypeIndexIsInstanceUnseen<T>(index);
@@ -421,13 +424,13 @@ inline bool Object::IsInstance() const {
 template <typename SubRef, typename BaseRef>
 inline SubRef Downcast(BaseRef ref) {
   static_assert(std::is_base_of_v<ObjectRef, SubRef>, "Downcast<R>(): R must be an ObjectRef");
-  using Node = typename SubRef::ContainerType;
+  using Target = typename SubRef::ContainerType;
   if (ref.defined()) {
-    if (!ref.get()->template IsInstance<Node>()) {
-      details::ThrowDowncastError(ref.get()->type_index(), Node::_type_key);
+    if (!ref.get()->template IsInstance<Target>()) {
+      details::ThrowDowncastError(ref.get()->type_index(), Target::_type_key);
     }
   } else if (!SubRef::_type_is_nullable) {
-    details::ThrowDowncastError(kFerryNone, Node::_type_key);
+    details::ThrowDowncastError(kFerryNone, Target::_type_key);
   }
   return SubRef(details::ObjectUnsafe::MovePtr(std::move(ref)));
 }

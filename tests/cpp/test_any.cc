@@ -215,6 +215,29 @@ TEST(Any, CastsInPlaceWithTheSameErrorsAsAnyView) {
   EXPECT_EQ(p.use_count(), 2) << "as<Node> and a failed as<T> take no reference";
 }
 
+TEST(Any, EachCastingVerbHasOneResultShape) {
+  // cast<T>: T or an error; try_cast<T>: std::optional<T> for every T; as<XNode>: const XNode*.
+  Point p(make_object<PointNode>());
+  const Any a = p;
+  const AnyView view = a;
+  static_assert(std::is_same_v<decltype(a.try_cast<int64_t>()), std::optional<int64_t>>);
+  static_assert(std::is_same_v<decltype(a.try_cast<Point>()), std::optional<Point>>);
+  static_assert(std::is_same_v<decltype(view.try_cast<String>()), std::optional<String>>);
+  static_assert(std::is_same_v<decltype(a.as<PointNode>()), const PointNode*>);
+  static_assert(std::is_same_v<decltype(view.as<PointNode>()), const PointNode*>);
+  // The older spelling: as<T> of a value or reference type is try_cast<T>.
+  static_assert(std::is_same_v<decltype(a.as<int64_t>()), decltype(a.try_cast<int64_t>())>);
+  static_assert(std::is_same_v<decltype(a.as<Point>()), decltype(a.try_cast<Point>())>);
+  EXPECT_EQ(a.try_cast<Point>()->get(), p.get());
+  EXPECT_EQ(view.try_cast<int64_t>(), std::nullopt);
+  EXPECT_EQ(Any(300).try_cast<int16_t>(), int16_t{300});
+  EXPECT_EQ(Any(300).try_cast<int8_t>(), std::nullopt) << "out of range: nullopt, no throw";
+  EXPECT_EQ(Any(2.5).try_cast<double>(), 2.5);
+  EXPECT_EQ(view.as<PointNode>(), p.get());
+  EXPECT_EQ(view.as<StringObj>(), nullptr);
+  EXPECT_EQ(p.use_count(), 2) << "as<Node> and a failed try_cast take no reference";
+}
+
 TEST(Any, NotNullableReferencesRejectNone) {
   ExpectError([&] { Any().cast<String>(); }, "TypeError", {"ferry.String"});
   EXPECT_FALSE(Any().as<String>().has_value());

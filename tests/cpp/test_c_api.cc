@@ -66,4 +66,42 @@ TEST(CApi, HandleIsTheObjectAddress) {
   EXPECT_EQ(static_cast<FerryObject*>(handle)->type_index, kFerryString);
 }
 
+TEST(CApi, ACallsResultCellHoldsNoneAfterAFailure) {
+  // The rule "Results" of c_api.h: FerryFunctionCall presets None, whatever fails.
+  ferry::Function throws = ferry::Function::FromTyped([](int64_t x) -> int64_t {
+    if (x < 0) FERRY_THROW(ferry::ValueError) << "negative";
+    return x;
+  });
+  FerryObjectHandle handle =
+      const_cast<ferry::Object*>(static_cast<const ferry::Object*>(throws.get()));
+  auto garbage = [] {
+    FerryAny cell;
+    cell.type_index = kFerryInt;
+    cell.small_len = 0;
+    cell.v_int64 = 12345;
+    return cell;
+  };
+  FerryAny result = garbage();
+  EXPECT_EQ(FerryFunctionCall(handle, nullptr, -1, &result), -1) << "a bad argument array";
+  EXPECT_EQ(result.type_index, kFerryNone);
+  FerryObjectHandle error = nullptr;
+  FerryErrorMoveFromRaised(&error);
+  ASSERT_NE(error, nullptr);
+  FerryObjectDecRef(error);
+
+  FerryAny arg = garbage();
+  arg.v_int64 = -1;
+  result = garbage();
+  EXPECT_EQ(FerryFunctionCall(handle, &arg, 1, &result), -1) << "the function throws";
+  EXPECT_EQ(result.type_index, kFerryNone);
+  FerryErrorMoveFromRaised(&error);
+  ASSERT_NE(error, nullptr);
+  FerryObjectDecRef(error);
+
+  arg.v_int64 = 7;
+  EXPECT_EQ(FerryFunctionCall(handle, &arg, 1, &result), 0);
+  EXPECT_EQ(result.type_index, kFerryInt);
+  EXPECT_EQ(result.v_int64, 7);
+}
+
 }  // namespace

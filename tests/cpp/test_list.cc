@@ -15,6 +15,13 @@ namespace {
 using namespace ferry;
 using ferry_test::ExpectError;
 
+TEST(List, TheDataClassesAreNodesAndKeepTheirOlderNames) {
+  // ListNode and DictNode list reflected fields, so they are nodes (docs/object_model.md).
+  static_assert(std::is_same_v<ListObj, ListNode> && std::is_same_v<DictObj, DictNode>);
+  EXPECT_NE(GetNodeInfo(List<Any>().get()), nullptr);
+  EXPECT_NE(GetNodeInfo(Dict<Any, Any>().get()), nullptr);
+}
+
 TEST(List, AMutationIsSeenByEveryHolder) {
   List<int64_t> xs = {1, 2};
   List<int64_t> same = xs;

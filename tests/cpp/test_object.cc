@@ -642,3 +642,26 @@ TEST(Release, DeepChainsOnManyThreads) {
 }
 
 }  // namespace
+
+namespace {
+TEST(DCheck, OnWithoutNdebugAndNotEvaluatedWithIt) {
+  int evaluated = 0;
+  FERRY_DCHECK(++evaluated > 0);
+#ifdef NDEBUG
+  EXPECT_EQ(evaluated, 0) << "a release build compiles FERRY_DCHECK out";
+#else
+  EXPECT_EQ(evaluated, 1);
+  // A freed object still held elsewhere: its destroy finds a count above one and aborts (in a
+  // child process) naming the condition.
+  EXPECT_DEATH(
+      {
+        ObjectPtr<Object> obj = make_object<Object>();
+        FerryObject* header = details::ObjectUnsafe::GetHeader(obj.get());
+        FerryObjectIncRef(header);
+        header->deleter(header);
+      },
+      "FERRY_DCHECK failed: .*ref_counter.* <= 1");
+  EXPECT_DEATH(FERRY_DCHECK(evaluated == 2), "test_object.cc.*FERRY_DCHECK failed: evaluated == 2");
+#endif
+}
+}  // namespace

@@ -60,3 +60,35 @@ def test_every_catch_all_lets_thread_cancellation_through():
             bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()} -> {nxt}")
     assert checked >= 15, checked  # the scan found the handlers
     assert not bad, "catch (...) without FERRY_RETHROW_FORCED_UNWIND() first:\n" + "\n".join(bad)
+
+
+# The rule "Return values" of c_api.h: every exported function returns int, but these four.
+C_API_NOT_INT = {
+    "FerryErrorSetRaised": "void",
+    "FerryErrorSetRaisedFromCStr": "void",
+    "FerryErrorMoveFromRaised": "void",
+    "FerryErrorBuiltinKinds": "const char* const*",
+}
+
+
+def test_every_c_api_function_returns_int_but_the_four_named():
+    text = (ROOT / "include/ferry/c_api.h").read_text()
+    declared = re.findall(r"^FERRY_DLL\s+(.+?)\s*\b(Ferry\w+)\(", text, re.M)
+    assert len(declared) > 40, "the declarations were not found"
+    returns = {name: " ".join(ret.split()) for ret, name in declared}
+    others = {name: ret for name, ret in returns.items() if name in C_API_NOT_INT}
+    assert others == C_API_NOT_INT
+    assert {name: ret for name, ret in returns.items() if ret != "int"} == C_API_NOT_INT
+
+
+def test_cmake_lists_every_library_source():
+    # The libraries' sources are listed in CMake (so a subproject build sees no glob); a file
+    # added to src/ or python/src/ without its line would be left out of the library.
+    for cmake, folder in (("CMakeLists.txt", "src"), ("python/CMakeLists.txt", "python/src")):
+        text = (ROOT / cmake).read_text()
+        block = re.search(r"set\((FERRY_SOURCES|FERRY_PY_SOURCES)\n(.*?)\)", text, re.S)
+        assert block, f"{cmake}: the source list was not found"
+        listed = sorted(block.group(2).split())
+        prefix = "src/"
+        on_disk = sorted(prefix + p.name for p in (ROOT / folder).glob("*.cc"))
+        assert listed == on_disk, f"{cmake} lists {listed}, {folder}/ holds {on_disk}"

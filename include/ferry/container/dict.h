@@ -9,7 +9,7 @@
 ///     same.Set("b", 2);                 // d.size() == 2 too
 ///     Map<String, int64_t> snap = d.ToMap();   // an immutable snapshot, O(1)
 ///
-/// A `DictObj` holds its entries in a `Map<Any, Any>` it alone writes to; a snapshot shares
+/// A `DictNode` holds its entries in a `Map<Any, Any>` it alone writes to; a snapshot shares
 /// that storage until the dict's next write copies it. Reads are safe from many threads while
 /// nobody writes; writes are not synchronized.
 #ifndef FERRY_CONTAINER_DICT_H_
@@ -27,7 +27,7 @@ namespace ferry {
 
 /// The storage of every Dict: its entries, reflected as the one field `data` (so structural
 /// equality and hashing, JSON, pickle and Repr treat a Dict as a node holding a Map).
-class DictObj : public Object {
+class DictNode : public Object {
  public:
   Map<Any, Any> data;
 
@@ -38,10 +38,10 @@ class DictObj : public Object {
   static constexpr bool _type_sequal_by_fields = true;
   static constexpr const char* _type_key = "ferry.Dict";
   static constexpr bool _type_final = true;
-  FERRY_DECLARE_BUILTIN_OBJECT_INFO_(DictObj, Object, kFerryDict);
+  FERRY_DECLARE_BUILTIN_OBJECT_INFO_(DictNode, Object, kFerryDict);
 };
 
-/// A typed view of a DictObj. `K` and `V` are types with TypeTraits (Any for untyped).
+/// A typed view of a DictNode. `K` and `V` are types with TypeTraits (Any for untyped).
 template <typename K, typename V>
 class Dict : public ObjectRef {
   static_assert(TypeTraitsOf<K>::kEnabled && TypeTraitsOf<V>::kEnabled,
@@ -53,7 +53,7 @@ class Dict : public ObjectRef {
   using iterator = typename Map<K, V>::iterator;
 
   /// A new empty dict (each one its own object).
-  Dict() : ObjectRef(make_object<DictObj>()) {}
+  Dict() : ObjectRef(make_object<DictNode>()) {}
   Dict(std::initializer_list<std::pair<K, V>> init) : Dict(init.begin(), init.end()) {}
   template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
   Dict(It first, It last) : Dict() {
@@ -65,7 +65,7 @@ class Dict : public ObjectRef {
         const_cast<Object*>(static_cast<const Object*>(map.get()))));
   }
 
-  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(Dict, ObjectRef, DictObj);
+  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(Dict, ObjectRef, DictNode);
 
   size_t size() const { return get()->data.size(); }
   bool empty() const { return get()->data.empty(); }
@@ -92,7 +92,7 @@ class Dict : public ObjectRef {
   Map<K, V> ToMap() const { return Typed(); }
 
  private:
-  DictObj* obj() const { return const_cast<DictObj*>(get()); }
+  DictNode* obj() const { return const_cast<DictNode*>(get()); }
   Map<K, V> Typed() const {
     return Map<K, V>(details::ObjectUnsafe::PtrFromRaw<Object>(
         const_cast<Object*>(static_cast<const Object*>(get()->data.get()))));
@@ -102,12 +102,12 @@ class Dict : public ObjectRef {
 namespace details {
 template <typename K, typename V>
 struct HasCustomRefTraits<Dict<K, V>> : std::true_type {};
-/// A new DictObj holding the entries of a MapObj cell (a Dict parameter given a Map: a copy the
+/// A new DictNode holding the entries of a MapObj cell (a Dict parameter given a Map: a copy the
 /// caller does not see mutated).
 FERRY_DLL ObjectPtr<Object> DictFromMapCell(const FerryAny* map);
 }  // namespace details
 
-/// A dict travels as its DictObj. Reading `Dict<K, V>` back checks every entry (O(n)) and
+/// A dict travels as its DictNode. Reading `Dict<K, V>` back checks every entry (O(n)) and
 /// shares the dict; a Map (a Python dict, say) is accepted too, as a new Dict holding its
 /// entries.
 template <typename K, typename V>
@@ -146,11 +146,14 @@ struct TypeTraits<Dict<K, V>> {
       return true;
     }
     if (v->type_index != kFerryDict) return false;
-    const auto* dict = static_cast<const DictObj*>(details::ObjectUnsafe::FromHeader(v->v_obj));
+    const auto* dict = static_cast<const DictNode*>(details::ObjectUnsafe::FromHeader(v->v_obj));
     TypeTraits<ObjectRef>::CopyToAnyView(dict->data, out);
     return true;
   }
 };
+
+/// The name of DictNode before it was a node by the naming rule of docs/object_model.md; kept.
+using DictObj = DictNode;
 
 }  // namespace ferry
 

@@ -8,7 +8,7 @@
 ///     same.push_back(3);            // xs.size() == 3 too
 ///     Array<int64_t> snap = xs.ToArray();   // an immutable snapshot, O(1)
 ///
-/// A `ListObj` holds its elements in an `Array<Any>` it alone writes to; a snapshot shares that
+/// A `ListNode` holds its elements in an `Array<Any>` it alone writes to; a snapshot shares that
 /// storage until the list's next write copies it (the Array's copy-on-write), so a snapshot
 /// never changes. Reads are safe from many threads while nobody writes; writes are not
 /// synchronized.
@@ -27,7 +27,7 @@ namespace ferry {
 
 /// The storage of every List: its elements, reflected as the one field `data` (so structural
 /// equality and hashing, JSON, pickle and Repr treat a List as a node holding an Array).
-class ListObj : public Object {
+class ListNode : public Object {
  public:
   Array<Any> data;
 
@@ -38,10 +38,10 @@ class ListObj : public Object {
   static constexpr bool _type_sequal_by_fields = true;
   static constexpr const char* _type_key = "ferry.List";
   static constexpr bool _type_final = true;
-  FERRY_DECLARE_BUILTIN_OBJECT_INFO_(ListObj, Object, kFerryList);
+  FERRY_DECLARE_BUILTIN_OBJECT_INFO_(ListNode, Object, kFerryList);
 };
 
-/// A typed view of a ListObj. `T` is a type with TypeTraits (Any for untyped); reading an
+/// A typed view of a ListNode. `T` is a type with TypeTraits (Any for untyped); reading an
 /// element converts it (TypeError naming it when it does not).
 template <typename T>
 class List : public ObjectRef {
@@ -53,7 +53,7 @@ class List : public ObjectRef {
   using iterator = typename Array<T>::iterator;
 
   /// A new empty list (each one its own object).
-  List() : ObjectRef(make_object<ListObj>()) {}
+  List() : ObjectRef(make_object<ListNode>()) {}
   List(std::initializer_list<T> init) : List(init.begin(), init.end()) {}
   template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
   List(It first, It last) : List() {
@@ -62,7 +62,7 @@ class List : public ObjectRef {
   /// A new list holding the elements of `array` (a copy: the array never changes).
   explicit List(const Array<T>& array) : List() { obj()->data = Array<Any>(Untyped(array)); }
 
-  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(List, ObjectRef, ListObj);
+  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(List, ObjectRef, ListNode);
 
   size_t size() const { return get()->data.size(); }
   bool empty() const { return get()->data.empty(); }
@@ -106,7 +106,7 @@ class List : public ObjectRef {
   Array<T> ToArray() const { return Typed(); }
 
  private:
-  ListObj* obj() const { return const_cast<ListObj*>(get()); }
+  ListNode* obj() const { return const_cast<ListNode*>(get()); }
   Array<T> Typed() const {
     return Array<T>(details::ObjectUnsafe::PtrFromRaw<Object>(
         const_cast<Object*>(static_cast<const Object*>(get()->data.get()))));
@@ -132,12 +132,12 @@ class List : public ObjectRef {
 namespace details {
 template <typename T>
 struct HasCustomRefTraits<List<T>> : std::true_type {};
-/// A new ListObj holding the elements of an ArrayObj cell (a List parameter given an Array: a
+/// A new ListNode holding the elements of an ArrayObj cell (a List parameter given an Array: a
 /// copy the caller does not see mutated).
 FERRY_DLL ObjectPtr<Object> ListFromArrayCell(const FerryAny* array);
 }  // namespace details
 
-/// A list travels as its ListObj. Reading `List<T>` back checks every element (O(n)) and
+/// A list travels as its ListNode. Reading `List<T>` back checks every element (O(n)) and
 /// shares the list; an Array (a Python list, say) is accepted too, as a new List holding its
 /// elements.
 template <typename T>
@@ -174,11 +174,14 @@ struct TypeTraits<List<T>> {
       return true;
     }
     if (v->type_index != kFerryList) return false;
-    const auto* list = static_cast<const ListObj*>(details::ObjectUnsafe::FromHeader(v->v_obj));
+    const auto* list = static_cast<const ListNode*>(details::ObjectUnsafe::FromHeader(v->v_obj));
     TypeTraits<ObjectRef>::CopyToAnyView(list->data, out);
     return true;
   }
 };
+
+/// The name of ListNode before it was a node by the naming rule of docs/object_model.md; kept.
+using ListObj = ListNode;
 
 }  // namespace ferry
 
