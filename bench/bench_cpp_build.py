@@ -39,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-SCHEMA = '''\
+SCHEMA = """\
 from ferry.tschema import Object, declare, ty
 
 
@@ -87,9 +87,9 @@ class BCallNode(BExprNode):
     type_key = "bbench.Call"
     op: ty.String
     args: ty.Array[BExprNode]
-'''
+"""
 
-PASS = '''\
+PASS = """\
 #include "bbench_schema.h"
 
 BExpr Fold(BExpr e) {
@@ -113,15 +113,15 @@ BExpr Fold(BExpr e) {
 }
 
 FERRY_REGISTER_GLOBAL("bbench.fold").set_body_typed(Fold);
-'''
+"""
 
-CMAKE = '''\
+CMAKE = """\
 cmake_minimum_required(VERSION 3.18)
 project(bbench LANGUAGES CXX)
 add_library(bbench SHARED bbench_schema.cc fold.cc)
 target_include_directories(bbench PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}} "{include}")
 target_link_libraries(bbench PRIVATE "{lib}")
-'''
+"""
 
 FLAGS = "-O3 -DNDEBUG -g"
 
@@ -148,32 +148,36 @@ def children_cpu() -> float:
 
 def python_timed(code: str, env, cwd) -> float:
     """Seconds the timed part of `code` reports (it prints them), run in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
     return float(out.strip().splitlines()[-1])
 
 
-BUILD = ("import time, ferry.cpp\n"
-         "t = time.perf_counter()\n"
-         "ferry.cpp.build('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
-         "print(time.perf_counter() - t)\n")
-BUILD_TWICE = ("import time, ferry.cpp\n"
-               "ferry.cpp.build('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
-               "n = 50\n"
-               "t = time.perf_counter()\n"
-               "for _ in range(n):\n"
-               "    ferry.cpp.build('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
-               "print((time.perf_counter() - t) / n)\n")
-LOAD = ("import time, ferry, ferry.cpp\n"
-        "t = time.perf_counter()\n"
-        "m = ferry.cpp.load('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
-        "dt = time.perf_counter() - t\n"
-        "assert m.fold(m.BAdd(m.BConst(1), m.BConst(2))).value == 3\n"
-        "print(dt)\n")
-IMPORT = ("import time\n"
-          "t = time.perf_counter()\n"
-          "import ferry\n"
-          "print(time.perf_counter() - t)\n")
+BUILD = (
+    "import time, ferry.cpp\n"
+    "t = time.perf_counter()\n"
+    "ferry.cpp.build('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
+    "print(time.perf_counter() - t)\n"
+)
+BUILD_TWICE = (
+    "import time, ferry.cpp\n"
+    "ferry.cpp.build('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
+    "n = 50\n"
+    "t = time.perf_counter()\n"
+    "for _ in range(n):\n"
+    "    ferry.cpp.build('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
+    "print((time.perf_counter() - t) / n)\n"
+)
+LOAD = (
+    "import time, ferry, ferry.cpp\n"
+    "t = time.perf_counter()\n"
+    "m = ferry.cpp.load('bbench', ['fold.cc'], schema='bbench_schema.py')\n"
+    "dt = time.perf_counter() - t\n"
+    "assert m.fold(m.BAdd(m.BConst(1), m.BConst(2))).value == 3\n"
+    "print(dt)\n"
+)
+IMPORT = "import time\nt = time.perf_counter()\nimport ferry\nprint(time.perf_counter() - t)\n"
 
 
 def main() -> None:
@@ -191,17 +195,40 @@ def main() -> None:
         proj = work / "cmake_project"
         proj.mkdir()
         shutil.copy(work / "fold.cc", proj / "fold.cc")
-        subprocess.run([sys.executable, "-m", "ferry.tschema", "generate", "-q",
-                        str(work / "bbench_schema.py"), "--header", str(proj / "bbench_schema.h"),
-                        "--source", str(proj / "bbench_schema.cc"), "--guard",
-                        "BBENCH_SCHEMA_H_"], env=env_with(work / "unused"), check=True)
-        (proj / "CMakeLists.txt").write_text(CMAKE.format(
-            include=libinfo.include_dir(), lib=os.path.realpath(libinfo.lib_path())))
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ferry.tschema",
+                "generate",
+                "-q",
+                str(work / "bbench_schema.py"),
+                "--header",
+                str(proj / "bbench_schema.h"),
+                "--source",
+                str(proj / "bbench_schema.cc"),
+                "--guard",
+                "BBENCH_SCHEMA_H_",
+            ],
+            env=env_with(work / "unused"),
+            check=True,
+        )
+        (proj / "CMakeLists.txt").write_text(
+            CMAKE.format(include=libinfo.include_dir(), lib=os.path.realpath(libinfo.lib_path()))
+        )
 
         cpu = {"ferry.cpp cold": [], "cmake cold": []}
-        rows = {k: [] for k in ("ferry.cpp cold", "cmake cold", "cached build(), fresh process",
-                                "cached build(), same process", "cached load(), fresh process",
-                                "import ferry")}
+        rows = {
+            k: []
+            for k in (
+                "ferry.cpp cold",
+                "cmake cold",
+                "cached build(), fresh process",
+                "cached build(), same process",
+                "cached load(), fresh process",
+                "import ferry",
+            )
+        }
         for run in range(args.runs):
             cache = work / f"cache{run}"
             env = env_with(cache)
@@ -215,14 +242,29 @@ def main() -> None:
                 else:
                     build = work / f"cmake_build{run}"
                     start = time.perf_counter()
-                    subprocess.run(["cmake", "-S", str(proj), "-B", str(build), "-G", "Ninja",
-                                    "-DCMAKE_BUILD_TYPE=Release",
-                                    f"-DCMAKE_CXX_FLAGS_RELEASE={FLAGS}",
-                                    "-DCMAKE_CXX_STANDARD=17", "-DCMAKE_CXX_EXTENSIONS=OFF",
-                                    "-DCMAKE_POSITION_INDEPENDENT_CODE=ON"],
-                                   check=True, stdout=subprocess.DEVNULL)
-                    subprocess.run(["cmake", "--build", str(build), "-j2"], check=True,
-                                   stdout=subprocess.DEVNULL)
+                    subprocess.run(
+                        [
+                            "cmake",
+                            "-S",
+                            str(proj),
+                            "-B",
+                            str(build),
+                            "-G",
+                            "Ninja",
+                            "-DCMAKE_BUILD_TYPE=Release",
+                            f"-DCMAKE_CXX_FLAGS_RELEASE={FLAGS}",
+                            "-DCMAKE_CXX_STANDARD=17",
+                            "-DCMAKE_CXX_EXTENSIONS=OFF",
+                            "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
+                        ],
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                    )
+                    subprocess.run(
+                        ["cmake", "--build", str(build), "-j2"],
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                    )
                     rows["cmake cold"].append(time.perf_counter() - start)
                     cpu["cmake cold"].append(children_cpu() - before)
             rows["cached build(), fresh process"].append(python_timed(BUILD, env, work))
@@ -234,15 +276,22 @@ def main() -> None:
             return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1000:.1f} ms"
 
         cold = min(rows["ferry.cpp cold"])
-        print(f"| what | wall, best (median) of {args.runs} | vs ferry.cpp cold | "
-              "CPU of the processes, best (median) |")
+        print(
+            f"| what | wall, best (median) of {args.runs} | vs ferry.cpp cold | "
+            "CPU of the processes, best (median) |"
+        )
         print("|---|---|---|---|")
         for name, values in rows.items():
             best = min(values)
-            used = (f"{fmt(min(cpu[name]))} ({fmt(statistics.median(cpu[name]))})"
-                    if name in cpu else "")
-            print(f"| {name} | {fmt(best)} ({fmt(statistics.median(values))}) | "
-                  f"{best / cold:.3g}x | {used} |")
+            used = (
+                f"{fmt(min(cpu[name]))} ({fmt(statistics.median(cpu[name]))})"
+                if name in cpu
+                else ""
+            )
+            print(
+                f"| {name} | {fmt(best)} ({fmt(statistics.median(values))}) | "
+                f"{best / cold:.3g}x | {used} |"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -28,29 +28,66 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TYPES = ["ty.int64_t", "ty.double", "ty.String", "ty.DataType", "ty.Array[ExprNode]",
-         "ty.Optional[ExprNode]", "ty.Map[ty.String, ExprNode]", "ty.bool", "ExprNode"]
+TYPES = [
+    "ty.int64_t",
+    "ty.double",
+    "ty.String",
+    "ty.DataType",
+    "ty.Array[ExprNode]",
+    "ty.Optional[ExprNode]",
+    "ty.Map[ty.String, ExprNode]",
+    "ty.bool",
+    "ExprNode",
+]
 
 
 def make_schema(n: int, custom_reducers: bool) -> str:
     """ExprNode, 10 groups, and leaves up to `n` nodes, 1-4 fields each; with
     `custom_reducers`, every tenth leaf turns the default reducers off (in-place layout)."""
-    out = ['"""A generated schema of %d nodes."""' % n, "",
-           "from ferry.tschema import Object, declare, ty", "", "",
-           "@declare", "class ExprNode(Object):", '    """The root."""', "",
-           '    type_key = "bench.Expr"', '    namespace = "bench"', ""]
+    out = [
+        '"""A generated schema of %d nodes."""' % n,
+        "",
+        "from ferry.tschema import Object, declare, ty",
+        "",
+        "",
+        "@declare",
+        "class ExprNode(Object):",
+        '    """The root."""',
+        "",
+        '    type_key = "bench.Expr"',
+        '    namespace = "bench"',
+        "",
+    ]
     groups = 10
     for g in range(groups):
-        out += ["", "@declare", f"class Group{g}Node(ExprNode):",
-                f'    """Group {g}.', "", "    Attributes", "    ----------", "    span",
-                '        Where it comes from."""', "", f'    type_key = "bench.Group{g}"',
-                '    span: ty.ObjectRef = ty.field(structural="ignore")', ""]
+        out += [
+            "",
+            "@declare",
+            f"class Group{g}Node(ExprNode):",
+            f'    """Group {g}.',
+            "",
+            "    Attributes",
+            "    ----------",
+            "    span",
+            '        Where it comes from."""',
+            "",
+            f'    type_key = "bench.Group{g}"',
+            '    span: ty.ObjectRef = ty.field(structural="ignore")',
+            "",
+        ]
     for i in range(n - 1 - groups):
         g = i % groups
         fields = [(f"f{j}", TYPES[(i + j) % len(TYPES)]) for j in range(1 + i % 4)]
         custom = custom_reducers and i % 10 == 0
-        out += ["", "@declare", f"class Leaf{i}Node(Group{g}Node):", f'    """Leaf {i}.', "",
-                "    Attributes", "    ----------"]
+        out += [
+            "",
+            "@declare",
+            f"class Leaf{i}Node(Group{g}Node):",
+            f'    """Leaf {i}.',
+            "",
+            "    Attributes",
+            "    ----------",
+        ]
         for name, _ in fields:
             out += [f"    {name}", f"        Field {name} of leaf {i}."]
         out += ['    """', "", f'    type_key = "bench.Leaf{i}"']
@@ -62,22 +99,36 @@ def make_schema(n: int, custom_reducers: bool) -> str:
 
 def make_inplace(n: int) -> tuple:
     groups = 10
-    names = ["ExprNode"] + [f"Group{g}Node" for g in range(groups)] + \
-        [f"Leaf{i}Node" for i in range(n - 1 - groups)]
-    header = ["// Hand-written header with tschema regions.", "#include <ferry/ferry.h>", "",
-              "namespace bench {", ""]
+    names = (
+        ["ExprNode"]
+        + [f"Group{g}Node" for g in range(groups)]
+        + [f"Leaf{i}Node" for i in range(n - 1 - groups)]
+    )
+    header = [
+        "// Hand-written header with tschema regions.",
+        "#include <ferry/ferry.h>",
+        "",
+        "namespace bench {",
+        "",
+    ]
     for name in names:
         header.append(f"// tschema: {name}")
         if name.startswith("Leaf") and int(name[4:-4]) % 10 == 0:
-            header += ["  // tschema: custom-begin",
-                       f"  bool SEqualReduce(const {name}*, ::ferry::SEqualReducer) const {{",
-                       "    return true;", "  }",
-                       "  void SHashReduce(::ferry::SHashReducer) const {}",
-                       "  // tschema: custom-end"]
+            header += [
+                "  // tschema: custom-begin",
+                f"  bool SEqualReduce(const {name}*, ::ferry::SEqualReducer) const {{",
+                "    return true;",
+                "  }",
+                "  void SHashReduce(::ferry::SHashReducer) const {}",
+                "  // tschema: custom-end",
+            ]
         header += ["// tschema: end", ""]
     header += ["}  // namespace bench", ""]
-    cc = ['#include "nodes.h"', "", "namespace bench {"] + \
-        [f"FERRY_REGISTER_NODE_TYPE({name});" for name in names] + ["}", ""]
+    cc = (
+        ['#include "nodes.h"', "", "namespace bench {"]
+        + [f"FERRY_REGISTER_NODE_TYPE({name});" for name in names]
+        + ["}", ""]
+    )
     return "\n".join(header), "\n".join(cc)
 
 
@@ -102,9 +153,13 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "python"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(REPO / "python")] + ([os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ
-                                  else [])))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(REPO / "python")]
+            + ([os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ else [])
+        ),
+    )
     from ferry.tschema import driver
 
     root = Path(tempfile.mkdtemp(prefix="bench_tschema_"))
@@ -115,10 +170,22 @@ def main() -> None:
         (root / "in-place" / "schema.py").write_text(make_schema(args.nodes, True))
         header, cc = make_inplace(args.nodes)
         layouts = {
-            "whole": lambda d: ["--header", d / "nodes.h", "--source", d / "nodes.cc",
-                                "--python", d / "nodes_py.py"],
-            "in-place": lambda d: ["--in-place", d / "nodes.h", "--scan", d / "reg.cc",
-                                   "--python", d / "nodes_py.py"],
+            "whole": lambda d: [
+                "--header",
+                d / "nodes.h",
+                "--source",
+                d / "nodes.cc",
+                "--python",
+                d / "nodes_py.py",
+            ],
+            "in-place": lambda d: [
+                "--in-place",
+                d / "nodes.h",
+                "--scan",
+                d / "reg.cc",
+                "--python",
+                d / "nodes_py.py",
+            ],
         }
         base = [sys.executable, "-m", "ferry.tschema"]
         print(f"tschema, {args.nodes} nodes, best (median) of {args.runs} runs, seconds")
@@ -135,8 +202,9 @@ def main() -> None:
                 fresh += timed(base + ["generate", schema, *outs(d)], env, 1)
             results["generate (writes all)"] = fresh
             d = root / f"{layout}0"
-            results["generate (no change)"] = timed(base + ["generate", schema, *outs(d)], env,
-                                                    args.runs)
+            results["generate (no change)"] = timed(
+                base + ["generate", schema, *outs(d)], env, args.runs
+            )
             results["check"] = timed(base + ["check", schema, *outs(d)], env, args.runs)
             opts = driver.Options([str(schema)])
             flags = outs(d)

@@ -9,6 +9,7 @@ by name: BM_Ferry_X is compared with BM_Floor_X from the same run.
         of callgrind_ops run with N iterations: the inclusive count of Loop<Op> divided by N;
         order.txt (what callgrind_ops printed) lists the operations in program order
 """
+
 import json
 import re
 import sys
@@ -54,9 +55,11 @@ def report_json(paths):
                 extra.append(f"{1e9 / med['items_per_second']:.1f} ns/item")
             if med.get("bytes_per_second"):
                 extra.append(f"{med['bytes_per_second'] / 1e6:.0f} MB/s")
-            print(f"| {name[len('BM_Ferry_'):]} | {fmt_time(med)} | {fmt_cv(aggs)} | "
-                  f"{fmt_time(floor) if floor else ''} | {fmt_cv(floor_aggs)} | {ratio} | "
-                  f"{', '.join(extra)} |")
+            print(
+                f"| {name[len('BM_Ferry_') :]} | {fmt_time(med)} | {fmt_cv(aggs)} | "
+                f"{fmt_time(floor) if floor else ''} | {fmt_cv(floor_aggs)} | {ratio} | "
+                f"{', '.join(extra)} |"
+            )
 
 
 LOOP = re.compile(r"^\s*([\d,]+)\s.*Loop<ferry_bench::(\w+)>")
@@ -78,7 +81,7 @@ def report_callgrind(n, path, order_path=None):
     for op, ir in counts.items():
         if not op.startswith("Ferry_"):
             continue
-        x = op[len("Ferry_"):]
+        x = op[len("Ferry_") :]
         floor = counts.get("Floor_" + x)
         ratio = f"{ir / floor:.2f}x" if floor else ""
         floor_text = f"{floor:.0f}" if floor is not None else ""

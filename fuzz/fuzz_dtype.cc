@@ -19,9 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string printed = parsed.ToString();
   ferry::DataType back(printed);
   if (back != parsed || back.ToString() != printed) {
-    std::fprintf(stderr, "DataType round trip: '%.*s' -> '%s' -> '%s'\n",
-                 static_cast<int>(size), reinterpret_cast<const char*>(data), printed.c_str(),
-                 back.ToString().c_str());
+    std::fprintf(stderr, "DataType round trip: '%.*s' -> '%s' -> '%s'\n", static_cast<int>(size),
+                 reinterpret_cast<const char*>(data), printed.c_str(), back.ToString().c_str());
     std::abort();
   }
   return 0;

@@ -9,6 +9,7 @@ Properties checked on every input, any failure (or any exception) is a finding:
 
 Run by scripts/fuzz.sh: python3 fuzz/fuzz_tschema_markers.py CORPUS_DIR -max_total_time=N
 """
+
 import sys
 
 import atheris
@@ -42,7 +43,7 @@ def check(data: bytes) -> None:
         assert last < r.start < r.stop < len(lines), (last, r.start, r.stop)
         if r.custom is not None:
             assert r.start < r.custom_start < r.custom_stop < r.stop
-            assert r.custom == "".join(lines[r.custom_start:r.custom_stop + 1])
+            assert r.custom == "".join(lines[r.custom_start : r.custom_stop + 1])
         last = r.stop
     out = inplace.render(lines, regions, generate)
     out_lines = inplace.split_lines(out)

@@ -4,7 +4,7 @@
 #include <iomanip>  // quoted
 #include <sstream>  // AnyRepr
 #include <string>
-#include <vector>   // a Map's live entries
+#include <vector>  // a Map's live entries
 
 #include "ferry/container/array.h"
 #include "ferry/container/map.h"

@@ -13,9 +13,7 @@ namespace details {
 /// True when a failed cast to `expected` is an integer that did not fit (an OverflowError).
 bool IsIntegerOutOfRange(const FerryAny* value, const std::string& expected);
 /// The handle of an object, for the C side.
-inline FerryObjectHandle ToHandle(const Object* obj) {
-  return ObjectUnsafe::GetHeader(obj);
-}
+inline FerryObjectHandle ToHandle(const Object* obj) { return ObjectUnsafe::GetHeader(obj); }
 inline Object* FromHandle(FerryObjectHandle handle) {
   return ObjectUnsafe::FromHeader(static_cast<FerryObject*>(handle));
 }
@@ -29,13 +27,13 @@ inline FerryObjectHandle MoveToHandle(ObjectRef&& ref) {
 }  // namespace ferry
 
 #define FERRY_C_API_BEGIN() try {
-#define FERRY_C_API_END()                                \
-  }                                                      \
-  catch (...) {                                          \
-    FERRY_RETHROW_FORCED_UNWIND();                       \
-    ::ferry::details::SetRaisedFromCurrentException();   \
-    return -1;                                           \
-  }                                                      \
+#define FERRY_C_API_END()                              \
+  }                                                    \
+  catch (...) {                                        \
+    FERRY_RETHROW_FORCED_UNWIND();                     \
+    ::ferry::details::SetRaisedFromCurrentException(); \
+    return -1;                                         \
+  }                                                    \
   return 0
 
 /// Rejects a NULL argument with a ValueError naming it.

@@ -1,10 +1,11 @@
 /// \file dtype.cc
 /// Parsing and printing of DataType, and its C ABI.
+#include "ferry/dtype.h"
+
 #include <charconv>  // from_chars: strict, locale-free integer parsing
 #include <string>
 
 #include "c_api_internal.h"
-#include "ferry/dtype.h"
 #include "ferry/error.h"
 #include "ferry/string.h"
 
@@ -49,8 +50,7 @@ DataType::DataType(std::string_view text) : DataType() {
   // The lanes follow the last 'x', which must not be the one inside "complex".
   const size_t name_end = rest.substr(0, 7) == "complex" ? 7 : 0;
   if (size_t x = rest.rfind('x'); x != std::string_view::npos && x >= name_end &&
-                                  x + 1 < rest.size() &&
-                                  rest[x + 1] >= '0' && rest[x + 1] <= '9') {
+                                  x + 1 < rest.size() && rest[x + 1] >= '0' && rest[x + 1] <= '9') {
     if (!ParseInt(rest.substr(x + 1), 1, 65535, &lanes)) fail("lanes must be in [1, 65535]");
     rest = rest.substr(0, x);
   }
@@ -79,7 +79,9 @@ DataType::DataType(std::string_view text) : DataType() {
     *this = DataType(prefix.code, bits, lanes);
     return;
   }
-  fail("unknown type name (expected int, uint, float, bfloat, complex, handle, bool, boolN or void)");
+  fail(
+      "unknown type name (expected int, uint, float, bfloat, complex, handle, bool, boolN or "
+      "void)");
 }
 
 std::string DataType::ToString() const {
@@ -91,14 +93,30 @@ std::string DataType::ToString() const {
     out = "handle";  // the default width goes unsaid, as in TVM
   } else {
     switch (code()) {
-      case kInt: out = "int"; break;
-      case kUInt: out = "uint"; break;
-      case kFloat: out = "float"; break;
-      case kHandle: out = "handle"; break;
-      case kBFloat: out = "bfloat"; break;
-      case kComplex: out = "complex"; break;
-      case kDLBool: out = "bool"; break;
-      default: out = "unknown" + std::to_string(code()) + "_"; break;
+      case kInt:
+        out = "int";
+        break;
+      case kUInt:
+        out = "uint";
+        break;
+      case kFloat:
+        out = "float";
+        break;
+      case kHandle:
+        out = "handle";
+        break;
+      case kBFloat:
+        out = "bfloat";
+        break;
+      case kComplex:
+        out = "complex";
+        break;
+      case kDLBool:
+        out = "bool";
+        break;
+      default:
+        out = "unknown" + std::to_string(code()) + "_";
+        break;
     }
     out += std::to_string(bits());
   }

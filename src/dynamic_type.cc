@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "c_api_internal.h"
-#include "ferry/container/list.h"
 #include "ferry/container/dict.h"
+#include "ferry/container/list.h"
 #include "ferry/function.h"
 #include "ferry/reflection/reflection.h"
 #include "library_internal.h"
@@ -29,8 +29,22 @@ namespace details {
 
 /// Parsed type text of a field: `int`, `Optional[demo.Point]`, `Array[Map[str, int]]`, ...
 struct FieldConstraint {
-  enum Kind { kAny, kInt, kFloat, kBool, kStr, kBytes, kDType, kObject, kFunction, kArray, kMap,
-              kList, kDict, kOptional };
+  enum Kind {
+    kAny,
+    kInt,
+    kFloat,
+    kBool,
+    kStr,
+    kBytes,
+    kDType,
+    kObject,
+    kFunction,
+    kArray,
+    kMap,
+    kList,
+    kDict,
+    kOptional
+  };
   Kind kind = kAny;
   std::string text;
   /// kObject: the key and its index (resolved when first needed: a field may name the type
@@ -42,14 +56,22 @@ struct FieldConstraint {
   /// Whether the check adds anything to what the storage type converts.
   bool Trivial() const {
     switch (kind) {
-      case kAny: case kInt: case kFloat: case kBool: case kStr: case kBytes: case kDType:
+      case kAny:
+      case kInt:
+      case kFloat:
+      case kBool:
+      case kStr:
+      case kBytes:
+      case kDType:
       case kFunction:
         return true;
       case kObject:
         return type_key == "Object";
-      case kArray: case kList:
+      case kArray:
+      case kList:
         return args[0]->kind == kAny;
-      case kMap: case kDict:
+      case kMap:
+      case kDict:
         return args[0]->kind == kAny && args[1]->kind == kAny;
       case kOptional:
         return false;
@@ -89,8 +111,10 @@ class ConstraintParser {
       K kind;
       size_t arity;
     };
-    static const Generic kGenerics[] = {{"Optional", K::kOptional, 1}, {"Array", K::kArray, 1},
-                                        {"Map", K::kMap, 2},           {"List", K::kList, 1},
+    static const Generic kGenerics[] = {{"Optional", K::kOptional, 1},
+                                        {"Array", K::kArray, 1},
+                                        {"Map", K::kMap, 2},
+                                        {"List", K::kList, 1},
                                         {"Dict", K::kDict, 2}};
     for (const Generic& g : kGenerics) {
       if (name != g.name) continue;
@@ -112,8 +136,8 @@ class ConstraintParser {
       return c;
     }
     static const std::pair<const char*, K> kPlain[] = {
-        {"Any", K::kAny},     {"int", K::kInt},     {"float", K::kFloat},
-        {"bool", K::kBool},   {"str", K::kStr},     {"bytes", K::kBytes},
+        {"Any", K::kAny},     {"int", K::kInt},        {"float", K::kFloat},
+        {"bool", K::kBool},   {"str", K::kStr},        {"bytes", K::kBytes},
         {"dtype", K::kDType}, {"DataType", K::kDType}, {"Function", K::kFunction}};
     for (const auto& [plain, kind] : kPlain) {
       if (name == plain) {
@@ -184,7 +208,7 @@ std::string Mismatch(const FieldConstraint& c, const FerryAny* value) {
       return index == kFerryInt || index == kFerryBool ? std::string() : expected();
     case K::kFloat:
       return index == kFerryFloat || index == kFerryInt || index == kFerryBool ? std::string()
-                                                                             : expected();
+                                                                               : expected();
     case K::kBool:
       return index == kFerryBool ? std::string() : expected();
     case K::kStr:
@@ -267,30 +291,42 @@ struct Storage {
 template <typename T>
 const Storage* StorageOf() {
   static const Storage storage{sizeof(T), alignof(T), [](void* addr) { new (addr) T(); },
-                               [](void* addr) { static_cast<T*>(addr)->~T(); },
-                               FieldTypeOf<T>()};
+                               [](void* addr) { static_cast<T*>(addr)->~T(); }, FieldTypeOf<T>()};
   return &storage;
 }
 
 const Storage* StorageFor(const FieldConstraint& c) {
   using K = FieldConstraint::Kind;
   switch (c.kind) {
-    case K::kInt: return StorageOf<int64_t>();
-    case K::kFloat: return StorageOf<double>();
-    case K::kBool: return StorageOf<bool>();
-    case K::kStr: return StorageOf<String>();
-    case K::kBytes: return StorageOf<Bytes>();
-    case K::kDType: return StorageOf<DataType>();
-    case K::kFunction: return StorageOf<Function>();
-    case K::kObject: return StorageOf<ObjectRef>();
-    case K::kArray: return StorageOf<Array<Any>>();
-    case K::kMap: return StorageOf<Map<Any, Any>>();
-    case K::kList: return StorageOf<List<Any>>();
-    case K::kDict: return StorageOf<Dict<Any, Any>>();
+    case K::kInt:
+      return StorageOf<int64_t>();
+    case K::kFloat:
+      return StorageOf<double>();
+    case K::kBool:
+      return StorageOf<bool>();
+    case K::kStr:
+      return StorageOf<String>();
+    case K::kBytes:
+      return StorageOf<Bytes>();
+    case K::kDType:
+      return StorageOf<DataType>();
+    case K::kFunction:
+      return StorageOf<Function>();
+    case K::kObject:
+      return StorageOf<ObjectRef>();
+    case K::kArray:
+      return StorageOf<Array<Any>>();
+    case K::kMap:
+      return StorageOf<Map<Any, Any>>();
+    case K::kList:
+      return StorageOf<List<Any>>();
+    case K::kDict:
+      return StorageOf<Dict<Any, Any>>();
     case K::kOptional:
       // An optional object is a nullable reference; an optional plain value needs a cell.
       return c.args[0]->kind == K::kObject ? StorageOf<ObjectRef>() : StorageOf<Any>();
-    case K::kAny: return StorageOf<Any>();
+    case K::kAny:
+      return StorageOf<Any>();
   }
   return StorageOf<Any>();
 }
@@ -329,7 +365,7 @@ namespace {
 
 void* AllocateAligned(size_t size, size_t align) {
   return align > __STDCPP_DEFAULT_NEW_ALIGNMENT__ ? ::operator new(size, std::align_val_t(align))
-                                                 : ::operator new(size);
+                                                  : ::operator new(size);
 }
 void FreeAligned(void* ptr, size_t align) {
   if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
@@ -408,9 +444,8 @@ std::string Signature(int32_t parent_index, int32_t num_child_slots, int32_t fla
 
 }  // namespace
 
-int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index,
-                               int32_t num_child_slots, int32_t flags,
-                               const FerryFieldSpec* specs, int32_t num_fields) {
+int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32_t num_child_slots,
+                               int32_t flags, const FerryFieldSpec* specs, int32_t num_fields) {
   const std::string key = type_key;
   if (num_fields < 0) FERRY_THROW(ValueError) << "type '" << key << "': negative field count";
   for (int32_t i = 0; i < num_fields; ++i) {
@@ -522,9 +557,8 @@ int FerryTypeRegisterWithFields(const char* type_key, int32_t parent_type_index,
   FERRY_C_API_CHECK_NOT_NULL(type_key);
   FERRY_C_API_CHECK_NOT_NULL(out_type_index);
   if (num_fields > 0) FERRY_C_API_CHECK_NOT_NULL(fields);
-  *out_type_index = ferry::details::RegisterTypeWithFields(type_key, parent_type_index,
-                                                           num_child_slots, flags, fields,
-                                                           num_fields);
+  *out_type_index = ferry::details::RegisterTypeWithFields(
+      type_key, parent_type_index, num_child_slots, flags, fields, num_fields);
   FERRY_C_API_END();
 }
 
@@ -549,8 +583,8 @@ int FerryObjectCreate(int32_t type_index, const FerryAny* values, int32_t num_va
                               "node type with a default constructor";
   }
   if (static_cast<size_t>(num_values) != info->fields.size()) {
-    FERRY_THROW(TypeError) << key << "() takes " << info->fields.size()
-                           << " field values but " << num_values << " were given";
+    FERRY_THROW(TypeError) << key << "() takes " << info->fields.size() << " field values but "
+                           << num_values << " were given";
   }
   ferry::ObjectPtr<ferry::Object> obj = info->create(*info);
   for (int32_t i = 0; i < num_values; ++i) {

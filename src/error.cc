@@ -7,10 +7,10 @@
 /// the DWARF line tables and names static functions, lambdas and inlined frames with their
 /// file:line; without it, or for code without debug information, dladdr names the exported
 /// symbols. Each address is symbolized once per process (a cache keyed by address).
-#include <cxxabi.h>    // __cxa_demangle
-#include <dlfcn.h>     // dladdr, to name frames without debug information
-#include <link.h>      // dl_iterate_phdr: the libraries a symbolizer state knows
-#include <unwind.h>    // _Unwind_Backtrace: the raw capture
+#include <cxxabi.h>  // __cxa_demangle
+#include <dlfcn.h>   // dladdr, to name frames without debug information
+#include <link.h>    // dl_iterate_phdr: the libraries a symbolizer state knows
+#include <unwind.h>  // _Unwind_Backtrace: the raw capture
 #if FERRY_HAVE_LIBBACKTRACE
 #include <backtrace.h>  // GCC's libbacktrace (libgcc-dev ships it with g++)
 #endif
@@ -43,7 +43,7 @@ struct ErrorTrace {
   bool symbolized = false;
   bool text_done = false;
   std::vector<const std::string*> texts;  ///< the cached text line of each frame
-  std::string text_before;  ///< an explicit text the error was made with
+  std::string text_before;                ///< an explicit text the error was made with
   std::vector<FerryErrorFrame> frames;
 };
 
@@ -51,9 +51,9 @@ void DeleteErrorTrace(ErrorTrace* trace) noexcept { delete trace; }
 
 const char* const* BuiltinErrorKinds() noexcept {
   static const char* const kKinds[] = {
-      "ValueError",   "TypeError",     "KeyError",          "IndexError",
-      "AttributeError", "NotImplementedError", "RuntimeError", "MemoryError",
-      "OverflowError", "ZeroDivisionError", "InternalError", nullptr,
+      "ValueError",     "TypeError",           "KeyError",      "IndexError",
+      "AttributeError", "NotImplementedError", "RuntimeError",  "MemoryError",
+      "OverflowError",  "ZeroDivisionError",   "InternalError", nullptr,
   };
   return kKinds;
 }
@@ -245,8 +245,8 @@ void Symbolize(ErrorTrace* trace) {
     const uintptr_t pc = reinterpret_cast<uintptr_t>(trace->pcs[i]);
     for (const SymFrame& f : symbolizer.Lookup(pc)) {
       if (trace->frames.empty() && IsThrowMachinery(f.function)) continue;
-      trace->frames.push_back(FerryErrorFrame{f.function.c_str(), f.file.c_str(), f.line,
-                                              f.library.c_str(), pc});
+      trace->frames.push_back(
+          FerryErrorFrame{f.function.c_str(), f.file.c_str(), f.line, f.library.c_str(), pc});
       trace->texts.push_back(&f.text);
     }
   }
@@ -315,8 +315,8 @@ const String& ErrorBacktraceText(const ErrorObj* err) {
     Symbolize(trace);
     std::string text = trace->text_before;
     if (trace->throw_file != nullptr) {
-      text += std::string("  at ") + trace->throw_file + ":" + std::to_string(trace->throw_line) +
-              "\n";
+      text +=
+          std::string("  at ") + trace->throw_file + ":" + std::to_string(trace->throw_line) + "\n";
     }
     text += FormatFrames(*trace);
     text += payload_text;
@@ -328,8 +328,7 @@ const String& ErrorBacktraceText(const ErrorObj* err) {
 
 }  // namespace details
 
-Error::Error(String kind, String message, String backtrace)
-    : ObjectRef(make_object<ErrorObj>()) {
+Error::Error(String kind, String message, String backtrace) : ObjectRef(make_object<ErrorObj>()) {
   ErrorObj* obj = static_cast<ErrorObj*>(get_mutable());
   obj->what = kind + ": " + message;
   obj->kind = std::move(kind);
@@ -358,8 +357,7 @@ std::string CaptureBacktrace(int skip) {
   return out;
 }
 
-void ErrorBuilder::Throw(const char* kind, const std::string& message, const char* file,
-                         int line) {
+void ErrorBuilder::Throw(const char* kind, const std::string& message, const char* file, int line) {
   Error error(kind, message);
   DropFrames(error, 1);
   if (ErrorTrace* trace = MutableErrorObj(error)->trace) {
@@ -390,9 +388,9 @@ void ThrowRaised() {
   }
   ObjectPtr<Object> ptr = ObjectUnsafe::PtrFromOwned<Object>(FromHandle(handle));
   if (!ptr->IsInstance<ErrorObj>()) {
-    throw Error("RuntimeError",
-                std::string("a Ferry C ABI call raised a non-error object of type ") +
-                    ptr->GetTypeKey());
+    throw Error(
+        "RuntimeError",
+        std::string("a Ferry C ABI call raised a non-error object of type ") + ptr->GetTypeKey());
   }
   throw Error(std::move(ptr));
 }
@@ -534,8 +532,8 @@ void FerryErrorSetRaised(FerryObjectHandle error) {
 
 void FerryErrorSetRaisedFromCStr(const char* kind, const char* message) {
   try {
-    ferry::details::raised_error = ferry::Error(kind != nullptr ? kind : "RuntimeError",
-                                                message != nullptr ? message : "");
+    ferry::details::raised_error =
+        ferry::Error(kind != nullptr ? kind : "RuntimeError", message != nullptr ? message : "");
   } catch (...) {
     ferry::details::SetRaisedFromCurrentException();
   }

@@ -513,7 +513,8 @@ class Loader {
       const size_t text = Require(node, "base64", "node");
       if (doc_[text].kind != JNode::kString) Fail(text, NodeName() + ": base64 must be a string");
       std::string data, why;
-      if (!details::Base64Decode(doc_[text].str(), &data, &why)) Fail(text, NodeName() + ": " + why);
+      if (!details::Base64Decode(doc_[text].str(), &data, &why))
+        Fail(text, NodeName() + ": " + why);
       return Bytes(std::string_view(data));
     }
     if (type_ == TensorObj::_type_key) {

@@ -2,6 +2,8 @@
 /// Loading shared libraries that register globals, all or nothing. Libraries are never
 /// unloaded: objects and functions they made hold pointers into their code (deleters, call
 /// entries), and a library that failed to load may have made some before it failed.
+#include "ferry/library.h"
+
 #include <cxxabi.h>    // abi::__forced_unwind
 #include <dlfcn.h>     // dlopen
 #include <limits.h>    // PATH_MAX
@@ -18,7 +20,6 @@
 
 #include "c_api_internal.h"
 #include "ferry/function.h"
-#include "ferry/library.h"
 #include "library_internal.h"
 
 namespace ferry {

@@ -2,9 +2,10 @@
 /// List and Dict: their reflection (a node with one field `data`, so structural equality,
 /// hashing, JSON and pickle follow the Array or Map inside), the conversions from Array and
 /// Map, the globals other languages use, and the C ABI.
+#include "ferry/container/list.h"
+
 #include "c_api_internal.h"
 #include "ferry/container/dict.h"
-#include "ferry/container/list.h"
 #include "ferry/function.h"
 #include "ferry/reflection/reflection.h"
 
@@ -23,7 +24,8 @@ ObjectPtr<Object> ListFromArrayCell(const FerryAny* array) {
 
 ObjectPtr<Object> DictFromMapCell(const FerryAny* map) {
   auto dict = make_object<DictNode>();
-  dict->data = Map<Any, Any>(ObjectUnsafe::PtrFromRaw<Object>(ObjectUnsafe::FromHeader(map->v_obj)));
+  dict->data =
+      Map<Any, Any>(ObjectUnsafe::PtrFromRaw<Object>(ObjectUnsafe::FromHeader(map->v_obj)));
   return dict;
 }
 
@@ -193,15 +195,15 @@ int FerryListGetData(FerryObjectHandle list, int64_t* out_size, const FerryAny**
 int FerryListAppend(FerryObjectHandle list, const FerryAny* value) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(value);
-  ListFromHandle(list, "FerryListAppend")->data.push_back(
-      ferry::Any(*reinterpret_cast<const ferry::AnyView*>(value)));
+  ListFromHandle(list, "FerryListAppend")
+      ->data.push_back(ferry::Any(*reinterpret_cast<const ferry::AnyView*>(value)));
   FERRY_C_API_END();
 }
 
 int FerryListSetItem(FerryObjectHandle list, int64_t index, const FerryAny* value) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(value);
-  ListFromHandle(list, "FerryListSetItem")->data.Set(
-      index, ferry::Any(*reinterpret_cast<const ferry::AnyView*>(value)));
+  ListFromHandle(list, "FerryListSetItem")
+      ->data.Set(index, ferry::Any(*reinterpret_cast<const ferry::AnyView*>(value)));
   FERRY_C_API_END();
 }

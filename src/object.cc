@@ -73,12 +73,13 @@ class TypeTable {
       // would make unrelated types look like subtypes.
       if (entry->info.num_child_slots != num_child_slots ||
           (entry->info.child_slots_can_overflow != 0) != can_overflow) {
-        FERRY_THROW(RuntimeError)
-            << "type key '" << key << "' is already registered with "
-            << entry->info.num_child_slots << " child slots"
-            << (entry->info.child_slots_can_overflow ? " (can overflow)" : " (cannot overflow)")
-            << ", cannot register it again with " << num_child_slots << " child slots"
-            << (can_overflow ? " (can overflow)" : " (cannot overflow)");
+        FERRY_THROW(RuntimeError) << "type key '" << key << "' is already registered with "
+                                  << entry->info.num_child_slots << " child slots"
+                                  << (entry->info.child_slots_can_overflow ? " (can overflow)"
+                                                                           : " (cannot overflow)")
+                                  << ", cannot register it again with " << num_child_slots
+                                  << " child slots"
+                                  << (can_overflow ? " (can overflow)" : " (cannot overflow)");
       }
       return it->second;
     }
@@ -306,9 +307,9 @@ int32_t TypeRegister(const char* type_key, int32_t static_type_index, int32_t pa
   // index no object type has, until then.
   try {
     bool created = false;
-    int32_t index = TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
-                                                    num_child_slots, child_slots_can_overflow,
-                                                    &created);
+    int32_t index =
+        TypeTable::Global()->GetOrAlloc(type_key, static_type_index, parent_type_index,
+                                        num_child_slots, child_slots_can_overflow, &created);
     if (created) load->types.push_back(index);
     return index;
   } catch (...) {

@@ -12,10 +12,10 @@
 #include <unordered_map>  // registry
 
 #include "c_api_internal.h"
-#include "library_internal.h"
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "library_internal.h"
 
 namespace ferry {
 
@@ -319,9 +319,9 @@ ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
 // Globals for other languages
 
 /// ferry.NodeGetAttr(obj, name) -> field value; AttributeError when absent.
-FERRY_REGISTER_GLOBAL("ferry.NodeGetAttr").set_body_typed([](ObjectRef obj, String name) {
-  return GetAttr(obj, name.view());
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.NodeGetAttr")
+    .set_body_typed([](ObjectRef obj, String name) { return GetAttr(obj, name.view()); })
+    .quick();
 
 /// ferry.NodeSetAttr(obj, name, value): writes a field of a mutable type (SetAttr).
 FERRY_REGISTER_GLOBAL("ferry.NodeSetAttr")
@@ -331,35 +331,39 @@ FERRY_REGISTER_GLOBAL("ferry.NodeSetAttr")
     .quick();
 
 /// ferry.NodeListAttrNames(obj) -> Array of field names.
-FERRY_REGISTER_GLOBAL("ferry.NodeListAttrNames").set_body_typed([](ObjectRef obj) {
-  return ListAttrNames(obj);
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.NodeListAttrNames")
+    .set_body_typed([](ObjectRef obj) { return ListAttrNames(obj); })
+    .quick();
 
 /// ferry.NodeFields(type_key) -> Array [name0, type0, name1, type1, ...]
-FERRY_REGISTER_GLOBAL("ferry.NodeFields").set_body_typed([](String type_key) {
-  const NodeInfo* info = GetNodeInfo(type_key.view());
-  if (info == nullptr) {
-    FERRY_THROW(ValueError) << "no node type is registered as '" << type_key << "'";
-  }
-  Array<String> out;
-  for (const FieldInfo& field : info->fields) {
-    out.push_back(String(field.name));
-    out.push_back(String(field.TypeStr()));
-  }
-  return out;
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.NodeFields")
+    .set_body_typed([](String type_key) {
+      const NodeInfo* info = GetNodeInfo(type_key.view());
+      if (info == nullptr) {
+        FERRY_THROW(ValueError) << "no node type is registered as '" << type_key << "'";
+      }
+      Array<String> out;
+      for (const FieldInfo& field : info->fields) {
+        out.push_back(String(field.name));
+        out.push_back(String(field.TypeStr()));
+      }
+      return out;
+    })
+    .quick();
 
 /// ferry.MakeNode(type_key, name0, value0, name1, value1, ...) -> the node.
-FERRY_REGISTER_GLOBAL("ferry.MakeNode").set_body([](const AnyView* args, int32_t n, Any* out) {
-  if (n < 1 || n % 2 != 1) {
-    FERRY_THROW(TypeError) << "ferry.MakeNode takes a type key and then names and values in "
-                              "pairs, but got "
-                           << n << " arguments";
-  }
-  Map<String, Any> fields;
-  for (int32_t i = 1; i < n; i += 2) fields.Set(args[i].cast<String>(), Any(args[i + 1]));
-  *out = MakeNode(args[0].cast<String>().view(), fields);
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.MakeNode")
+    .set_body([](const AnyView* args, int32_t n, Any* out) {
+      if (n < 1 || n % 2 != 1) {
+        FERRY_THROW(TypeError) << "ferry.MakeNode takes a type key and then names and values in "
+                                  "pairs, but got "
+                               << n << " arguments";
+      }
+      Map<String, Any> fields;
+      for (int32_t i = 1; i < n; i += 2) fields.Set(args[i].cast<String>(), Any(args[i + 1]));
+      *out = MakeNode(args[0].cast<String>().view(), fields);
+    })
+    .quick();
 
 }  // namespace ferry
 

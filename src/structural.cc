@@ -18,9 +18,9 @@
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "ferry/reflection/reflection.h"
 #include "pointer_map_internal.h"
 #include "tensor_internal.h"
-#include "ferry/reflection/reflection.h"
 
 namespace ferry {
 namespace details {
@@ -183,7 +183,9 @@ class SEqualHandler {
 
   /// Children are pushed in field order; reversing them makes the first one run next, so
   /// the first mismatch found is the first in field order.
-  void QueuedFrom(size_t mark) { std::reverse(stack_.begin() + static_cast<ptrdiff_t>(mark), stack_.end()); }
+  void QueuedFrom(size_t mark) {
+    std::reverse(stack_.begin() + static_cast<ptrdiff_t>(mark), stack_.end());
+  }
 
   bool VisitObjects(const Task& task) {
     const Object* lo = ObjectOf(&task.lhs);
@@ -371,9 +373,9 @@ class SHashHandler {
     const Object* obj;
     uint64_t acc;
     size_t begin, end, next;
-    bool commutative;  // a map: entries in any order hash alike
-    bool memo;         // shared: has an entry in memo_
-    size_t slot;       // where the hash goes: an index into hashes_, or kRootSlot
+    bool commutative;           // a map: entries in any order hash alike
+    bool memo;                  // shared: has an entry in memo_
+    size_t slot;                // where the hash goes: an index into hashes_, or kRootSlot
     uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
     uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
@@ -562,17 +564,21 @@ std::optional<std::string> StructuralMismatch(const AnyView& lhs, const AnyView&
 FERRY_REGISTER_GLOBAL("ferry.StructuralEqual")
     .set_body_typed([](AnyView lhs, AnyView rhs, bool map_free_vars) {
       return StructuralEqual()(lhs, rhs, map_free_vars);
-    }).quick();
+    })
+    .quick();
 /// ferry.StructuralHash(value, map_free_vars=False) -> int (the 64-bit hash as int64)
-FERRY_REGISTER_GLOBAL("ferry.StructuralHash").set_body_typed([](AnyView value, bool map_free_vars) {
-  return static_cast<int64_t>(StructuralHash()(value, map_free_vars));
-}).quick();
+FERRY_REGISTER_GLOBAL("ferry.StructuralHash")
+    .set_body_typed([](AnyView value, bool map_free_vars) {
+      return static_cast<int64_t>(StructuralHash()(value, map_free_vars));
+    })
+    .quick();
 /// ferry.StructuralMismatch(lhs, rhs, map_free_vars) -> the path of the first difference or None
 FERRY_REGISTER_GLOBAL("ferry.StructuralMismatch")
     .set_body_typed([](AnyView lhs, AnyView rhs, bool map_free_vars) -> Optional<String> {
       auto path = StructuralMismatch(lhs, rhs, map_free_vars);
       if (!path) return Optional<String>();
       return String(*path);
-    }).quick();
+    })
+    .quick();
 
 }  // namespace ferry

@@ -2,12 +2,12 @@
 /// Tensor: allocation, DLPack hand-overs in both directions, and its C ABI.
 #include "ferry/tensor.h"
 
-#include <array>     // the base64 decoding table
-#include <cstring>   // memcpy
-#include <limits>    // int64 bounds
-#include <mutex>     // the allocator table
-#include <new>       // aligned operator new
-#include <sstream>   // repr
+#include <array>    // the base64 decoding table
+#include <cstring>  // memcpy
+#include <limits>   // int64 bounds
+#include <mutex>    // the allocator table
+#include <new>      // aligned operator new
+#include <sstream>  // repr
 #include <string>
 
 #include "base64_internal.h"
@@ -30,22 +30,38 @@ TensorAllocator g_allocators[64];
 
 const char* DeviceName(int32_t type) {
   switch (type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda";
-    case kDLCUDAHost: return "cuda_host";
-    case kDLOpenCL: return "opencl";
-    case kDLVulkan: return "vulkan";
-    case kDLMetal: return "metal";
-    case kDLVPI: return "vpi";
-    case kDLROCM: return "rocm";
-    case kDLROCMHost: return "rocm_host";
-    case kDLExtDev: return "ext_dev";
-    case kDLCUDAManaged: return "cuda_managed";
-    case kDLOneAPI: return "oneapi";
-    case kDLWebGPU: return "webgpu";
-    case kDLHexagon: return "hexagon";
-    case kDLMAIA: return "maia";
-    default: return nullptr;
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda";
+    case kDLCUDAHost:
+      return "cuda_host";
+    case kDLOpenCL:
+      return "opencl";
+    case kDLVulkan:
+      return "vulkan";
+    case kDLMetal:
+      return "metal";
+    case kDLVPI:
+      return "vpi";
+    case kDLROCM:
+      return "rocm";
+    case kDLROCMHost:
+      return "rocm_host";
+    case kDLExtDev:
+      return "ext_dev";
+    case kDLCUDAManaged:
+      return "cuda_managed";
+    case kDLOneAPI:
+      return "oneapi";
+    case kDLWebGPU:
+      return "webgpu";
+    case kDLHexagon:
+      return "hexagon";
+    case kDLMAIA:
+      return "maia";
+    default:
+      return nullptr;
   }
 }
 
@@ -58,9 +74,8 @@ std::string DeviceToString(DLDevice device) {
 /// Bytes of `numel` elements of `dtype`, sub-byte types packed; MemoryError past int64.
 int64_t BytesOf(int64_t numel, DLDataType dtype) {
   const uint64_t bits_per_elem = uint64_t{dtype.bits} * dtype.lanes;
-  if (numel != 0 &&
-      bits_per_elem > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - 7) /
-                          static_cast<uint64_t>(numel)) {
+  if (numel != 0 && bits_per_elem > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - 7) /
+                                        static_cast<uint64_t>(numel)) {
     FERRY_THROW(MemoryError) << "Tensor: " << numel << " elements of " << bits_per_elem
                              << " bits overflow int64 bytes";
   }
@@ -113,8 +128,8 @@ ObjectPtr<TensorObj> AllocateTensor(int32_t ndim) {
 /// device, data and offset, after checking them.
 ObjectPtr<TensorObj> CopyView(const DLTensor& src, const char* who) {
   if (src.ndim < 0 || src.ndim > kMaxNdim) {
-    FERRY_THROW(ValueError) << who << ": ndim " << src.ndim << " is out of range [0, "
-                            << kMaxNdim << "]";
+    FERRY_THROW(ValueError) << who << ": ndim " << src.ndim << " is out of range [0, " << kMaxNdim
+                            << "]";
   }
   if (src.ndim > 0 && src.shape == nullptr) {
     FERRY_THROW(ValueError) << who << ": a DLTensor of " << src.ndim << " dimensions has no shape";
@@ -219,8 +234,8 @@ Tensor Tensor::Empty(std::vector<int64_t> shape, DataType dtype, DLDevice device
   if (allocator.alloc == nullptr) {
     // Rounded up to whole 64-byte lines (and at least one), so vector loads of the tail stay in
     // the block and an empty tensor still has a distinct data pointer.
-    const size_t size = (static_cast<size_t>(nbytes) + kCpuAlignment - 1) / kCpuAlignment *
-                         kCpuAlignment;
+    const size_t size =
+        (static_cast<size_t>(nbytes) + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
     try {
       t.data = ::operator new(size == 0 ? kCpuAlignment : size, std::align_val_t(kCpuAlignment));
     } catch (const std::bad_alloc&) {
@@ -333,24 +348,45 @@ bool PrintElement(std::ostream& os, const char* p, DLDataType dtype) {
   switch (dtype.code) {
     case kDLInt:
       switch (dtype.bits) {
-        case 8: PrintValue<int8_t>(os, p); return true;
-        case 16: PrintValue<int16_t>(os, p); return true;
-        case 32: PrintValue<int32_t>(os, p); return true;
-        case 64: PrintValue<int64_t>(os, p); return true;
-        default: return false;
+        case 8:
+          PrintValue<int8_t>(os, p);
+          return true;
+        case 16:
+          PrintValue<int16_t>(os, p);
+          return true;
+        case 32:
+          PrintValue<int32_t>(os, p);
+          return true;
+        case 64:
+          PrintValue<int64_t>(os, p);
+          return true;
+        default:
+          return false;
       }
     case kDLUInt:
       switch (dtype.bits) {
-        case 8: PrintValue<uint8_t>(os, p); return true;
-        case 16: PrintValue<uint16_t>(os, p); return true;
-        case 32: PrintValue<uint32_t>(os, p); return true;
-        case 64: PrintValue<uint64_t>(os, p); return true;
-        default: return false;
+        case 8:
+          PrintValue<uint8_t>(os, p);
+          return true;
+        case 16:
+          PrintValue<uint16_t>(os, p);
+          return true;
+        case 32:
+          PrintValue<uint32_t>(os, p);
+          return true;
+        case 64:
+          PrintValue<uint64_t>(os, p);
+          return true;
+        default:
+          return false;
       }
     case kDLFloat:
-      if (dtype.bits == 32) PrintValue<float>(os, p);
-      else if (dtype.bits == 64) PrintValue<double>(os, p);
-      else return false;
+      if (dtype.bits == 32)
+        PrintValue<float>(os, p);
+      else if (dtype.bits == 64)
+        PrintValue<double>(os, p);
+      else
+        return false;
       return true;
     case kDLBool:
       if (dtype.bits != 8) return false;
@@ -428,8 +464,7 @@ Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape,
   if (base64.size() % 4 != 0 || base64.size() / 4 * 3 < expected ||
       base64.size() / 4 * 3 >= expected + 3) {
     FERRY_THROW(ValueError) << "tensor data: " << base64.size() << " base64 characters cannot hold "
-                            << expected << " bytes of " << dtype << " with shape "
-                            << Shape(shape);
+                            << expected << " bytes of " << dtype << " with shape " << Shape(shape);
   }
   std::string bytes, why;
   if (!Base64Decode(base64, &bytes, &why)) FERRY_THROW(ValueError) << "tensor data: " << why;
@@ -544,8 +579,7 @@ int FerryTensorToDLPack(FerryObjectHandle tensor, DLManagedTensor** out_managed)
   FERRY_C_API_END();
 }
 
-int FerryTensorToDLPackVersioned(FerryObjectHandle tensor,
-                                 DLManagedTensorVersioned** out_managed) {
+int FerryTensorToDLPackVersioned(FerryObjectHandle tensor, DLManagedTensorVersioned** out_managed) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(tensor);
   FERRY_C_API_CHECK_NOT_NULL(out_managed);
@@ -565,8 +599,8 @@ int FerryTensorFromDLTensor(const DLTensor* view, uint64_t flags, void* owner,
     obj->owner_deleter_ = owner_deleter;
     obj->release_ = &ferry::ReleaseOwner;
   }
-  *out_tensor = ferry::details::MoveToHandle(
-      ferry::Tensor(ferry::ObjectPtr<ferry::Object>(std::move(obj))));
+  *out_tensor =
+      ferry::details::MoveToHandle(ferry::Tensor(ferry::ObjectPtr<ferry::Object>(std::move(obj))));
   FERRY_C_API_END();
 }
 

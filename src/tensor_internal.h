@@ -18,8 +18,7 @@ namespace details {
 std::string TensorToBase64(const TensorObj* tensor);
 /// A new CPU tensor of `dtype` and `shape` holding the bytes of `base64`; a ValueError saying
 /// what is wrong when the text is not base64 or its length does not match the shape.
-Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape,
-                        std::string_view base64);
+Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape, std::string_view base64);
 /// Same dtype, shape and bytes (read through each tensor's strides). Tensors whose memory the
 /// host cannot read are equal only to themselves.
 bool TensorContentEqual(const TensorObj* a, const TensorObj* b);

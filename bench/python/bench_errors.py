@@ -29,6 +29,7 @@ operation in ns, and its ratio to "py raise/except" of the same repetitions.
     PYTHONPATH=python python3 bench/python/bench_errors.py \\
         --ferry-testing-lib build/tests/python/ferry_testing.so [--reps 7] [--sample-ms 50]
 """
+
 import argparse
 import os
 import statistics
@@ -59,8 +60,11 @@ def main():
     parser.add_argument("--ferry-testing-lib", required=True)
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--sample-ms", type=float, default=50)
-    parser.add_argument("--throw-only", action="store_true",
-                        help="only the first two operations, as the FERRY_BACKTRACE=0 child does")
+    parser.add_argument(
+        "--throw-only",
+        action="store_true",
+        help="only the first two operations, as the FERRY_BACKTRACE=0 child does",
+    )
     args = parser.parse_args()
 
     import ferry
@@ -163,7 +167,7 @@ def main():
     samples = {name: [] for name in ops}
     names = list(ops)
     for rep in range(args.reps):
-        order = names[rep % len(names):] + names[:rep % len(names)]
+        order = names[rep % len(names) :] + names[: rep % len(names)]
         for name in order:
             samples[name].append(timeit.timeit(ops[name], number=numbers[name]) / numbers[name])
     base = statistics.median(samples["py raise/except"])
@@ -177,18 +181,32 @@ def main():
     if args.throw_only:
         return
     child = subprocess.run(
-        [sys.executable, __file__, "--ferry-testing-lib", args.ferry_testing_lib, "--reps",
-         str(args.reps), "--sample-ms", str(args.sample_ms), "--throw-only"],
-        capture_output=True, text=True, check=True,
-        env=dict(os.environ, FERRY_BACKTRACE="0"))
+        [
+            sys.executable,
+            __file__,
+            "--ferry-testing-lib",
+            args.ferry_testing_lib,
+            "--reps",
+            str(args.reps),
+            "--sample-ms",
+            str(args.sample_ms),
+            "--throw-only",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, FERRY_BACKTRACE="0"),
+    )
     print()
     print("With FERRY_BACKTRACE=0 (another process, same method):")
     print()
     print("\n".join(line for line in child.stdout.splitlines() if line.startswith("|")))
     firsts = [first_error_ms(args.ferry_testing_lib) for _ in range(3)]
     print()
-    print(f"first C++ error of a process (symbolization of all loaded libraries): "
-          f"{statistics.median(firsts):.0f} ms (median of 3 processes)")
+    print(
+        f"first C++ error of a process (symbolization of all loaded libraries): "
+        f"{statistics.median(firsts):.0f} ms (median of 3 processes)"
+    )
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ Run through scripts/bench_python.sh, which builds the pieces and sets the paths:
                  --tvmffi-lib build-bench/python/native/tvmffi_bench.so \
                  [--reps 21] [--callback-reps 7] [--sample-ms 20] [--callback-n 1000000] [--json out.json]
 """
+
 import argparse
 import json
 import os
@@ -87,7 +88,9 @@ def setup_ferry(testing_lib):
             "field": "value",
         }
     assert all(f.release_gil for k, f in out["Ferry"].items() if k in ("nop", "call_n"))
-    assert not any(f.release_gil for k, f in out["Ferry, GIL held"].items() if k in ("nop", "call_n"))
+    assert not any(
+        f.release_gil for k, f in out["Ferry, GIL held"].items() if k in ("nop", "call_n")
+    )
     return ferry.__version__, out
 
 
@@ -153,8 +156,10 @@ def setup_nanobind():
 # ---------------------------------------------------------------------------------------------
 # The operations: a timeit statement over locals bound in the setup.
 
-TENSOR_SETUP = ("import numpy; tid = L['tensor_id']; from_dlpack = numpy.from_dlpack; "
-                "a = numpy.arange(64, dtype=numpy.float32)")
+TENSOR_SETUP = (
+    "import numpy; tid = L['tensor_id']; from_dlpack = numpy.from_dlpack; "
+    "a = numpy.arange(64, dtype=numpy.float32)"
+)
 OPS = [
     ("nop()", "nop()", "nop = L['nop']"),
     ("f(1, 2)", "add(1, 2)", "add = L['add']"),
@@ -253,9 +258,13 @@ def machine_notes():
     except OSError:
         pass
     try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, cwd=os.path.dirname(os.path.abspath(__file__)),
-                                check=False).stdout.strip()
+        commit = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            cwd=os.path.dirname(os.path.abspath(__file__)),
+            check=False,
+        ).stdout.strip()
     except OSError:
         commit = ""
     return {
@@ -294,7 +303,9 @@ def ratio(a, b):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--ferry-testing-lib", required=True)
     ap.add_argument("--tvmffi-lib", required=True)
     ap.add_argument("--reps", type=int, default=21)
@@ -328,8 +339,7 @@ def main():
                 s, st = stmt, setup
             if setup is TENSOR_SETUP and "tensor_id" not in lib:
                 continue  # nanobind: no Tensor type of the same kind
-            if stmt == "tid(a).numpy()" and not hasattr(lib["tensor_id"](_probe_array()),
-                                                        "numpy"):
+            if stmt == "tid(a).numpy()" and not hasattr(lib["tensor_id"](_probe_array()), "numpy"):
                 continue
             samples[name] = Sample(s, st, lib, sample_s)
         rows.append((label, samples))
@@ -348,16 +358,23 @@ def main():
     context = [
         ("empty timeit loop", Sample("pass", "", {}, sample_s)),
         ("Python function call `f()`", Sample("f()", "f = L['f']", {"f": py_nop}, sample_s)),
-        ("Python attribute read (`__slots__`)", Sample("x.value", "x = L['x']", {"x": Slots()}, sample_s)),
-        ("nanobind f(obj) typed (`IntBox*` -> existing instance)",
-         Sample("f(x)", "f = L['f']; x = L['x']", {"f": nb_mod.echo_box, "x": box}, sample_s)),
+        (
+            "Python attribute read (`__slots__`)",
+            Sample("x.value", "x = L['x']", {"x": Slots()}, sample_s),
+        ),
+        (
+            "nanobind f(obj) typed (`IntBox*` -> existing instance)",
+            Sample("f(x)", "f = L['f']; x = L['x']", {"f": nb_mod.echo_box, "x": box}, sample_s),
+        ),
     ]
     callbacks = {name: CallbackSample(libs[name]["call_n"], args.callback_n) for name in names}
 
-    print(f"measuring: {args.reps} repetitions, {args.callback_reps} with callbacks ...",
-          file=sys.stderr)
+    print(
+        f"measuring: {args.reps} repetitions, {args.callback_reps} with callbacks ...",
+        file=sys.stderr,
+    )
     for rep in range(args.reps):
-        order = names[rep % len(names):] + names[:rep % len(names)]
+        order = names[rep % len(names) :] + names[: rep % len(names)]
         for _, samples in rows:
             for name in order:
                 if name in samples:
@@ -377,27 +394,37 @@ def main():
     ctx = {label: statistics.median(s.runs) for label, s in context}
 
     notes = machine_notes()
-    print(f"## Python call overhead: ns per call, median of {args.reps} repetitions "
-          f"(callbacks: {args.callback_reps} x {args.callback_n:,} calls)")
+    print(
+        f"## Python call overhead: ns per call, median of {args.reps} repetitions "
+        f"(callbacks: {args.callback_reps} x {args.callback_n:,} calls)"
+    )
     print()
-    print(f"Ferry {ferry_version} ({notes['ferry_commit']}), apache-tvm-ffi {tvm_version}, "
-          f"nanobind {nb_version}; Python {notes['python']}; {notes['cpu']}, "
-          f"{notes['cores']} cores; measured in {elapsed:.0f} s "
-          f"(1-minute load average {load_before:.2f} before, {load_after:.2f} after).")
+    print(
+        f"Ferry {ferry_version} ({notes['ferry_commit']}), apache-tvm-ffi {tvm_version}, "
+        f"nanobind {nb_version}; Python {notes['python']}; {notes['cpu']}, "
+        f"{notes['cores']} cores; measured in {elapsed:.0f} s "
+        f"(1-minute load average {load_before:.2f} before, {load_after:.2f} after)."
+    )
     print()
-    ratio_header = ["Ferry / tvm-ffi", "Ferry / tvm-ffi (GIL held)",
-                    "Ferry / nanobind (GIL released)", "Ferry / nanobind (GIL held)",
-                    "Ferry / nanobind, as shipped"]
+    ratio_header = [
+        "Ferry / tvm-ffi",
+        "Ferry / tvm-ffi (GIL held)",
+        "Ferry / nanobind (GIL released)",
+        "Ferry / nanobind (GIL held)",
+        "Ferry / nanobind, as shipped",
+    ]
 
     def ratios(m):
         """Like with like: both release the GIL, both keep it; then each as it comes."""
         held = lambda lib: m.get(f"{lib}, GIL held", m.get(lib))  # noqa: E731
         released = m.get("nanobind, GIL released", m.get("nanobind"))
-        return [ratio(m.get("Ferry"), m.get("tvm-ffi")),
-                ratio(held("Ferry"), held("tvm-ffi")),
-                ratio(m.get("Ferry"), released),
-                ratio(held("Ferry"), m.get("nanobind")),
-                ratio(m.get("Ferry"), m.get("nanobind"))]
+        return [
+            ratio(m.get("Ferry"), m.get("tvm-ffi")),
+            ratio(held("Ferry"), held("tvm-ffi")),
+            ratio(m.get("Ferry"), released),
+            ratio(held("Ferry"), m.get("nanobind")),
+            ratio(m.get("Ferry"), m.get("nanobind")),
+        ]
 
     print("| operation | " + " | ".join(names) + " |")
     print("|" + "|".join(["---"] + ["---:"] * len(names)) + "|")
@@ -412,8 +439,10 @@ def main():
         print("| " + " | ".join([label] + ratios(with_own_way_back(label, med))) + " |")
     print()
     loop = ctx["empty timeit loop"]
-    print(f"The same ratios net of the empty loop ({fmt(loop)} ns, subtracted from every timeit "
-          f"row; the callback row is timed inside C++ and has no loop to subtract):")
+    print(
+        f"The same ratios net of the empty loop ({fmt(loop)} ns, subtracted from every timeit "
+        f"row; the callback row is timed inside C++ and has no loop to subtract):"
+    )
     print()
     print("| operation | " + " | ".join(ratio_header) + " |")
     print("|" + "|".join(["---"] + ["---:"] * len(ratio_header)) + "|")
@@ -429,28 +458,39 @@ def main():
     for label, v in ctx.items():
         print(f"| {label} | {fmt(v)} |")
     print()
-    print(f"GIL by default: Ferry releases it around C++ calls (`release_gil` per Function); "
-          f"tvm-ffi too (`release_gil`={tvm_defaults['nop']}, env TVM_FFI_RELEASE_GIL_BY_DEFAULT); "
-          f"nanobind keeps it unless a binding asks (`nb::call_guard<nb::gil_scoped_release>()`, "
-          f"the \"nanobind, GIL released\" variant). Field reads call no function, so they have "
-          f"one variant per library.")
+    print(
+        f"GIL by default: Ferry releases it around C++ calls (`release_gil` per Function); "
+        f"tvm-ffi too (`release_gil`={tvm_defaults['nop']}, env TVM_FFI_RELEASE_GIL_BY_DEFAULT); "
+        f"nanobind keeps it unless a binding asks (`nb::call_guard<nb::gil_scoped_release>()`, "
+        f'the "nanobind, GIL released" variant). Field reads call no function, so they have '
+        f"one variant per library."
+    )
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({
-                "notes": notes,
-                "versions": {"ferry": ferry_version, "apache-tvm-ffi": tvm_version,
-                             "nanobind": nb_version},
-                "reps": args.reps,
-                "callback_n": args.callback_n,
-                "load_average": [load_before, load_after],
-                "medians_ns": med,
-                "context_ns": ctx,
-                "samples_ns": {label: {name: s.runs for name, s in samples.items()}
-                               for label, samples in rows}
-                | {CALLBACK: {name: s.runs for name, s in callbacks.items()}}
-                | {"context": {label: s.runs for label, s in context}},
-            }, f, indent=1)
+            json.dump(
+                {
+                    "notes": notes,
+                    "versions": {
+                        "ferry": ferry_version,
+                        "apache-tvm-ffi": tvm_version,
+                        "nanobind": nb_version,
+                    },
+                    "reps": args.reps,
+                    "callback_n": args.callback_n,
+                    "load_average": [load_before, load_after],
+                    "medians_ns": med,
+                    "context_ns": ctx,
+                    "samples_ns": {
+                        label: {name: s.runs for name, s in samples.items()}
+                        for label, samples in rows
+                    }
+                    | {CALLBACK: {name: s.runs for name, s in callbacks.items()}}
+                    | {"context": {label: s.runs for label, s in context}},
+                },
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ benchmark environment of scripts/bench_python.sh:
 
     PYTHONPATH=python build-bench/python/venv/bin/python bench/python/bench_list.py
 """
+
 import statistics
 import timeit
 
@@ -14,8 +15,11 @@ import ferry
 
 
 def main():
-    libs = {"list": list(range(10)), "ferry.List": ferry.List(range(10)),
-            "tvm_ffi.List": tvm_ffi.List(list(range(10)))}
+    libs = {
+        "list": list(range(10)),
+        "ferry.List": ferry.List(range(10)),
+        "tvm_ffi.List": tvm_ffi.List(list(range(10))),
+    }
     ops = (("xs.append(1)", "a(1)"), ("xs[5]", "x[5]"), ("len(xs)", "n(x)"))
     print("| operation | " + " | ".join(libs) + " |")
     print("|---|" + "---|" * len(libs))

@@ -20,6 +20,7 @@ repetition to the next; the median per operation. Run from the repository root a
     PYTHONPATH=python python3 bench/python/bench_objects.py \
         --ferry-testing-lib build/tests/python/ferry_testing.so [--reps 11]
 """
+
 import argparse
 import pickle
 import statistics
@@ -57,8 +58,19 @@ def main():
     array = ferry.Array(shared + shared)
     plain = [(i, "x") for i in range(100_000)]
     save, load = ferry.save_json, ferry.load_json
-    env = {"fl": ferry.List(range(10)), "pl": list(range(10)), "r": registered, "m": made, "w": mutable, "s": Slots(), "a": array, "p": plain,
-           "pickle": pickle, "save": save, "load": load}
+    env = {
+        "fl": ferry.List(range(10)),
+        "pl": list(range(10)),
+        "r": registered,
+        "m": made,
+        "w": mutable,
+        "s": Slots(),
+        "a": array,
+        "p": plain,
+        "pickle": pickle,
+        "save": save,
+        "load": load,
+    }
     # Each statement reads a local `x` bound in the setup, so no row pays a globals lookup.
     ops = [
         ("x.value (registered class)", "x.value", "r", "x.value (__slots__)"),
@@ -66,18 +78,27 @@ def main():
         ("x.value (__slots__)", "x.value", "s", None),
         ("m.count = 5 (mutable field)", "x.count = 5", "w", "x.value = 5 (__slots__)"),
         ("x.value = 5 (__slots__)", "x.value = 5", "s", None),
-        ("pickle round trip, Array of 1e5 nodes", "pickle.loads(pickle.dumps(x))", "a",
-         "pickle round trip, list of 1e5 tuples"),
-        ("save_json/load_json, Array of 1e5 nodes", "load(save(x))", "a",
-         "pickle round trip, list of 1e5 tuples"),
+        (
+            "pickle round trip, Array of 1e5 nodes",
+            "pickle.loads(pickle.dumps(x))",
+            "a",
+            "pickle round trip, list of 1e5 tuples",
+        ),
+        (
+            "save_json/load_json, Array of 1e5 nodes",
+            "load(save(x))",
+            "a",
+            "pickle round trip, list of 1e5 tuples",
+        ),
         ("pickle round trip, list of 1e5 tuples", "pickle.loads(pickle.dumps(x))", "p", None),
         ("xs.append(1), ferry.List", "x(1)", "fl.append", "xs.append(1), list"),
         ("xs.append(1), list", "x(1)", "pl.append", None),
         ("xs[5], ferry.List", "x[5]", "fl", "xs[5], list"),
         ("xs[5], list", "x[5]", "pl", None),
     ]
-    timers = {name: timeit.Timer(stmt, setup=f"x = {var}", globals=env)
-              for name, stmt, var, _ in ops}
+    timers = {
+        name: timeit.Timer(stmt, setup=f"x = {var}", globals=env) for name, stmt, var, _ in ops
+    }
     numbers = {}
     for name, timer in timers.items():
         n, t = 1, 0.0
@@ -88,7 +109,7 @@ def main():
     samples = {name: [] for name in timers}
     names = list(timers)
     for rep in range(args.reps):
-        order = names[rep % len(names):] + names[:rep % len(names)]
+        order = names[rep % len(names) :] + names[: rep % len(names)]
         for name in order:
             samples[name].append(timers[name].timeit(numbers[name]) / numbers[name])
     median = {name: statistics.median(v) for name, v in samples.items()}

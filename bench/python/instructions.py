@@ -18,6 +18,7 @@ profiled by hand with the worker, e.g.
         --ferry-testing-lib ... --tvmffi-lib ...
     callgrind_annotate --inclusive=yes callgrind.out.<pid>
 """
+
 import argparse
 import os
 import re
@@ -51,6 +52,7 @@ def worker(lib_name, op, n, args):
         _, libs, _ = bench_ffi.setup_nanobind()
         lib = libs["nanobind"]
     if op == "callback":
+
         def cb(i):
             return i
 
@@ -62,17 +64,30 @@ def worker(lib_name, op, n, args):
     elif op == "field":
         stmt, setup = bench_ffi.field_stmt(lib["field"])
     else:
-        stmt, setup = next((s, st) for label, s, st in bench_ffi.OPS
-                           if s is not None and s.startswith(op + "("))
+        stmt, setup = next(
+            (s, st) for label, s, st in bench_ffi.OPS if s is not None and s.startswith(op + "(")
+        )
     timer = timeit.Timer(stmt, setup=setup, globals={"L": lib})
     timer.timeit(10)  # warm up (specialization of the interpreter's instructions)
     timer.timeit(n)
 
 
 def count(lib, op, n, args):
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-           os.path.abspath(__file__), "--worker", lib, op, str(n),
-           "--ferry-testing-lib", args.ferry_testing_lib, "--tvmffi-lib", args.tvmffi_lib]
+    cmd = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        lib,
+        op,
+        str(n),
+        "--ferry-testing-lib",
+        args.ferry_testing_lib,
+        "--tvmffi-lib",
+        args.tvmffi_lib,
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
     m = re.search(r"Collected : (\d+)", out)
     if m is None:
@@ -81,8 +96,9 @@ def count(lib, op, n, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--ferry-testing-lib", required=True)
     ap.add_argument("--tvmffi-lib", required=True)
     ap.add_argument("-n", type=int, default=100_000)
@@ -96,11 +112,13 @@ def main():
     n = args.n
     per_op = {}
     for op in OPS:
-        for lib in (["Ferry"] if op == "empty" else LIBS):
+        for lib in ["Ferry"] if op == "empty" else LIBS:
             print(f"callgrind: {lib} {op}", file=sys.stderr)
             per_op[(lib, op)] = (count(lib, op, 2 * n, args) - count(lib, op, n, args)) / n
-    print(f"## Instructions per operation (callgrind, ({2 * n:,} - {n:,}) runs / {n:,}; "
-          f"Ferry and tvm-ffi with the GIL held)")
+    print(
+        f"## Instructions per operation (callgrind, ({2 * n:,} - {n:,}) runs / {n:,}; "
+        f"Ferry and tvm-ffi with the GIL held)"
+    )
     print()
     print("| operation | Ferry | tvm-ffi | nanobind | Ferry / tvm-ffi | Ferry / nanobind |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -20,12 +20,14 @@ struct IntBox {
 NB_MODULE(nb_bench, m) {
   m.def("nop", [] {});
   // The same nop with the GIL released during the call (nanobind keeps it by default).
-  m.def("nop_release_gil", [] {}, nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "nop_release_gil", [] {}, nb::call_guard<nb::gil_scoped_release>());
   m.def("add", [](int64_t a, int64_t b) { return a + b; });
   // Pass any Python object through (what Ferry's and tvm-ffi's untyped echo do with an object).
   m.def("echo", [](nb::object x) { return x; });
   // Pass a bound C++ object through, typed: nanobind finds the existing Python instance.
-  m.def("echo_box", [](IntBox* x) { return x; }, nb::rv_policy::reference);
+  m.def(
+      "echo_box", [](IntBox* x) { return x; }, nb::rv_policy::reference);
   m.def("echo_str", [](const std::string& s) { return s; });
   m.def("call_n", [](nb::callable f, int64_t n) {
     int64_t sum = 0;
@@ -36,9 +38,12 @@ NB_MODULE(nb_bench, m) {
   // default: the "nanobind, GIL released" variant. The bodies touch no Python object without the
   // GIL (f(obj) passes the bound C++ object, typed); the callback takes the GIL back per call.
   auto release = nb::call_guard<nb::gil_scoped_release>();
-  m.def("add_release_gil", [](int64_t a, int64_t b) { return a + b; }, release);
-  m.def("echo_box_release_gil", [](IntBox* x) { return x; }, nb::rv_policy::reference, release);
-  m.def("echo_str_release_gil", [](const std::string& s) { return s; }, release);
+  m.def(
+      "add_release_gil", [](int64_t a, int64_t b) { return a + b; }, release);
+  m.def(
+      "echo_box_release_gil", [](IntBox* x) { return x; }, nb::rv_policy::reference, release);
+  m.def(
+      "echo_str_release_gil", [](const std::string& s) { return s; }, release);
   m.def("call_n_release_gil", [](nb::callable f, int64_t n) {
     nb::gil_scoped_release unlocked;
     int64_t sum = 0;

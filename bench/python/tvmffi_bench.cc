@@ -1,7 +1,8 @@
 // The functions the benchmark needs from tvm-ffi that its wheel does not ship among its testing
 // globals (it has testing.nop and testing.echo, but no two-int add, no "call a callback n
-// times" and no typed Tensor function). Exported as a tvm-ffi module and loaded with tvm_ffi.load_module; the bodies match
-// test.add and test.call_n of Ferry's test-support library (tests/python/support).
+// times" and no typed Tensor function). Exported as a tvm-ffi module and loaded with
+// tvm_ffi.load_module; the bodies match test.add and test.call_n of Ferry's test-support library
+// (tests/python/support).
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 

@@ -7,6 +7,7 @@ ARITH_LIBRARY); every step prints what it did. With `--jit` (`scripts/demo.sh --
 library is built by `ferry.cpp.load` from src/ and include/ instead of by CMake (cached in
 ~/.cache/ferry or FERRY_CACHE_DIR: the second run does not compile).
 """
+
 import argparse
 import multiprocessing
 import os
@@ -25,8 +26,11 @@ def build_with_ferry_cpp():
     import ferry.cpp
 
     start = time.perf_counter()
-    lib = ferry.cpp.load("arith", [HERE / "src" / "nodes_generated.cc", HERE / "src" / "passes.cc"],
-                         include_dirs=[HERE / "include"])
+    lib = ferry.cpp.load(
+        "arith",
+        [HERE / "src" / "nodes_generated.cc", HERE / "src" / "passes.cc"],
+        include_dirs=[HERE / "include"],
+    )
     print(f"ferry.cpp.load built and loaded {lib.path} in {time.perf_counter() - start:.2f} s")
     # The arith package (and the worker processes below) load the library ARITH_LIBRARY names.
     os.environ["ARITH_LIBRARY"] = lib.path
@@ -52,37 +56,53 @@ def simplify_on_dask(x, y, count=200):
     try:
         import distributed
     except ImportError as err:
-        print(f"skipped: this step needs dask and distributed ({err}); scripts/setup.sh installs "
-              "them, or: python -m pip install dask distributed")
+        print(
+            f"skipped: this step needs dask and distributed ({err}); scripts/setup.sh installs "
+            "them, or: python -m pip install dask distributed"
+        )
         return
     import logging
 
     exprs = [(x + 0) * (k % 5) + (y * 1 - 0) + (k * 3 + 4) for k in range(count)]
     simplify = ferry.get_global_func("arith.Simplify")  # pickles as (name, libarith's path)
     start = time.perf_counter()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         started = time.perf_counter()
         futures = client.map(simplify, exprs)
         distributed.wait(futures, timeout=120)
         results = client.gather(futures)
         workers = len(client.scheduler_info()["workers"])
     done = time.perf_counter()
-    print(f"cluster up in {started - start:.1f} s; {count} tasks on {workers} workers in "
-          f"{done - started:.2f} s")
+    print(
+        f"cluster up in {started - start:.1f} s; {count} tasks on {workers} workers in "
+        f"{done - started:.2f} s"
+    )
     print(f"e[7] = {exprs[7]}  ->  {results[7]}")
     # x and y came back as copies: free variables match by position (map_free_vars).
-    same = all(ferry.structural_equal(r, arith.simplify(e), map_free_vars=True)
-               for r, e in zip(results, exprs))
+    same = all(
+        ferry.structural_equal(r, arith.simplify(e), map_free_vars=True)
+        for r, e in zip(results, exprs)
+    )
     print("all equal to the local results:", same)
 
 
 def main(argv=None):
     global arith
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jit", action="store_true",
-                        help="build libarith.so with ferry.cpp.load instead of using ARITH_LIBRARY")
+    parser.add_argument(
+        "--jit",
+        action="store_true",
+        help="build libarith.so with ferry.cpp.load instead of using ARITH_LIBRARY",
+    )
     args = parser.parse_args(argv)
     if args.jit:
         step("build libarith.so with ferry.cpp.load (no CMake)")
@@ -111,32 +131,49 @@ def main(argv=None):
     f1 = arith.function([a], a * 2 + 1)
     f2 = arith.function([b], b * 2 + 1)
     print(f"{f1}  vs  {f2}")
-    print("same object?", f1.same_as(f2), "| structurally equal?", ferry.structural_equal(f1, f2),
-          "| equal hashes?", ferry.structural_hash(f1) == ferry.structural_hash(f2))
-    print("x + 1 vs y + 1 (free):", ferry.structural_equal(x + 1, y + 1),
-          "| with map_free_vars:", ferry.structural_equal(x + 1, y + 1, map_free_vars=True))
+    print(
+        "same object?",
+        f1.same_as(f2),
+        "| structurally equal?",
+        ferry.structural_equal(f1, f2),
+        "| equal hashes?",
+        ferry.structural_hash(f1) == ferry.structural_hash(f2),
+    )
+    print(
+        "x + 1 vs y + 1 (free):",
+        ferry.structural_equal(x + 1, y + 1),
+        "| with map_free_vars:",
+        ferry.structural_equal(x + 1, y + 1, map_free_vars=True),
+    )
 
     step("JSON round trip (sharing kept: both operands of x*x stay one node)")
     sq = x * x
     text = ferry.save_json(sq)
     back = ferry.load_json(text)
-    print(f"{len(text)} bytes; loaded {back}; operands shared: {back.a.same_as(back.b)}; "
-          f"equal: {ferry.structural_equal(sq, back, map_free_vars=True)}")
+    print(
+        f"{len(text)} bytes; loaded {back}; operands shared: {back.a.same_as(back.b)}; "
+        f"equal: {ferry.structural_equal(sq, back, map_free_vars=True)}"
+    )
 
     step("pickle to a multiprocessing worker, simplify there, and back")
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(1) as pool:
         result = pool.apply(simplify_in_worker, (e,))
-    print("worker returned", result, "| equal to the local result:",
-          ferry.structural_equal(result, s, map_free_vars=True))
+    print(
+        "worker returned",
+        result,
+        "| equal to the local result:",
+        ferry.structural_equal(result, s, map_free_vars=True),
+    )
     print("pickle size:", len(pickle.dumps(e)), "bytes")
 
     simplify_on_dask(x, y)
 
     step("a Python callback inside a C++ pass")
     counts = {}
-    arith.post_order_visit(e, lambda n: counts.__setitem__(type(n).__name__,
-                                                           counts.get(type(n).__name__, 0) + 1))
+    arith.post_order_visit(
+        e, lambda n: counts.__setitem__(type(n).__name__, counts.get(type(n).__name__, 0) + 1)
+    )
     print("C++ visited:", dict(sorted(counts.items())))
     doubled = arith.transform(s, lambda n: n * 2 if isinstance(n, arith.Var) else None)
     print("transform (each variable v becomes v*2):", doubled)

@@ -63,14 +63,14 @@ extern "C" {
 /// Dynamic indices are allocated so that a type with reserved child slots owns the contiguous
 /// range [index, index + child_slots] for its descendants.
 typedef enum {
-  kFerryNone = 0,       ///< None / nullptr.
-  kFerryInt = 1,        ///< int64_t in v_int64.
-  kFerryBool = 2,       ///< bool in v_int64 (0 or 1).
-  kFerryFloat = 3,      ///< double in v_float64.
-  kFerryOpaquePtr = 4,  ///< void* in v_ptr, not owned.
-  kFerryDataType = 5,   ///< FerryDataType in v_dtype.
-  kFerryRawStr = 6,     ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL.
-  kFerrySmallStr = 7,   ///< up to 7 bytes inline in v_bytes, length (<= 7) in small_len.
+  kFerryNone = 0,         ///< None / nullptr.
+  kFerryInt = 1,          ///< int64_t in v_int64.
+  kFerryBool = 2,         ///< bool in v_int64 (0 or 1).
+  kFerryFloat = 3,        ///< double in v_float64.
+  kFerryOpaquePtr = 4,    ///< void* in v_ptr, not owned.
+  kFerryDataType = 5,     ///< FerryDataType in v_dtype.
+  kFerryRawStr = 6,       ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL.
+  kFerrySmallStr = 7,     ///< up to 7 bytes inline in v_bytes, length (<= 7) in small_len.
   kFerryDLTensorPtr = 8,  ///< DLTensor* in v_ptr, borrowed: valid for the call only.
   kFerryStaticObjectBegin = 64,
   kFerryObject = 64,    ///< the root of all objects.

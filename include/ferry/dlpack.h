@@ -162,8 +162,7 @@ FERRY_DLPACK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, manager_ctx) == 8,
                            "DLManagedTensorVersioned.manager_ctx");
 FERRY_DLPACK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, flags) == 8 + 2 * sizeof(void*),
                            "DLManagedTensorVersioned.flags");
-FERRY_DLPACK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) ==
-                               16 + 2 * sizeof(void*),
+FERRY_DLPACK_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) == 16 + 2 * sizeof(void*),
                            "DLManagedTensorVersioned.dl_tensor");
 FERRY_DLPACK_STATIC_ASSERT(sizeof(void*) != 8 || sizeof(DLManagedTensorVersioned) == 80,
                            "DLManagedTensorVersioned is 80 bytes");

@@ -121,16 +121,16 @@ FERRY_DLL void SetRaisedFromCurrentException() noexcept;
 
 /// Throws a RuntimeError when `cond` is false. Stays on in release builds: use it for conditions
 /// that depend on user input.
-#define FERRY_CHECK(cond)     \
-  if (FERRY_LIKELY(cond)) {   \
-  } else                      \
+#define FERRY_CHECK(cond)   \
+  if (FERRY_LIKELY(cond)) { \
+  } else                    \
     FERRY_THROW(RuntimeError) << "Check failed: (" #cond ") is false: "
 
 /// Throws an InternalError when an internal invariant is broken: a bug in Ferry, not in the
 /// caller. Also on in release builds.
-#define FERRY_ICHECK(cond)   \
-  if (FERRY_LIKELY(cond)) {  \
-  } else                     \
+#define FERRY_ICHECK(cond)  \
+  if (FERRY_LIKELY(cond)) { \
+  } else                    \
     FERRY_THROW(InternalError) << "Internal invariant violated: (" #cond ") is false: "
 
 /// Calls a C ABI function and rethrows its error as a C++ exception.

@@ -112,15 +112,15 @@ namespace details {
 /// templates they never convert an operand to String, so `view == "abc"` stays unambiguous.
 template <typename L, typename R>
 using EnableStringCompare = std::enable_if_t<
-    (std::is_same_v<L, String> || std::is_same_v<R, String>) &&
-    std::is_convertible_v<const L&, std::string_view> &&
+    (std::is_same_v<L, String> ||
+     std::is_same_v<R, String>)&&std::is_convertible_v<const L&, std::string_view> &&
     std::is_convertible_v<const R&, std::string_view>>;
 }  // namespace details
 
-#define FERRY_STRING_COMPARE_(op)                                                \
+#define FERRY_STRING_COMPARE_(op)                                                  \
   template <typename L, typename R, typename = details::EnableStringCompare<L, R>> \
-  inline bool operator op(const L& a, const R& b) {                              \
-    return std::string_view(a) op std::string_view(b);                           \
+  inline bool operator op(const L& a, const R& b) {                                \
+    return std::string_view(a) op std::string_view(b);                             \
   }
 FERRY_STRING_COMPARE_(==)
 FERRY_STRING_COMPARE_(!=)

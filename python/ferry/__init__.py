@@ -7,6 +7,7 @@
 
 See docs/python.md for the full guide.
 """
+
 from . import _core
 from .error import _make_error
 

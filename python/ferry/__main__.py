@@ -1,4 +1,5 @@
 """`python -m ferry --cmake-dir | --include-dir | --lib-dir | --lib-path | --version`."""
+
 import argparse
 import sys
 

@@ -1,5 +1,6 @@
 """Python views of Ferry containers: ``Array`` and ``Map`` behave as immutable sequences and
 mappings; ``Shape`` as a tuple-like sequence of ints."""
+
 import reprlib
 from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 

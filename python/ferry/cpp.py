@@ -22,6 +22,7 @@ A function that returns promptly and never waits is marked in its registration,
 ``FERRY_REGISTER_GLOBAL("demo.neg").quick().set_body_typed(...)``: Python then keeps the GIL
 during its calls (the constructors of a ``schema=`` are registered so already).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -70,8 +71,14 @@ class BuildError(RuntimeError):
     missing tool. ``diagnostics`` holds the parsed ``file:line`` messages, ``log`` the whole
     output and ``command`` the failing command line (when a command failed)."""
 
-    def __init__(self, message: str, *, log: str = "", command: Optional[str] = None,
-                 diagnostics: Sequence[Diagnostic] = ()):
+    def __init__(
+        self,
+        message: str,
+        *,
+        log: str = "",
+        command: Optional[str] = None,
+        diagnostics: Sequence[Diagnostic] = (),
+    ):
         super().__init__(message)
         self.log = log
         self.command = command
@@ -105,7 +112,8 @@ def _find_compiler() -> List[str]:
                 f"ferry.cpp: the C++ compiler CXX={configured!r} {why}; set CXX to a C++17 "
                 "compiler (g++ or clang++), or unset it to use c++ from PATH. To install one: "
                 "apt-get install g++ (Debian, Ubuntu), dnf install gcc-c++ (Fedora), "
-                "xcode-select --install (macOS)")
+                "xcode-select --install (macOS)"
+            )
         return [found] + argv[1:]
     for candidate in ("c++", "g++", "clang++"):
         found = shutil.which(candidate)
@@ -114,7 +122,8 @@ def _find_compiler() -> List[str]:
     raise BuildError(
         "ferry.cpp: no C++ compiler found (CXX is not set and none of c++, g++, clang++ is on "
         "PATH); install one: apt-get install g++ (Debian, Ubuntu), dnf install gcc-c++ "
-        "(Fedora), xcode-select --install (macOS); or set CXX")
+        "(Fedora), xcode-select --install (macOS); or set CXX"
+    )
 
 
 def _find_ninja() -> str:
@@ -133,7 +142,8 @@ def _find_ninja() -> str:
     raise BuildError(
         "ferry.cpp: Ninja is not installed (no ninja on PATH); install it with "
         "pip install ninja, or apt-get install ninja-build (Debian, Ubuntu), "
-        "dnf install ninja-build (Fedora), brew install ninja (macOS)")
+        "dnf install ninja-build (Fedora), brew install ninja (macOS)"
+    )
 
 
 _compiler_ids: Dict[Tuple, str] = {}
@@ -147,13 +157,16 @@ def _compiler_id(cxx: List[str]) -> str:
     key = (tuple(cxx), real, st.st_size, st.st_mtime_ns)
     if key not in _compiler_ids:
         try:
-            result = subprocess.run(cxx + ["--version"], capture_output=True, text=True,
-                                    timeout=60, check=False)
+            result = subprocess.run(
+                cxx + ["--version"], capture_output=True, text=True, timeout=60, check=False
+            )
         except OSError as e:
             raise BuildError(f"ferry.cpp: cannot run the C++ compiler {cxx[0]}: {e}") from None
         if result.returncode != 0:
-            raise BuildError(f"ferry.cpp: {shlex.join(cxx)} --version failed (exit status "
-                             f"{result.returncode}): {result.stderr.strip()}")
+            raise BuildError(
+                f"ferry.cpp: {shlex.join(cxx)} --version failed (exit status "
+                f"{result.returncode}): {result.stderr.strip()}"
+            )
         _compiler_ids[key] = f"{real}:{st.st_size}:{st.st_mtime_ns}:{result.stdout.strip()}"
     return _compiler_ids[key]
 
@@ -180,8 +193,9 @@ def _ferry_identity() -> str:
         st = os.stat(lib)
         with open(os.path.abspath(__file__), "rb") as fh:  # how this module builds
             builder = hashlib.sha256(fh.read()).hexdigest()
-        _ferry_id.append(f"{__version__}:{include}:{h.hexdigest()}:{lib}:{st.st_size}:"
-                         f"{st.st_mtime_ns}:{builder}")
+        _ferry_id.append(
+            f"{__version__}:{include}:{h.hexdigest()}:{lib}:{st.st_size}:{st.st_mtime_ns}:{builder}"
+        )
     return _ferry_id[0]
 
 
@@ -210,8 +224,10 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"ferry.cpp: the library name must be an identifier (letters, digits, "
-                         f"underscores), got {name!r}")
+        raise ValueError(
+            f"ferry.cpp: the library name must be an identifier (letters, digits, "
+            f"underscores), got {name!r}"
+        )
     return name
 
 
@@ -223,12 +239,13 @@ def _paths(what: str, value, *, must_exist: bool) -> List[str]:
     out = []
     for item in value:
         if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"ferry.cpp: {what} must be paths, got {type(item).__name__} "
-                            f"{item!r}")
+            raise TypeError(f"ferry.cpp: {what} must be paths, got {type(item).__name__} {item!r}")
         path = os.path.abspath(os.fspath(item))
         if must_exist and not os.path.isfile(path):
-            raise BuildError(f"ferry.cpp: the {what[:-1] if what.endswith('s') else what} "
-                             f"{os.fspath(item)} does not exist")
+            raise BuildError(
+                f"ferry.cpp: the {what[:-1] if what.endswith('s') else what} "
+                f"{os.fspath(item)} does not exist"
+            )
         out.append(path)
     return out
 
@@ -239,8 +256,9 @@ def _strings(what: str, value) -> List[str]:
     out = []
     for item in value or ():
         if not isinstance(item, str):
-            raise TypeError(f"ferry.cpp: {what} must be strings, got {type(item).__name__} "
-                            f"{item!r}")
+            raise TypeError(
+                f"ferry.cpp: {what} must be strings, got {type(item).__name__} {item!r}"
+            )
         out.append(item)
     return out
 
@@ -253,8 +271,19 @@ def _file_digest(path: str) -> str:
 class _Request:
     """Everything one build depends on, and the paths it uses."""
 
-    def __init__(self, name, sources, inline, schema, include_dirs, extra_cflags, extra_ldflags,
-                 build_dir, debug_info, verbose):
+    def __init__(
+        self,
+        name,
+        sources,
+        inline,
+        schema,
+        include_dirs,
+        extra_cflags,
+        extra_ldflags,
+        build_dir,
+        debug_info,
+        verbose,
+    ):
         self.name = _check_name(name)
         self.sources = _paths("sources", sources, must_exist=True)
         self.inline = inline
@@ -265,8 +294,9 @@ class _Request:
         self.debug_info = bool(debug_info)
         self.verbose = bool(verbose)
         if not self.sources and inline is None and not self.schema:
-            raise ValueError("ferry.cpp: nothing to build: give sources, an inline source or a "
-                             "schema")
+            raise ValueError(
+                "ferry.cpp: nothing to build: give sources, an inline source or a schema"
+            )
         self.cxx = _find_compiler()  # part of the key; Ninja is looked for only to build
         self.key = self._key()
         if build_dir is not None:
@@ -344,8 +374,9 @@ def _locked(path: str, req: _Request):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if req.verbose:
-                print(f"ferry.cpp: waiting for another process building {req.entry}",
-                      file=sys.stderr)
+                print(
+                    f"ferry.cpp: waiting for another process building {req.entry}", file=sys.stderr
+                )
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
@@ -380,14 +411,16 @@ def _generate_schema(req: _Request) -> List[str]:
 
     header, source, python = req.schema_paths
     guard = re.sub(r"[^A-Za-z0-9]", "_", req.name).upper() + "_SCHEMA_H_"
-    options = driver.Options(schemas=req.schema, header=header, source=source, python=python,
-                             pyi=os.devnull, guard=guard)
+    options = driver.Options(
+        schemas=req.schema, header=header, source=source, python=python, pyi=os.devnull, guard=guard
+    )
     try:
         schema, outputs = driver.plan(options)
     except SchemaError as e:
         text = "\n".join(str(d) for d in e.diagnostics)
-        raise BuildError(f"ferry.cpp: the schema of {req.name} has errors:\n{text}",
-                         log=text) from None
+        raise BuildError(
+            f"ferry.cpp: the schema of {req.name} has errors:\n{text}", log=text
+        ) from None
     for output in outputs:
         if output.path in (header, source, python):
             _write_if_changed(output.path, output.new)
@@ -454,13 +487,17 @@ def _read_depfile(path: str) -> List[str]:
 
 _DIAGNOSTIC = re.compile(
     r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? ?(?P<sev>fatal error|error|warning"
-    r"|note): (?P<msg>.*)$")
+    r"|note): (?P<msg>.*)$"
+)
 
 
 def _failure(req: _Request, output: str) -> BuildError:
-    lines = [line for line in output.splitlines()
-             if not re.match(r"^\[\d+/\d+\] ", line)
-             and not line.startswith(("ninja: build stopped", "ninja: Entering directory"))]
+    lines = [
+        line
+        for line in output.splitlines()
+        if not re.match(r"^\[\d+/\d+\] ", line)
+        and not line.startswith(("ninja: build stopped", "ninja: Entering directory"))
+    ]
     commands, body = [], []
     i = 0
     while i < len(lines):
@@ -475,15 +512,22 @@ def _failure(req: _Request, output: str) -> BuildError:
     for line in body:
         m = _DIAGNOSTIC.match(line)
         if m:
-            diagnostics.append(Diagnostic(m["file"], int(m["line"]),
-                                          int(m["col"]) if m["col"] else None, m["sev"],
-                                          m["msg"]))
+            diagnostics.append(
+                Diagnostic(
+                    m["file"],
+                    int(m["line"]),
+                    int(m["col"]) if m["col"] else None,
+                    m["sev"],
+                    m["msg"],
+                )
+            )
     text = "\n".join(body).strip()
     message = f"ferry.cpp: building lib{req.name}.so failed:\n{text}"
     if commands:
         message += "\n" + "\n".join(f"command: {c}" for c in commands)
-    return BuildError(message, log=output, command=commands[0] if commands else None,
-                      diagnostics=diagnostics)
+    return BuildError(
+        message, log=output, command=commands[0] if commands else None, diagnostics=diagnostics
+    )
 
 
 def _build(req: _Request) -> None:
@@ -509,8 +553,14 @@ def _build(req: _Request) -> None:
         command = [_find_ninja(), "-C", tmp, "-k", "0", "-j", jobs]
         if req.verbose:
             command.append("-v")
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", check=False)
+        result = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            check=False,
+        )
         if req.verbose:
             sys.stderr.write(result.stdout)
         if result.returncode != 0:
@@ -553,17 +603,35 @@ def _ensure_built(req: _Request) -> str:
 # The public functions
 
 
-def build(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schema=None,
-          include_dirs: Sequence[PathLike] = (), extra_cflags: Sequence[str] = (),
-          extra_ldflags: Sequence[str] = (), build_dir: Optional[PathLike] = None,
-          verbose: bool = False, debug_info: bool = True) -> str:
+def build(
+    name: str,
+    sources: Union[PathLike, Sequence[PathLike]] = (),
+    *,
+    schema=None,
+    include_dirs: Sequence[PathLike] = (),
+    extra_cflags: Sequence[str] = (),
+    extra_ldflags: Sequence[str] = (),
+    build_dir: Optional[PathLike] = None,
+    verbose: bool = False,
+    debug_info: bool = True,
+) -> str:
     """Compiles ``sources`` (paths; with ``schema=``, a schema file or a list of them, also the
     C++ tschema generates, whose header ``<name>_schema.h`` the sources may include) into
     ``lib<name>.so`` and returns its path. Cached by a hash of every input (see the module
     docstring); ``build_dir`` builds there instead of the cache. A compiler error is a
     `BuildError` with the compiler's ``file:line`` diagnostics and the command line."""
-    req = _Request(name, sources, None, schema, include_dirs, extra_cflags, extra_ldflags,
-                   build_dir, debug_info, verbose)
+    req = _Request(
+        name,
+        sources,
+        None,
+        schema,
+        include_dirs,
+        extra_cflags,
+        extra_ldflags,
+        build_dir,
+        debug_info,
+        verbose,
+    )
     return _ensure_built(req)
 
 
@@ -617,7 +685,8 @@ def _load(req: _Request) -> LoadedLibrary:
                 f"{e}\nferry.cpp: another build of {req.name} ({earlier}) is already loaded in "
                 "this process, and its global functions and types cannot be replaced: restart "
                 "the process, or give the changed code new global names and type keys (and a "
-                "new library name)") from None
+                "new library name)"
+            ) from None
         raise
     module = types.ModuleType(req.name, f"The library {path}, built by ferry.cpp.")
     module.__file__ = path
@@ -627,7 +696,7 @@ def _load(req: _Request) -> LoadedLibrary:
         exec(compile(text, req.schema_paths[2], "exec"), module.__dict__)
     prefix = req.name + "."
     for full in registry.list_global_func_names():
-        short = full[len(prefix):]
+        short = full[len(prefix) :]
         if full.startswith(prefix) and short.isidentifier() and short not in module.__dict__:
             setattr(module, short, registry.get_global_func(full))
     _loaded[path] = module
@@ -635,29 +704,67 @@ def _load(req: _Request) -> LoadedLibrary:
     return LoadedLibrary(path, module)
 
 
-def load(name: str, sources: Union[PathLike, Sequence[PathLike]] = (), *, schema=None,
-         include_dirs: Sequence[PathLike] = (), extra_cflags: Sequence[str] = (),
-         extra_ldflags: Sequence[str] = (), build_dir: Optional[PathLike] = None,
-         verbose: bool = False, debug_info: bool = True) -> LoadedLibrary:
+def load(
+    name: str,
+    sources: Union[PathLike, Sequence[PathLike]] = (),
+    *,
+    schema=None,
+    include_dirs: Sequence[PathLike] = (),
+    extra_cflags: Sequence[str] = (),
+    extra_ldflags: Sequence[str] = (),
+    build_dir: Optional[PathLike] = None,
+    verbose: bool = False,
+    debug_info: bool = True,
+) -> LoadedLibrary:
     """`build`, then load the library. Returns its path (a `LoadedLibrary`, a ``str``) whose
     attributes are those of the library's module: the schema's Python classes (registered, so
     objects come back as them), the global functions named ``<name>.<identifier>``, and
     ``module`` itself. Loading the same build again returns the same module."""
-    req = _Request(name, sources, None, schema, include_dirs, extra_cflags, extra_ldflags,
-                   build_dir, debug_info, verbose)
+    req = _Request(
+        name,
+        sources,
+        None,
+        schema,
+        include_dirs,
+        extra_cflags,
+        extra_ldflags,
+        build_dir,
+        debug_info,
+        verbose,
+    )
     return _load(req)
 
 
-def load_inline(name: str, cpp_source: str, *, sources: Sequence[PathLike] = (), schema=None,
-                include_dirs: Sequence[PathLike] = (), extra_cflags: Sequence[str] = (),
-                extra_ldflags: Sequence[str] = (), build_dir: Optional[PathLike] = None,
-                verbose: bool = False, debug_info: bool = True) -> LoadedLibrary:
+def load_inline(
+    name: str,
+    cpp_source: str,
+    *,
+    sources: Sequence[PathLike] = (),
+    schema=None,
+    include_dirs: Sequence[PathLike] = (),
+    extra_cflags: Sequence[str] = (),
+    extra_ldflags: Sequence[str] = (),
+    build_dir: Optional[PathLike] = None,
+    verbose: bool = False,
+    debug_info: bool = True,
+) -> LoadedLibrary:
     """`load` with the C++ source given as a string. ``#include <ferry/ferry.h>`` (and, with
     ``schema=``, ``#include "<name>_schema.h"``) come first; a copy is kept in the cache entry,
     and diagnostics point at its lines (line 1 is the string's first line)."""
     if not isinstance(cpp_source, str):
-        raise TypeError(f"ferry.cpp.load_inline: cpp_source must be a str, got "
-                        f"{type(cpp_source).__name__}")
-    req = _Request(name, sources, cpp_source, schema, include_dirs, extra_cflags, extra_ldflags,
-                   build_dir, debug_info, verbose)
+        raise TypeError(
+            f"ferry.cpp.load_inline: cpp_source must be a str, got {type(cpp_source).__name__}"
+        )
+    req = _Request(
+        name,
+        sources,
+        cpp_source,
+        schema,
+        include_dirs,
+        extra_cflags,
+        extra_ldflags,
+        build_dir,
+        debug_info,
+        verbose,
+    )
     return _load(req)

@@ -1,4 +1,5 @@
 """``DataType``: a data type such as ``int64`` or ``float32x4``, as a ``str`` subclass."""
+
 from . import _core
 
 __all__ = ["DataType"]

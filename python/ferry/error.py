@@ -8,6 +8,7 @@ class made on first sight for a kind a library invents). A Python exception rais
 callback that C++ called comes back to the Python caller as the very same exception object
 (handled in ``_core``).
 """
+
 import builtins
 
 from . import _core

@@ -1,4 +1,5 @@
 """Where the installed Ferry keeps its library, headers and CMake package config."""
+
 import os
 import pathlib
 

@@ -1,4 +1,5 @@
 """Global functions and object classes: the registries shared with C++."""
+
 import os
 import sys
 import weakref
@@ -28,7 +29,8 @@ def load_library(path):
         path = os.fsdecode(path)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
-            f"load_library: path must be a str or os.PathLike, not {type(path).__name__}")
+            f"load_library: path must be a str or os.PathLike, not {type(path).__name__}"
+        )
     _core.load_library(os.fspath(path))
     _fields_done.clear()  # registered classes may now find their types' fields
 
@@ -72,7 +74,9 @@ def register_object(type_key=None):
     def register(cls):
         key = type_key if type_key is not None else cls.__name__
         if not isinstance(key, str):
-            raise TypeError(f"register_object: the type key must be a str, not {type(key).__name__}")
+            raise TypeError(
+                f"register_object: the type key must be a str, not {type(key).__name__}"
+            )
         if not (isinstance(cls, type) and issubclass(cls, _core.Object)):
             raise TypeError(f"register_object({key!r}): {cls!r} does not derive from ferry.Object")
         cls = _without_dict(cls, key)
@@ -121,13 +125,15 @@ def _without_dict(cls, key):
             raise TypeError(
                 f"{where} declares __slots__ {tuple(own)!r}: a Ferry object's Python wrapper "
                 "holds no state of its own (what Python reads must be what C++ holds); store it "
-                "in a field of the object, or leave __slots__ out")
+                "in a field of the object, or leave __slots__ out"
+            )
     for base in cls.__mro__[1:]:
         if base.__dictoffset__ != 0 and base is not object:
             raise TypeError(
                 f"{where} derives from {base.__qualname__}, whose instances have a __dict__: "
                 f"declare __slots__ = () in {base.__qualname__} (a Ferry object's Python wrapper "
-                "holds no state of its own)")
+                "holds no state of its own)"
+            )
     if cls.__dictoffset__ == 0:
         return cls
     namespace = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
@@ -192,7 +198,8 @@ def _ensure_libraries(records):
             if not _type_known(key):
                 raise _unpickling_error(
                     f"cannot unpickle the type '{key}': the library '{path}' was loaded for it, "
-                    "but it did not register that type")
+                    "but it did not register that type"
+                )
 
 
 def _type_known(key):
@@ -211,7 +218,8 @@ def _global_from_library(name, path):
         if f is None:
             raise _unpickling_error(
                 f"cannot unpickle the global function '{name}': the library '{path}' was loaded "
-                "for it, but it did not register that name")
+                "for it, but it did not register that name"
+            )
     return f
 
 
@@ -231,26 +239,34 @@ def _load_for_pickle(path, what):
         raise _unpickling_error(
             f"cannot unpickle {what}: it is not registered in this process, and loading the "
             f"library that registered it ('{path}') is turned off (FERRY_PICKLE_LIBRARIES=0); "
-            "call ferry.load_library on it before unpickling")
+            "call ferry.load_library on it before unpickling"
+        )
     found = path if os.path.exists(path) else None
     dirs = _library_search_dirs()
     if found is None:
         name = os.path.basename(path)
-        found = next((os.path.join(d, name) for d in dirs
-                      if os.path.exists(os.path.join(d, name))), None)
+        found = next(
+            (os.path.join(d, name) for d in dirs if os.path.exists(os.path.join(d, name))), None
+        )
     if found is None:
-        searched = (f", nor '{os.path.basename(path)}' in the directories of FERRY_LIBRARY_PATH "
-                    f"({os.pathsep.join(dirs)})" if dirs else "")
+        searched = (
+            f", nor '{os.path.basename(path)}' in the directories of FERRY_LIBRARY_PATH "
+            f"({os.pathsep.join(dirs)})"
+            if dirs
+            else ""
+        )
         raise _unpickling_error(
             f"cannot unpickle {what}: it needs the library '{path}', which registered it in the "
             f"process that pickled it, and there is no such file here{searched}; install the "
             "library at that path, list its directory in FERRY_LIBRARY_PATH, or call "
-            "ferry.load_library on it before unpickling")
+            "ferry.load_library on it before unpickling"
+        )
     try:
         load_library(found)
     except RuntimeError as e:
         raise _unpickling_error(
-            f"cannot unpickle {what}: loading its library '{found}' failed: {e}") from e
+            f"cannot unpickle {what}: loading its library '{found}' failed: {e}"
+        ) from e
 
 
 def _class_hook(key, cls, base):
@@ -295,7 +311,7 @@ def init_api(prefix, module=None):
     start = prefix + "."
     for name in list_global_func_names():
         if name.startswith(start):
-            short = name[len(start):]
+            short = name[len(start) :]
             if short and "." not in short and short.isidentifier():
                 setattr(module, short, get_global_func(name))
                 added.append(short)

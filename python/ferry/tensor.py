@@ -1,5 +1,6 @@
 """``Tensor``: an n-dimensional array shared with NumPy, PyTorch and every other library that
 speaks DLPack, without copies in either direction."""
+
 from collections import namedtuple
 
 from . import _core
@@ -8,9 +9,21 @@ from .registry import register_object
 __all__ = ["Device", "Tensor", "from_dlpack"]
 
 _DEVICE_NAMES = {
-    1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi",
-    10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi", 15: "webgpu",
-    16: "hexagon", 17: "maia",
+    1: "cpu",
+    2: "cuda",
+    3: "cuda_host",
+    4: "opencl",
+    7: "vulkan",
+    8: "metal",
+    9: "vpi",
+    10: "rocm",
+    11: "rocm_host",
+    12: "ext_dev",
+    13: "cuda_managed",
+    14: "oneapi",
+    15: "webgpu",
+    16: "hexagon",
+    17: "maia",
 }
 
 

@@ -11,7 +11,6 @@
 namespace ferry_py {
 namespace {
 
-
 inline void SetNone(FerryAny* out) { SetCell(out, kFerryNone, 0, 0); }
 
 /// Builds a container by calling the global `ctor` on converted items; the result is kept by
@@ -142,7 +141,6 @@ FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
   }
   return *slot;
 }
-
 
 namespace {
 inline bool IsFerryObjectFast(PyObject* value) {
@@ -320,8 +318,8 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     case kFerryDataType: {
       FerryObjectHandle text = nullptr;
       if (FerryDataTypeToString(cell.v_dtype, &text) != 0) return RaiseFerryError();
-      PyObject* str = PyUnicode_FromStringAndSize(
-          StringOf(text)->data, static_cast<Py_ssize_t>(StringOf(text)->size));
+      PyObject* str = PyUnicode_FromStringAndSize(StringOf(text)->data,
+                                                  static_cast<Py_ssize_t>(StringOf(text)->size));
       DecRef(text);
       if (str == nullptr || g_state.dtype_class == nullptr) return str;
       PyObject* dtype = PyObject_CallOneArg(g_state.dtype_class, str);
@@ -353,8 +351,8 @@ namespace {
 /// again with a longer message: the plain kinds a conversion raises, not their subclasses
 /// (UnicodeEncodeError takes five arguments; a user's class may take anything).
 bool TakesOnlyAMessage(PyObject* type) {
-  static PyObject* const kPlain[] = {PyExc_TypeError,     PyExc_ValueError,    PyExc_OverflowError,
-                                     PyExc_RuntimeError,  PyExc_KeyError,      PyExc_IndexError,
+  static PyObject* const kPlain[] = {PyExc_TypeError,      PyExc_ValueError,    PyExc_OverflowError,
+                                     PyExc_RuntimeError,   PyExc_KeyError,      PyExc_IndexError,
                                      PyExc_AttributeError, PyExc_RecursionError};
   for (PyObject* plain : kPlain) {
     if (type == plain) return true;

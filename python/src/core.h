@@ -48,9 +48,7 @@ inline bool IsFerryObject(PyObject* v) { return PyObject_TypeCheck(v, &ObjectTyp
 inline FerryObjectHandle HandleOf(PyObject* v) {
   return reinterpret_cast<PyFerryObject*>(v)->handle;
 }
-inline int32_t TypeIndexOf(FerryObjectHandle h) {
-  return static_cast<FerryObject*>(h)->type_index;
-}
+inline int32_t TypeIndexOf(FerryObjectHandle h) { return static_cast<FerryObject*>(h)->type_index; }
 
 /// Writes a whole cell with one 16-byte store. A cell written field by field (4 + 4 + 8 bytes) and
 /// then read whole (a 16-byte load: Any's copy and move in C++ do that) defeats the CPU's store
@@ -269,8 +267,7 @@ int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const F
 inline int CallRaw(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
                    int32_t n, bool release_gil, FerryAny* result) {
   SetCell(result, kFerryNone, 0, 0);
-  return release_gil ? CallReleasingGil(call, func, args, n, result)
-                     : call(func, args, n, result);
+  return release_gil ? CallReleasingGil(call, func, args, n, result) : call(func, args, n, result);
 }
 /// Calls `func` (checked entry) with cells; the result is converted to Python.
 PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, bool release_gil);

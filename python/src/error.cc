@@ -171,8 +171,8 @@ PyObject* CxxGlobals() {
 /// of a record live as long as the process, so their addresses are the key.
 PyCodeObject* CodeOf(const FerryErrorFrame& frame) {
   auto& cache = g_state.errors.codes;
-  const std::pair<std::pair<const char*, const char*>, int32_t> key{
-      {frame.function, frame.file}, frame.line};
+  const std::pair<std::pair<const char*, const char*>, int32_t> key{{frame.function, frame.file},
+                                                                    frame.line};
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   std::string name = frame.function;
@@ -181,7 +181,7 @@ PyCodeObject* CodeOf(const FerryErrorFrame& frame) {
     std::snprintf(addr, sizeof(addr), "%#zx", static_cast<size_t>(frame.address));
     name = addr;
   }
-  const char* file = frame.file[0] != '\0' ? frame.file
+  const char* file = frame.file[0] != '\0'      ? frame.file
                      : frame.library[0] != '\0' ? frame.library
                                                 : "<C++>";
   PyCodeObject* code = PyCode_NewEmpty(file, name.c_str(), frame.line);

@@ -38,8 +38,8 @@ int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, P
   return rc;
 }
 
-[[gnu::noinline]] int CallPythonManyArgs(PyObject* callable, const FerryAny* args,
-                                         int32_t num_args, FerryAny* result) {
+[[gnu::noinline]] int CallPythonManyArgs(PyObject* callable, const FerryAny* args, int32_t num_args,
+                                         FerryAny* result) {
   std::vector<PyObject*> argv(static_cast<size_t>(num_args));
   return CallPythonWith(callable, args, num_args, argv.data(), result);
 }
@@ -176,8 +176,8 @@ PyObject* ParamNames(PyFerryFunction* self) {
 }
 
 /// Places keyword arguments at their parameters' positions in `order` (size `total`).
-int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs,
-                  PyObject* kwnames, std::vector<PyObject*>* order) {
+int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                  std::vector<PyObject*>* order) {
   PyObject* names = ParamNames(self);
   if (names == nullptr) return -1;
   if (names == Py_None) {
@@ -206,8 +206,8 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
       }
     }
     if (pos < 0) {
-      PyErr_Format(PyExc_TypeError, "got an unexpected keyword argument '%U' (parameters: %R)",
-                   key, names);
+      PyErr_Format(PyExc_TypeError, "got an unexpected keyword argument '%U' (parameters: %R)", key,
+                   names);
       return -1;
     }
     if ((*order)[static_cast<size_t>(pos)] != nullptr) {
@@ -234,8 +234,7 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
 /// parameter name when the function `self` was registered with them).
 [[gnu::always_inline]] inline int ConvertArgs(PyFerryFunction* self, PyObject* const* args,
-                                              Py_ssize_t nargs, FerryAny* cells,
-                                              TempScope* scope) {
+                                              Py_ssize_t nargs, FerryAny* cells, TempScope* scope) {
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     if (PyToAny(args[i], &cells[i], scope) != 0) {
       NameArgError(self, i);
@@ -249,7 +248,7 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
 /// waits, and those need the GIL (keeping it would deadlock them).
 [[gnu::always_inline]] inline PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args,
-                                                     Py_ssize_t nargs, FerryAny* cells) {
+                                                       Py_ssize_t nargs, FerryAny* cells) {
   TempScope scope;
   if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
@@ -420,9 +419,8 @@ PyObject* FunctionReduce(PyObject* self, PyObject*) {
     if (library != nullptr) {
       // Registered by a loaded library: the unpickling process loads it if it lacks the name.
       PyObject* registry = PyImport_ImportModule("ferry.registry");
-      PyObject* get = registry != nullptr
-                          ? PyObject_GetAttrString(registry, "_global_from_library")
-                          : nullptr;
+      PyObject* get =
+          registry != nullptr ? PyObject_GetAttrString(registry, "_global_from_library") : nullptr;
       Py_XDECREF(registry);
       if (get != nullptr) result = Py_BuildValue("(N(ss))", get, name.c_str(), library);
     } else if (!name.empty()) {
@@ -430,8 +428,8 @@ PyObject* FunctionReduce(PyObject* self, PyObject*) {
       if (get != nullptr) result = Py_BuildValue("(N(s))", get, name.c_str());
     } else {
       PyObject* pickle = PyImport_ImportModule("pickle");
-      PyObject* error = pickle != nullptr ? PyObject_GetAttrString(pickle, "PicklingError")
-                                          : nullptr;
+      PyObject* error =
+          pickle != nullptr ? PyObject_GetAttrString(pickle, "PicklingError") : nullptr;
       if (error != nullptr) {
         PyErr_Format(error,
                      "cannot pickle %R: it is a C++ function that is not registered as a global, "

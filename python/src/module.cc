@@ -47,8 +47,10 @@ PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
                       : std::strcmp(key, "allow_missing") == 0 ? &allow_obj
                                                                : nullptr;
     if (slot == nullptr || *slot != nullptr) {
-      return PyErr_Format(PyExc_TypeError, "get_global_func() got an unexpected or repeated "
-                          "keyword argument '%s'", key);
+      return PyErr_Format(PyExc_TypeError,
+                          "get_global_func() got an unexpected or repeated "
+                          "keyword argument '%s'",
+                          key);
     }
     *slot = args[nargs + k];
   }
@@ -107,8 +109,10 @@ PyObject* RegisterGlobal(PyObject*, PyObject* args) {
   if (PyObject_TypeCheck(f, &FunctionType)) {
     handle = HandleOf(f);
     if (handle == nullptr) {
-      return PyErr_Format(PyExc_ValueError, "register_func('%s'): the ferry.Function is not "
-                          "initialized", name);
+      return PyErr_Format(PyExc_ValueError,
+                          "register_func('%s'): the ferry.Function is not "
+                          "initialized",
+                          name);
     }
     IncRef(handle);
   } else if (PyCallable_Check(f)) {
@@ -162,8 +166,8 @@ PyObject* LoadLibrary(PyObject*, PyObject* arg) {
 }
 
 PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
-  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls),
-                                              &PyUnicode_Type)) {
+  if (!PyType_Check(cls) ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &PyUnicode_Type)) {
     return PyErr_Format(PyExc_TypeError, "_set_dtype_class: %R is not a subclass of str", cls);
   }
   Py_XSETREF(g_state.dtype_class, Py_NewRef(cls));

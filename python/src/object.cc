@@ -8,10 +8,7 @@
 
 namespace ferry_py {
 
-
 namespace {
-
-
 
 /// Calls a cached global with Python arguments.
 PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const* args,
@@ -25,7 +22,6 @@ PyObject* CallGlobal(const char* name, FerryObjectHandle* slot, PyObject* const*
   }
   return CallFunction(f, cells.data(), static_cast<int32_t>(n), false);
 }
-
 
 /// The class registered for `key`, or NULL (borrowed).
 PyTypeObject* RegisteredClass(const char* key) {
@@ -99,7 +95,6 @@ PyTypeObject* Lookup(int32_t type_index) {
 
 // ---------------------------------------------------------------------------------------------
 // The live wrapper of each object.
-
 
 /// Enters `obj` as the wrapper of `h` unless `h` has a live one.
 void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
@@ -453,8 +448,8 @@ PyObject* ObjectSetState(PyObject* self, PyObject* state) {
 /// Attributes, with each reflected field once (the class's field descriptors already list
 /// most of them; a derived type may have more).
 PyObject* ObjectDir(PyObject* self, PyObject*) {
-  PyObject* names = PyObject_CallMethod(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__dir__",
-                                        "O", self);
+  PyObject* names =
+      PyObject_CallMethod(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__dir__", "O", self);
   if (names == nullptr || HandleOf(self) == nullptr) return names;
   PyObject* unique = PySet_New(names);
   Py_DECREF(names);
@@ -501,8 +496,7 @@ PyMethodDef kObjectMethods[] = {
 
 PyGetSetDef kObjectGetSet[] = {
     {"__ferry_handle__", ObjectGetHandle, nullptr, "The address of the Ferry object.", nullptr},
-    {"__ferry_type_key__", ObjectGetTypeKey, nullptr, "The type key of the Ferry object.",
-     nullptr},
+    {"__ferry_type_key__", ObjectGetTypeKey, nullptr, "The type key of the Ferry object.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 

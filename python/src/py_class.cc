@@ -59,18 +59,17 @@ PyObject* CreateObject(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PyToAny(args[3 + i], &cells[i], &scope) != 0) {
       PyObject* names = args[2];
-      PyObject* prefix =
-          i < PyTuple_GET_SIZE(names)
-              ? PyUnicode_FromFormat("field '%U'", PyTuple_GET_ITEM(names, i))
-              : PyUnicode_FromFormat("field %zd", i);
+      PyObject* prefix = i < PyTuple_GET_SIZE(names)
+                             ? PyUnicode_FromFormat("field '%U'", PyTuple_GET_ITEM(names, i))
+                             : PyUnicode_FromFormat("field %zd", i);
       PrefixPendingError(prefix);
       Py_XDECREF(prefix);
       return nullptr;
     }
   }
   FerryObjectHandle made = nullptr;
-  if (FerryObjectCreate(static_cast<int32_t>(type_index), cells, static_cast<int32_t>(n),
-                        &made) != 0) {
+  if (FerryObjectCreate(static_cast<int32_t>(type_index), cells, static_cast<int32_t>(n), &made) !=
+      0) {
     return RaiseFerryError();
   }
   if (AdoptNewHandle(args[0], made) != 0) return nullptr;

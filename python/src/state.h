@@ -11,10 +11,10 @@
 #include <Python.h>
 #include <ferry/c_api.h>
 
-#include <map>     // the code objects of C++ traceback entries
-#include <string>  // the extension's path
+#include <map>      // the code objects of C++ traceback entries
+#include <string>   // the extension's path
 #include <utility>  // pair
-#include <vector>  // the class cache
+#include <vector>   // the class cache
 
 #include "pointer_map_internal.h"
 

@@ -137,12 +137,34 @@ PyTypeObject* NdarrayType() {
 bool NumpyDType(int type_num, int64_t elsize, DLDataType* out) {
   uint8_t code;
   switch (type_num) {
-    case 0: code = kDLBool; break;                               // NPY_BOOL
-    case 1: case 3: case 5: case 7: case 9: code = kDLInt; break;  // BYTE SHORT INT LONG LONGLONG
-    case 2: case 4: case 6: case 8: case 10: code = kDLUInt; break;
-    case 11: case 12: case 23: code = kDLFloat; break;           // FLOAT DOUBLE HALF
-    case 14: case 15: code = kDLComplex; break;                  // CFLOAT CDOUBLE
-    default: return false;
+    case 0:
+      code = kDLBool;
+      break;  // NPY_BOOL
+    case 1:
+    case 3:
+    case 5:
+    case 7:
+    case 9:
+      code = kDLInt;
+      break;  // BYTE SHORT INT LONG LONGLONG
+    case 2:
+    case 4:
+    case 6:
+    case 8:
+    case 10:
+      code = kDLUInt;
+      break;
+    case 11:
+    case 12:
+    case 23:
+      code = kDLFloat;
+      break;  // FLOAT DOUBLE HALF
+    case 14:
+    case 15:
+      code = kDLComplex;
+      break;  // CFLOAT CDOUBLE
+    default:
+      return false;
   }
   out->code = code;
   out->bits = static_cast<uint8_t>(elsize * 8);
@@ -160,13 +182,36 @@ int TensorFromNumpy(PyObject* value, FerryObjectHandle* out) {
   // The element size from the type number (the descr's elsize moved between NumPy 1 and 2).
   int64_t elsize;
   switch (descr->type_num) {
-    case 0: case 1: case 2: elsize = 1; break;
-    case 3: case 4: case 23: elsize = 2; break;
-    case 5: case 6: case 11: elsize = 4; break;
-    case 7: case 8: elsize = sizeof(long); break;
-    case 9: case 10: case 12: case 14: elsize = 8; break;
-    case 15: elsize = 16; break;
-    default: return 1;
+    case 0:
+    case 1:
+    case 2:
+      elsize = 1;
+      break;
+    case 3:
+    case 4:
+    case 23:
+      elsize = 2;
+      break;
+    case 5:
+    case 6:
+    case 11:
+      elsize = 4;
+      break;
+    case 7:
+    case 8:
+      elsize = sizeof(long);
+      break;
+    case 9:
+    case 10:
+    case 12:
+    case 14:
+      elsize = 8;
+      break;
+    case 15:
+      elsize = 16;
+      break;
+    default:
+      return 1;
   }
   DLTensor view;
   if (!NumpyDType(descr->type_num, elsize, &view.dtype)) return 1;
@@ -222,8 +267,8 @@ inline const DLTensor& DLOf(FerryObjectHandle h) {
 }
 
 /// tensor.__dlpack__(stream, max_version, dl_device, copy) -> capsule.
-PyObject* ExportTensor(PyObject* self, PyObject* stream, PyObject* max_version,
-                       PyObject* dl_device, PyObject* copy) {
+PyObject* ExportTensor(PyObject* self, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                       PyObject* copy) {
   FerryObjectHandle h = TensorHandleOf(self);
   if (h == nullptr) return nullptr;
   const DLTensor& dl = DLOf(h);
@@ -302,8 +347,7 @@ PyObject* TensorToDLPack(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 /// The method __dlpack__(stream=None, max_version=None, dl_device=None, copy=None), with its
 /// arguments parsed here: NumPy's from_dlpack calls it with keywords on every conversion.
-PyObject* DLPackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
-                       PyObject* kwnames) {
+PyObject* DLPackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   // Keywords at call sites are interned, so a pointer compare finds them.
   PyObject* const* interned = g_state.tensor.dlpack_kwargs;
   PyObject* values[4] = {Py_None, Py_None, Py_None, Py_None};

@@ -7,14 +7,14 @@
 static int passed = 0;
 static int failed = 0;
 
-#define EXPECT(cond)                                                \
-  do {                                                              \
-    if (cond) {                                                     \
-      ++passed;                                                     \
-    } else {                                                        \
-      ++failed;                                                     \
+#define EXPECT(cond)                                                      \
+  do {                                                                    \
+    if (cond) {                                                           \
+      ++passed;                                                           \
+    } else {                                                              \
+      ++failed;                                                           \
       fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-    }                                                               \
+    }                                                                     \
   } while (0)
 
 /* Takes the raised error and checks its kind. */
@@ -147,9 +147,8 @@ static void test_lists(void) {
 /* A node type registered at run time from C, used through the C ABI: creation from all field
  * values, reads and writes by name, the errors of a bad table. */
 static void test_run_time_types(void) {
-  FerryFieldSpec fields[3] = {{"count", "int", 0},
-                              {"label", "str", kFerryFieldNoRepr},
-                              {"next", "Optional[c.Cell]", 0}};
+  FerryFieldSpec fields[3] = {
+      {"count", "int", 0}, {"label", "str", kFerryFieldNoRepr}, {"next", "Optional[c.Cell]", 0}};
   FerryFieldSpec bad[2] = {{"a", "int", 0}, {"a", "float", 0}};
   FerryFieldSpec unknown[1] = {{"a", "Array[int", 0}};
   int32_t index = -1, again = -1, unused = -1;
@@ -166,7 +165,8 @@ static void test_run_time_types(void) {
   expect_raised("ValueError");
   EXPECT(FerryTypeRegisterWithFields("c.Bad", kFerryObject, 0, 0, unknown, 1, &unused) == -1);
   expect_raised("ValueError");
-  EXPECT(FerryTypeRegisterWithFields("c.UnderString", kFerryString, 0, 0, fields, 1, &unused) == -1);
+  EXPECT(FerryTypeRegisterWithFields("c.UnderString", kFerryString, 0, 0, fields, 1, &unused) ==
+         -1);
   expect_raised("TypeError");
 
   values[0].type_index = kFerryInt;

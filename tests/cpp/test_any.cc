@@ -199,14 +199,17 @@ TEST(Any, CastsInPlaceWithTheSameErrorsAsAnyView) {
       }
     }
   };
-  expect_same(Any(300), [](const auto& v) { v.template cast<int8_t>(); }, "OverflowError",
-              "integer 300 is out of range for int8");
-  expect_same(Any(2.5), [](const auto& v) { v.template cast<int64_t>(); }, "TypeError",
-              "expected int but got float");
-  expect_same(Any(Array<Any>({Any(1), Any("s")})),
-              [](const auto& v) { v.template cast<Array<int64_t>>(); }, "TypeError",
-              "expected Array[int] but got ferry.Array (element 1: expected int but got "
-              "ferry.String)");
+  expect_same(
+      Any(300), [](const auto& v) { v.template cast<int8_t>(); }, "OverflowError",
+      "integer 300 is out of range for int8");
+  expect_same(
+      Any(2.5), [](const auto& v) { v.template cast<int64_t>(); }, "TypeError",
+      "expected int but got float");
+  expect_same(
+      Any(Array<Any>({Any(1), Any("s")})), [](const auto& v) { v.template cast<Array<int64_t>>(); },
+      "TypeError",
+      "expected Array[int] but got ferry.Array (element 1: expected int but got "
+      "ferry.String)");
   Point p(make_object<PointNode>());
   const Any a = p;
   EXPECT_EQ(a.as<PointNode>(), p.get());

@@ -14,11 +14,16 @@ TEST(DataType, ParsesAndPrints) {
     int code, bits, lanes;
   };
   const Case cases[] = {
-      {"int64", DataType::kInt, 64, 1},      {"int8", DataType::kInt, 8, 1},
-      {"uint32", DataType::kUInt, 32, 1},    {"float32x4", DataType::kFloat, 32, 4},
-      {"float16", DataType::kFloat, 16, 1},  {"bfloat16", DataType::kBFloat, 16, 1},
-      {"bool", DataType::kUInt, 1, 1},       {"boolx8", DataType::kUInt, 1, 8},
-      {"handle", DataType::kHandle, 64, 1},  {"void", DataType::kHandle, 0, 0},
+      {"int64", DataType::kInt, 64, 1},
+      {"int8", DataType::kInt, 8, 1},
+      {"uint32", DataType::kUInt, 32, 1},
+      {"float32x4", DataType::kFloat, 32, 4},
+      {"float16", DataType::kFloat, 16, 1},
+      {"bfloat16", DataType::kBFloat, 16, 1},
+      {"bool", DataType::kUInt, 1, 1},
+      {"boolx8", DataType::kUInt, 1, 8},
+      {"handle", DataType::kHandle, 64, 1},
+      {"void", DataType::kHandle, 0, 0},
       {"int32x65535", DataType::kInt, 32, 65535},
   };
   for (const Case& c : cases) {
@@ -40,9 +45,8 @@ TEST(DataType, ParsesAndPrints) {
 }
 
 TEST(DataType, EveryValidTypeRoundTrips) {
-  const int codes[] = {DataType::kInt,    DataType::kUInt,    DataType::kFloat,
-                       DataType::kBFloat, DataType::kHandle,  DataType::kComplex,
-                       DataType::kDLBool};
+  const int codes[] = {DataType::kInt,    DataType::kUInt,    DataType::kFloat, DataType::kBFloat,
+                       DataType::kHandle, DataType::kComplex, DataType::kDLBool};
   for (int code : codes) {
     for (int bits = 1; bits <= 255; bits += 7) {
       for (int lanes : {1, 2, 3, 16, 1024}) {
@@ -54,8 +58,8 @@ TEST(DataType, EveryValidTypeRoundTrips) {
 }
 
 TEST(DataType, RejectsMalformedTextNamingIt) {
-  const char* bad[] = {"", "flot32", "int0", "int256", "int32x0", "int32x65536", "int-8",
-                       "float32x", "x4", "int 32", "int32x4x2", "bool0",
+  const char* bad[] = {"",         "flot32",   "int0", "int256", "int32x0",   "int32x65536",
+                       "int-8",    "float32x", "x4",   "int 32", "int32x4x2", "bool0",
                        "complex0", "uint64x+1"};
   for (const char* text : bad) {
     try {

@@ -36,8 +36,7 @@ TEST(Error, ThrowCarriesKindMessageAndBacktrace) {
     EXPECT_EQ(e.kind(), "ValueError");
     EXPECT_EQ(e.message(), "bad value 42");
     EXPECT_STREQ(e.what(), "ValueError: bad value 42");
-    EXPECT_NE(e.backtrace().view().find("test_error.cc"), std::string_view::npos)
-        << e.backtrace();
+    EXPECT_NE(e.backtrace().view().find("test_error.cc"), std::string_view::npos) << e.backtrace();
     EXPECT_EQ(e->type_index(), kFerryError);
   }
 }
@@ -253,10 +252,10 @@ TEST(ErrorKinds, OneBuiltinList) {
   EXPECT_EQ(kinds, ferry::details::BuiltinErrorKinds());
   std::vector<std::string> names;
   for (const char* const* k = kinds; *k != nullptr; ++k) names.emplace_back(*k);
-  for (const char* expected : {"ValueError", "TypeError", "KeyError", "IndexError",
-                               "AttributeError", "NotImplementedError", "RuntimeError",
-                               "MemoryError", "OverflowError", "ZeroDivisionError",
-                               "InternalError"}) {
+  for (const char* expected :
+       {"ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
+        "NotImplementedError", "RuntimeError", "MemoryError", "OverflowError", "ZeroDivisionError",
+        "InternalError"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
 }

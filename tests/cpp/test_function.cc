@@ -2,7 +2,6 @@
 // C ABI, functions made from C callbacks, and loading libraries.
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
-
 #include <pthread.h>  // pthread_cancel
 #include <unistd.h>   // pipe, read: a cancellation point that blocks
 
@@ -63,8 +62,8 @@ TEST(FromTyped, WithoutANameHasNoParamNamesAndCallsItselfAnonymous) {
   Error e = CaptureError([&] { f("no"); });
   EXPECT_NE(e.message().view().find("<anonymous>(0: int) -> int"), std::string_view::npos)
       << e.message();
-  Function named = Function::FromTyped([](int64_t a, int64_t b) { return a * b; }, "mul",
-                                       {"a", "b"});
+  Function named =
+      Function::FromTyped([](int64_t a, int64_t b) { return a * b; }, "mul", {"a", "b"});
   ASSERT_EQ(named->param_names.size(), 2u);
   EXPECT_EQ(named->param_names[1], "b");
   EXPECT_EQ(std::vector<std::string>(named->param_names.begin(), named->param_names.end()),
@@ -94,9 +93,8 @@ TEST(Function, TypedCallConvertsArgumentsAndResult) {
   EXPECT_DOUBLE_EQ(scale(1.5, 2).cast<double>(), 3.0);
   Function nothing = Function::FromTyped([](int64_t) {});
   EXPECT_TRUE(nothing(1).is_none());
-  Function any_arg = Function::FromTyped([](Any a, AnyView v) {
-    return a.type_index() * 100 + v.type_index();
-  });
+  Function any_arg =
+      Function::FromTyped([](Any a, AnyView v) { return a.type_index() * 100 + v.type_index(); });
   EXPECT_EQ(any_arg(1, 2.0).cast<int64_t>(), kFerryInt * 100 + kFerryFloat);
 }
 
@@ -114,9 +112,7 @@ TEST(Function, WrongArgumentTypeNamesFunctionIndexAndTypes) {
   EXPECT_EQ(e.message(),
             "Mismatched type on argument 1 when calling `my_func(0: int, 1: ferry.String) -> "
             "int32`: expected ferry.String but got int");
-  Error overflow = CaptureError([&] {
-    Function::FromTyped([](int8_t) {}, "narrow")(1000);
-  });
+  Error overflow = CaptureError([&] { Function::FromTyped([](int8_t) {}, "narrow")(1000); });
   EXPECT_EQ(overflow.kind(), "OverflowError");
   EXPECT_TRUE(Contains(overflow.message(), "narrow")) << overflow.what();
   EXPECT_TRUE(Contains(overflow.message(), "1000")) << overflow.what();
@@ -220,21 +216,18 @@ TEST(Function, TypedResultsOwnTheirValues) {
 
 TEST(Function, NestedFunctionsCallBack) {
   // apply(f, x) calls f(x) + 1: a Function passed as an argument and called back.
-  Function apply = Function::FromTyped([](Function f, int64_t x) {
-    return f(x).cast<int64_t>() + 1;
-  });
+  Function apply =
+      Function::FromTyped([](Function f, int64_t x) { return f(x).cast<int64_t>() + 1; });
   Function twice = Function::FromTyped([](int64_t x) { return 2 * x; });
   EXPECT_EQ(apply(twice, 20).cast<int64_t>(), 41);
   // A Function returned from a Function.
-  Function make_adder = Function::FromTyped([](int64_t k) {
-    return Function::FromTyped([k](int64_t x) { return x + k; });
-  });
+  Function make_adder = Function::FromTyped(
+      [](int64_t k) { return Function::FromTyped([k](int64_t x) { return x + k; }); });
   Function add5 = make_adder(5).cast<Function>();
   EXPECT_EQ(add5(1).cast<int64_t>(), 6);
   // Errors from inside the callback come out of the outer call intact.
-  Function failing = Function::FromTyped([](int64_t) -> int64_t {
-    FERRY_THROW(IndexError) << "inner";
-  });
+  Function failing =
+      Function::FromTyped([](int64_t) -> int64_t { FERRY_THROW(IndexError) << "inner"; });
   Error e = CaptureError([&] { apply(failing, 1); });
   EXPECT_EQ(e.kind(), "IndexError");
   EXPECT_EQ(e.message(), "inner");
@@ -332,7 +325,8 @@ TEST(Registry, ConcurrentRegistrationAndLookup) {
   EXPECT_EQ(found, kThreads * kPerThread);
   for (int t = 0; t < kThreads; ++t) {
     for (int i = 0; i < kPerThread; ++i) {
-      EXPECT_TRUE(RemoveGlobal("testing.concurrent." + std::to_string(t) + "." + std::to_string(i)));
+      EXPECT_TRUE(
+          RemoveGlobal("testing.concurrent." + std::to_string(t) + "." + std::to_string(i)));
     }
   }
 }
@@ -391,8 +385,7 @@ TEST(CAbi, RejectsBadCalls) {
   EXPECT_EQ(FerryFunctionCall(nullptr, nullptr, 0, &out), -1);
   EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "ValueError");
   String not_a_function = "nope";
-  FerryObjectHandle handle =
-      const_cast<Object*>(static_cast<const Object*>(not_a_function.get()));
+  FerryObjectHandle handle = const_cast<Object*>(static_cast<const Object*>(not_a_function.get()));
   EXPECT_EQ(FerryFunctionCall(handle, nullptr, 0, &out), -1);
   Error e = CaptureError([] { details::ThrowRaised(); });
   EXPECT_EQ(e.kind(), "TypeError");
@@ -511,9 +504,8 @@ TEST(LoadLibrary, RegistersGlobalsAndKeepsObjectsAlive) {
             41);
   EXPECT_EQ(Function::GetGlobalRequired("testing.module.add")(1, 2).cast<int64_t>(), 3);
   LoadLibrary(kModuleDir + "/good_module.so");  // loading twice is harmless
-  Error e = CaptureError([] {
-    Function::GetGlobalRequired("testing.module.counter_value")(String("x"));
-  });
+  Error e = CaptureError(
+      [] { Function::GetGlobalRequired("testing.module.counter_value")(String("x")); });
   EXPECT_TRUE(Contains(e.message(), "expected a counter, got ferry.String")) << e.what();
 }
 
@@ -606,9 +598,11 @@ TEST(LoadLibrary, TypeKeyWithAnotherParentIsAnErrorNotATerminate) {
     EXPECT_EQ(GetNodeInfo("testing.conflict.Base"), nullptr);
   }
   // good_module's type and globals are untouched.
-  ObjectRef counter = Function::GetGlobalRequired("testing.module.make_counter")(7).cast<ObjectRef>();
+  ObjectRef counter =
+      Function::GetGlobalRequired("testing.module.make_counter")(7).cast<ObjectRef>();
   EXPECT_STREQ(counter->GetTypeKey(), "testing.module.Counter");
-  EXPECT_EQ(Function::GetGlobalRequired("testing.module.counter_value")(counter).cast<int64_t>(), 7);
+  EXPECT_EQ(Function::GetGlobalRequired("testing.module.counter_value")(counter).cast<int64_t>(),
+            7);
 }
 
 TEST(LoadLibrary, RegistrationsThrowingAnyExceptionUndoTheLibrary) {
@@ -713,8 +707,8 @@ TEST_F(ThreadCancellation, InsideAPackedFunctionCalledThroughTheCAbi) {
   EXPECT_EXIT(
       {
         BlockedCall blocked;
-        Function f = Function::FromPacked(
-            [&blocked](const AnyView*, int32_t, Any*) { blocked.Block(); });
+        Function f =
+            Function::FromPacked([&blocked](const AnyView*, int32_t, Any*) { blocked.Block(); });
         blocked.call = [&f] {
           FerryAny result;
           FerryFunctionCall(details::ObjectUnsafe::GetHeader(f.get()), nullptr, 0, &result);

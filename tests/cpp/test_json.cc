@@ -193,16 +193,14 @@ TEST(JSON, DuplicateKeysOfLargeObjectsAreFound) {
   };
   for (int n : {15, 16, 17, 40, 20000}) {
     SCOPED_TRACE(n);
-    ExpectError([&] { LoadJSON(object_of(n, "\"k0\"")); }, "ValueError",
-                {"duplicate key \"k0\""});
+    ExpectError([&] { LoadJSON(object_of(n, "\"k0\"")); }, "ValueError", {"duplicate key \"k0\""});
     const std::string last = "\"k" + std::to_string(n - 1) + "\"";
     ExpectError([&] { LoadJSON(object_of(n, last)); }, "ValueError",
                 {("duplicate key " + last).c_str()});
     ExpectError([&] { LoadJSON(object_of(n, "\"\\u006b1\"")); }, "ValueError",
                 {"duplicate key \"k1\""});
     // Without a duplicate the document gets as far as the unknown top-level key.
-    ExpectError([&] { LoadJSON(object_of(n, "\"other\"")); }, "ValueError",
-                {"unknown key \"x\""});
+    ExpectError([&] { LoadJSON(object_of(n, "\"other\"")); }, "ValueError", {"unknown key \"x\""});
   }
 }
 
@@ -215,7 +213,8 @@ TEST(JSON, ErrorPositionsPastTheFirstLineAndEscapedKeys) {
       // A key with an escape is decoded before keys are compared.
       {"{\"ferry_json\": 1, \"root\": 1, \"nodes\": [],\n \"n\\u006fdes\": 2}",
        "line 2, column 2: duplicate key \"nodes\""},
-      {"{\"ferry_json\": 1, \"root\": [1, 2,\n\n   {\"x\": [true, null, \"a\\\"b\"]}], \"nodes\": []}",
+      {"{\"ferry_json\": 1, \"root\": [1, 2,\n\n   {\"x\": [true, null, \"a\\\"b\"]}], \"nodes\": "
+       "[]}",
        "line 1, column 27: unexpected array"},
   };
   for (const BadCase& c : cases) {
@@ -252,12 +251,13 @@ TEST(JSON, NodeErrorsComeAfterSyntaxAndTopLevelErrors) {
     ExpectError([&] { LoadJSON(c.text); }, "ValueError", {"LoadJSON", c.message});
   }
   // The root may come after the nodes.
-  EXPECT_EQ(SaveJSON(LoadJSON(
-                "{\"ferry_json\": 1, \"nodes\": [{\"type\": \"ferry.Array\", \"items\": [1, 2]},"
-                " {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}], \"root\": {\"ref\": 1}}")),
-            "{\"ferry_json\": 1, \"root\": {\"ref\": 1}, \"nodes\": [\n"
-            "  {\"type\": \"ferry.Array\", \"items\": [1, 2]},\n"
-            "  {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}\n]}");
+  EXPECT_EQ(
+      SaveJSON(LoadJSON(
+          "{\"ferry_json\": 1, \"nodes\": [{\"type\": \"ferry.Array\", \"items\": [1, 2]},"
+          " {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}], \"root\": {\"ref\": 1}}")),
+      "{\"ferry_json\": 1, \"root\": {\"ref\": 1}, \"nodes\": [\n"
+      "  {\"type\": \"ferry.Array\", \"items\": [1, 2]},\n"
+      "  {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 0}]}\n]}");
 }
 
 TEST(JSON, NestingIsLimited) {

@@ -1,12 +1,11 @@
 // Tests of ferry/container/list.h and dict.h: mutation seen by every holder, the std-like API,
 // conversions to and from Array and Map, errors, structural equality and hashing, JSON, and a
 // List that holds itself.
+#include <ferry/ferry.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include <ferry/ferry.h>
 
 #include "test_util.h"
 
@@ -122,7 +121,7 @@ TEST(Dict, MapSnapshotsAndConversions) {
   set(map);
   EXPECT_EQ(map.size(), 1u);  // a Map argument is copied into a new Dict
   set(d);
-  EXPECT_EQ(d.at("k"), 1);    // a Dict is shared
+  EXPECT_EQ(d.at("k"), 1);  // a Dict is shared
   ExpectError([&] { set(Dict<Any, Any>{{Any(1), Any(2)}}); }, "TypeError", {"Dict[", "key"});
 }
 

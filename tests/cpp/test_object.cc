@@ -338,8 +338,7 @@ TEST(TypeRegistry, GrandchildCannotEscapeAClosedAncestor) {
     FAIL() << "a grandchild of a full no-overflow type must not be placed outside its range";
   } catch (const Error& e) {
     EXPECT_NE(e.message().view().find("test.Escape"), std::string_view::npos) << e.what();
-    EXPECT_NE(e.message().view().find("ancestor 'test.Base'"), std::string_view::npos)
-        << e.what();
+    EXPECT_NE(e.message().view().find("ancestor 'test.Base'"), std::string_view::npos) << e.what();
   }
 }
 

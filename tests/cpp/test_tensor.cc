@@ -108,13 +108,22 @@ TEST(Tensor, EmptyEdgeCases) {
   EXPECT_EQ(Tensor::Empty({5}, DataType::Float(32, 4)).nbytes(), 80);
   EXPECT_EQ(Tensor::Empty({3}, DataType(DataType::kDLBool, 8, 1)).dtype().ToString(), "bool8");
   EXPECT_EQ(Tensor::Empty({3}, DataType(DataType::kComplex, 64, 1)).nbytes(), 24);
-  ExpectError([] { Tensor::Empty({2, -1}, DataType::Float(32)); }, "ValueError",
-              {"dimension 1 is negative"});
+  ExpectError(
+      [] {
+        Tensor::Empty({2, -1}, DataType::Float(32));
+      },
+      "ValueError", {"dimension 1 is negative"});
   ExpectError([] { Tensor::Empty({2}, DataType::Void()); }, "ValueError", {"void"});
-  ExpectError([] { Tensor::Empty({int64_t{1} << 62, 8}, DataType::Float(32)); }, "MemoryError",
-              {"overflow"});
-  ExpectError([] { Tensor::Empty({2}, DataType::Float(32), DLDevice{kDLCUDA, 1}); }, "ValueError",
-              {"no allocator", "cuda:1"});
+  ExpectError(
+      [] {
+        Tensor::Empty({int64_t{1} << 62, 8}, DataType::Float(32));
+      },
+      "MemoryError", {"overflow"});
+  ExpectError(
+      [] {
+        Tensor::Empty({2}, DataType::Float(32), DLDevice{kDLCUDA, 1});
+      },
+      "ValueError", {"no allocator", "cuda:1"});
 }
 
 struct CountingAllocator {
@@ -165,8 +174,11 @@ TEST(Tensor, AllocatorHook) {
   }
   EXPECT_EQ(counts.allocs, 3);
   EXPECT_EQ(counts.frees, 3);
-  ExpectError([] { Tensor::Empty({2}, DataType::Int(32), DLDevice{kDLExtDev, 0}); }, "ValueError",
-              {"ext_dev:0"});
+  ExpectError(
+      [] {
+        Tensor::Empty({2}, DataType::Int(32), DLDevice{kDLExtDev, 0});
+      },
+      "ValueError", {"ext_dev:0"});
   TensorAllocator half;
   half.alloc = a.alloc;
   ExpectError([&] { SetTensorAllocator(kDLExtDev, half); }, "ValueError", {"both"});
@@ -176,7 +188,7 @@ TEST(Tensor, FromDLPackOwnsUntilLastReference) {
   Producer p{{0, 1, 2, 3, 4, 5}, {2, 3}, {}, 0};
   {
     Tensor t = Tensor::FromDLPack(MakeManaged(&p, /*with_strides=*/false));
-    EXPECT_EQ(t.data_ptr(), p.data.data());  // no copy
+    EXPECT_EQ(t.data_ptr(), p.data.data());                // no copy
     EXPECT_EQ(t.strides(), (std::vector<int64_t>{3, 1}));  // computed
     EXPECT_TRUE(t.IsContiguous());
     Tensor other = t;
@@ -264,9 +276,9 @@ TEST(Tensor, ToDLPackRoundTrip) {
 TEST(Tensor, CApi) {
   const int64_t shape[] = {3};
   FerryObjectHandle h = nullptr;
-  ASSERT_EQ(FerryTensorEmpty(shape, 1, FerryDataType{kFerryDTypeFloat, 64, 1},
-                             DLDevice{kDLCPU, 0}, &h),
-            0);
+  ASSERT_EQ(
+      FerryTensorEmpty(shape, 1, FerryDataType{kFerryDTypeFloat, 64, 1}, DLDevice{kDLCPU, 0}, &h),
+      0);
   auto* raw = static_cast<FerryTensorObject*>(h);
   EXPECT_EQ(raw->header.type_index, kFerryTensor);
   EXPECT_EQ(raw->dl_tensor.shape[0], 3);

@@ -2,6 +2,7 @@
 or checking each one. The conventions it implements are documented at the top of test_docs.py
 and, for writers, in docs/README.md ("About this guide").
 """
+
 import hashlib
 import json
 import os
@@ -18,18 +19,37 @@ import threading
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("FERRY_DOCS_BUILD", ROOT / "build")).resolve()
 PYTHONPATH = pathlib.Path(os.environ.get("FERRY_DOCS_PYTHONPATH", ROOT / "python")).resolve()
-CACHE = pathlib.Path(os.environ.get("FERRY_DOCS_CACHE") or
-                     pathlib.Path(tempfile.gettempdir()) / "ferry-docs-cache")
+CACHE = pathlib.Path(
+    os.environ.get("FERRY_DOCS_CACHE") or pathlib.Path(tempfile.gettempdir()) / "ferry-docs-cache"
+)
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 LANGUAGES = {"text", "json", "python", "cpp", "c", "sh", "console", "cmake"}
 ATTRIBUTES = {"file", "lib"}
-LINKED = ["include", "python", "scripts", "examples", "cmake", "bench", "tests", "src", "docs",
-          "CMakeLists.txt", "pyproject.toml", "README.md"]
+LINKED = [
+    "include",
+    "python",
+    "scripts",
+    "examples",
+    "cmake",
+    "bench",
+    "tests",
+    "src",
+    "docs",
+    "CMakeLists.txt",
+    "pyproject.toml",
+    "README.md",
+]
 TIMEOUT = 240  # seconds, for one block
 
-WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wno-error=unused-variable",
-            "-Wno-error=unused-but-set-variable", "-Wno-error=unused-parameter",
-            "-Wno-error=unused-function"]
+WARNINGS = [
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wno-error=unused-variable",
+    "-Wno-error=unused-but-set-variable",
+    "-Wno-error=unused-parameter",
+    "-Wno-error=unused-function",
+]
 CPP_PRELUDE = """#include <ferry/ferry.h>
 #include <cassert>
 #include <cstdio>
@@ -52,6 +72,7 @@ class DocError(Exception):
 
 # ---------------------------------------------------------------------------------------------
 # Markdown: fenced blocks.
+
 
 class Block:
     def __init__(self, page, line, lang, attrs, code):
@@ -100,17 +121,23 @@ def parse_blocks(page, text=None):
         body = [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip() for ln in lines[start:j]]
         words = info.split()
         if not words:
-            raise DocError(f"{rel(page)}:{i + 1}: a code block without a language; use ```text "
-                           "for text that is not meant to run")
+            raise DocError(
+                f"{rel(page)}:{i + 1}: a code block without a language; use ```text "
+                "for text that is not meant to run"
+            )
         lang, attrs = words[0], {}
         if lang not in LANGUAGES:
-            raise DocError(f"{rel(page)}:{i + 1}: unknown code block language '{lang}' (known: "
-                           f"{', '.join(sorted(LANGUAGES))})")
+            raise DocError(
+                f"{rel(page)}:{i + 1}: unknown code block language '{lang}' (known: "
+                f"{', '.join(sorted(LANGUAGES))})"
+            )
         for word in words[1:]:
             key, eq, value = word.partition("=")
             if not eq or key not in ATTRIBUTES or not value:
-                raise DocError(f"{rel(page)}:{i + 1}: unknown block attribute '{word}' (known: "
-                               f"{', '.join(f'{a}=...' for a in sorted(ATTRIBUTES))})")
+                raise DocError(
+                    f"{rel(page)}:{i + 1}: unknown block attribute '{word}' (known: "
+                    f"{', '.join(f'{a}=...' for a in sorted(ATTRIBUTES))})"
+                )
             attrs[key] = value
         if "lib" in attrs and lang not in ("cpp", "c"):
             raise DocError(f"{rel(page)}:{i + 1}: lib= is for cpp and c snippets")
@@ -124,10 +151,39 @@ def parse_blocks(page, text=None):
 # ---------------------------------------------------------------------------------------------
 # C and C++ snippets: cut into top-level statements, declarations vs statements of main().
 
-DECL_WORDS = {"class", "struct", "union", "enum", "namespace", "template", "using", "typedef",
-              "extern", "static", "inline", "constexpr", "static_assert"}
-STMT_WORDS = {"if", "for", "while", "switch", "do", "try", "return", "else", "throw", "break",
-              "continue", "goto", "case", "default", "delete", "new"}
+DECL_WORDS = {
+    "class",
+    "struct",
+    "union",
+    "enum",
+    "namespace",
+    "template",
+    "using",
+    "typedef",
+    "extern",
+    "static",
+    "inline",
+    "constexpr",
+    "static_assert",
+}
+STMT_WORDS = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "do",
+    "try",
+    "return",
+    "else",
+    "throw",
+    "break",
+    "continue",
+    "goto",
+    "case",
+    "default",
+    "delete",
+    "new",
+}
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -163,7 +219,11 @@ def _skip_literal(code, i):
     """`i` at a quote: the index after the string or character literal."""
     quote = code[i]
     if quote == '"':
-        m = re.match(r'R"([^(\s]*)\(', code[i - 1:i + 20]) if i > 0 and code[i - 1] == "R" else None
+        m = (
+            re.match(r'R"([^(\s]*)\(', code[i - 1 : i + 20])
+            if i > 0 and code[i - 1] == "R"
+            else None
+        )
         if m:
             end = code.find(")" + m.group(1) + '"', i)
             return len(code) if end < 0 else end + len(m.group(1)) + 2
@@ -195,7 +255,7 @@ def split_statements(code):
             j = code.find("*/", i + 2)
             i = n if j < 0 else j + 2
             continue
-        if c == "#" and code[code.rfind("\n", 0, i) + 1:i].strip() == "":
+        if c == "#" and code[code.rfind("\n", 0, i) + 1 : i].strip() == "":
             # A preprocessor line (with continuations). At the top of a piece it is a piece.
             j = i
             while True:
@@ -231,8 +291,11 @@ def split_statements(code):
                     pieces.append((start, code[start:end]))
                     start, i = None, end
                     continue
-                if (word and word.group(0) in ("else", "catch", "while")) or head in (
-                        "class", "struct", "union", "enum", "typedef") or _assigns(code[start:i]):
+                if (
+                    (word and word.group(0) in ("else", "catch", "while"))
+                    or head in ("class", "struct", "union", "enum", "typedef")
+                    or _assigns(code[start:i])
+                ):
                     i += 1
                     continue
                 end = _end_of_line_if_blank(code, i + 1)
@@ -263,7 +326,7 @@ def _first_word(text):
 
 def _assigns(text):
     """Whether the piece so far is `... = {` (a braced initializer, ended by `;`)."""
-    head = text[:text.find("{")] if "{" in text else text
+    head = text[: text.find("{")] if "{" in text else text
     return bool(re.search(r"[^=!<>]=\s*$", head.rstrip()))
 
 
@@ -273,9 +336,9 @@ def is_declaration(piece):
         return True
     if word in STMT_WORDS or word == "":
         return False
-    body = piece[_skip_space_and_comments(piece, 0):].rstrip()
+    body = piece[_skip_space_and_comments(piece, 0) :].rstrip()
     if body.endswith("}") and not body.endswith("};"):
-        head = body[:body.find("{")]
+        head = body[: body.find("{")]
         # A function definition: `type name(params) [qualifiers] {`.
         return bool(re.search(r"[\w>*&]\s+[*&]*[\w:~]+\s*\([^;]*\)[\w\s:&>-]*$", head, re.DOTALL))
     return False
@@ -287,6 +350,7 @@ def is_comment_only(piece):
 
 # ---------------------------------------------------------------------------------------------
 # Compiling and running.
+
 
 def _headers_digest():
     h = hashlib.sha256()
@@ -317,8 +381,11 @@ def compile_cached(lang, source, shared=False):
     if shared:
         cmd += ["-shared", "-fPIC"]
     stat = lib.resolve().stat()
-    key = hashlib.sha256(json.dumps([cmd, source, _HEADERS, str(lib.resolve()), stat.st_mtime_ns,
-                                     stat.st_size, str(BUILD)]).encode()).hexdigest()[:32]
+    key = hashlib.sha256(
+        json.dumps(
+            [cmd, source, _HEADERS, str(lib.resolve()), stat.st_mtime_ns, stat.st_size, str(BUILD)]
+        ).encode()
+    ).hexdigest()[:32]
     out_dir = CACHE / key
     out = out_dir / ("lib.so" if shared else "a.out")
     if out.exists():
@@ -328,8 +395,9 @@ def compile_cached(lang, source, shared=False):
     src.write_text(source, encoding="utf-8")
     tmp = out_dir / (out.name + f".tmp{os.getpid()}")
     full = cmd + ["-o", str(tmp), str(src), f"-L{BUILD}", "-lferry", f"-Wl,-rpath,{BUILD}"]
-    result = subprocess.run(full, check=False, capture_output=True, text=True, cwd=ROOT,
-                            timeout=TIMEOUT)
+    result = subprocess.run(
+        full, check=False, capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT
+    )
     if result.returncode != 0:
         raise DocError("compilation failed:\n" + result.stderr[-6000:] + _numbered(source))
     os.replace(tmp, out)
@@ -338,7 +406,8 @@ def compile_cached(lang, source, shared=False):
 
 def _numbered(source):
     return "\n--- the compiled source ---\n" + "\n".join(
-        f"{i + 1:4} {line}" for i, line in enumerate(source.split("\n")))
+        f"{i + 1:4} {line}" for i, line in enumerate(source.split("\n"))
+    )
 
 
 def assemble(lang, blocks):
@@ -354,9 +423,11 @@ def assemble(lang, blocks):
     prelude = CPP_PRELUDE if lang == "cpp" else C_PRELUDE
     body = "".join(stmts)
     if lang == "cpp":
-        main = ("int main() {\n  try {\n" + body + "  } catch (const std::exception& e) {\n"
-                '    std::fprintf(stderr, "uncaught exception: %s\\n", e.what());\n'
-                "    return 1;\n  }\n  return 0;\n}\n")
+        main = (
+            "int main() {\n  try {\n" + body + "  } catch (const std::exception& e) {\n"
+            '    std::fprintf(stderr, "uncaught exception: %s\\n", e.what());\n'
+            "    return 1;\n  }\n  return 0;\n}\n"
+        )
     else:
         main = "int main(void) {\n" + body + "  return 0;\n}\n"
     return prelude + "".join(decls) + '#line 1 "<main>"\n' + main
@@ -385,8 +456,12 @@ def _repo_path_problems(tokens):
         if first == "." and tok.startswith("./"):
             first = tok[2:].split("/", 1)[0]
             tok = tok[2:]
-        if first in tops and first not in ("build",) and not first.startswith("build") and \
-                not (ROOT / tok).exists():
+        if (
+            first in tops
+            and first not in ("build",)
+            and not first.startswith("build")
+            and not (ROOT / tok).exists()
+        ):
             problems.append(f"{tok} does not exist in the checkout")
     return problems
 
@@ -452,7 +527,7 @@ def check_command(tokens, installed_context):
             nxt = args[k + 1] if k + 1 < len(args) else ""
             if (arg == "-S" and nxt in (".", "./")) or arg in ("-S.",):
                 repo_tree = True
-            if (arg in ("-B", "--build") and re.match(r"^(\./)?build[\w-]*/?$", nxt)):
+            if arg in ("-B", "--build") and re.match(r"^(\./)?build[\w-]*/?$", nxt):
                 repo_tree = True
             if arg == "--install":
                 prefix = args[args.index("--prefix") + 1] if "--prefix" in args else "/usr/local"
@@ -471,17 +546,32 @@ def check_command(tokens, installed_context):
         parts = parts[2:] if parts[0] == "." else parts[1:]
         if len(parts) >= 2:
             base = ROOT.joinpath(*parts)
-            if not any(p.exists() for p in (base.with_suffix(".cc"), base.with_suffix(".c"),
-                                             base.with_suffix(".cpp"), base)):
+            if not any(
+                p.exists()
+                for p in (
+                    base.with_suffix(".cc"),
+                    base.with_suffix(".c"),
+                    base.with_suffix(".cpp"),
+                    base,
+                )
+            ):
                 return [f"{prog}: no source {rel(base)}.cc (or .c, or a directory) in the checkout"]
         return _repo_path_problems(args)
     if installed_context:
         if prog in ("python", "python3") and len(args) >= 2 and args[0] == "-m":
-            helptext = subprocess.run([sys.executable, "-m", args[1], "--help"], check=False,
-                                      capture_output=True,
-                                      text=True, env=_env(None), timeout=60).stdout
-            return [f"python -m {args[1]} has no option {a}" for a in args[2:]
-                    if a.startswith("--") and a.split("=")[0] not in helptext]
+            helptext = subprocess.run(
+                [sys.executable, "-m", args[1], "--help"],
+                check=False,
+                capture_output=True,
+                text=True,
+                env=_env(None),
+                timeout=60,
+            ).stdout
+            return [
+                f"python -m {args[1]} has no option {a}"
+                for a in args[2:]
+                if a.startswith("--") and a.split("=")[0] not in helptext
+            ]
         return _repo_path_problems(args)
     return None
 
@@ -541,8 +631,11 @@ def plan_shell(code):
             if problems is not None:
                 checked = (checked or []) + problems
             bare = [t for t in tokens if not re.match(r"^\w+=", t)]
-            if bare[:2] in (["pip", "install"], ["pip3", "install"]) or \
-                    bare[1:4] == ["-m", "pip", "install"]:
+            if bare[:2] in (["pip", "install"], ["pip3", "install"]) or bare[1:4] == [
+                "-m",
+                "pip",
+                "install",
+            ]:
                 installed = True
         if checked is None and installed and commands:
             checked = []
@@ -562,8 +655,10 @@ def _shims(tmp_root):
             if not (d / name).exists():
                 (d / name).symlink_to(sys.executable)
         tschema = d / "tschema"
-        tschema.write_text(f"#!/bin/sh\nexec '{sys.executable}' -c 'import sys; from "
-                           "ferry.tschema.__main__ import main; sys.exit(main())' \"$@\"\n")
+        tschema.write_text(
+            f"#!/bin/sh\nexec '{sys.executable}' -c 'import sys; from "
+            'ferry.tschema.__main__ import main; sys.exit(main())\' "$@"\n'
+        )
         tschema.chmod(0o755)
         _SHIMS = d
     return _SHIMS
@@ -581,13 +676,21 @@ def _env(workdir):
 
 
 def run_shell(script, workdir, where):
-    result = subprocess.run(["bash", "-eu", "-o", "pipefail", "-c", script], cwd=workdir,
-                            env=_env(workdir), check=False, capture_output=True, text=True,
-                            timeout=TIMEOUT)
+    result = subprocess.run(
+        ["bash", "-eu", "-o", "pipefail", "-c", script],
+        cwd=workdir,
+        env=_env(workdir),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     if result.returncode != 0:
-        raise DocError(f"{where}: exit status {result.returncode}\n--- script ---\n{script}\n"
-                       f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
-                       f"{result.stderr[-4000:]}")
+        raise DocError(
+            f"{where}: exit status {result.returncode}\n--- script ---\n{script}\n"
+            f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
+            f"{result.stderr[-4000:]}"
+        )
     return result
 
 
@@ -613,6 +716,7 @@ def match_output(expected, actual):
 # ---------------------------------------------------------------------------------------------
 # The page runner.
 
+
 class PythonSession:
     """One interpreter per page, running its python blocks in order (python_runner.py)."""
 
@@ -620,14 +724,26 @@ class PythonSession:
         self.log = open(workdir / "python.log", "w+")
         read_fd, write_fd = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, str(pathlib.Path(__file__).with_name("python_runner.py")),
-             str(write_fd)], stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT,
-            cwd=workdir, env=_env(workdir), pass_fds=(write_fd,), text=True)
+            [
+                sys.executable,
+                str(pathlib.Path(__file__).with_name("python_runner.py")),
+                str(write_fd),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env=_env(workdir),
+            pass_fds=(write_fd,),
+            text=True,
+        )
         os.close(write_fd)
         self.answers = queue.Queue()
         reader = os.fdopen(read_fd)
-        threading.Thread(target=lambda: [self.answers.put(ln) for ln in reader] + [
-            self.answers.put(None)], daemon=True).start()
+        threading.Thread(
+            target=lambda: [self.answers.put(ln) for ln in reader] + [self.answers.put(None)],
+            daemon=True,
+        ).start()
 
     def run(self, block):
         request = {"code": block.code, "file": str(block.page), "line": block.line}
@@ -642,8 +758,9 @@ class PythonSession:
             raise DocError(f"{block.where}: the interpreter died{self.output()}")
         answer = json.loads(answer)
         if not answer["ok"]:
-            raise DocError(f"{block.where}: the python block raised:\n{answer['error']}"
-                           f"{self.output()}")
+            raise DocError(
+                f"{block.where}: the python block raised:\n{answer['error']}{self.output()}"
+            )
 
     def output(self):
         self.log.flush()
@@ -683,13 +800,21 @@ def write_file(workdir, block):
 
 
 def run_program(path, workdir, where):
-    result = subprocess.run([str(path)], cwd=workdir, env=_env(workdir), check=False,
-                            capture_output=True,
-                            text=True, timeout=TIMEOUT)
+    result = subprocess.run(
+        [str(path)],
+        cwd=workdir,
+        env=_env(workdir),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     if result.returncode != 0:
-        raise DocError(f"{where}: the program exited with status {result.returncode}\n"
-                       f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
-                       f"{result.stderr[-4000:]}")
+        raise DocError(
+            f"{where}: the program exited with status {result.returncode}\n"
+            f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
+            f"{result.stderr[-4000:]}"
+        )
 
 
 def cmake_fragment(block, workdir, prefix):
@@ -711,34 +836,59 @@ def cmake_fragment(block, workdir, prefix):
             if re.search(r"\.(cc|cpp|c|h)$", src) and not (project / src).exists():
                 (project / src).parent.mkdir(parents=True, exist_ok=True)
                 (project / src).write_text("int docs_placeholder;\n")
-    (project / "CMakeLists.txt").write_text(head + f'# {block.where}\n' + code)
-    cmd = ["cmake", "-S", str(project), "-B", str(project / "build"),
-           f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPython_EXECUTABLE={sys.executable}"]
+    (project / "CMakeLists.txt").write_text(head + f"# {block.where}\n" + code)
+    cmd = [
+        "cmake",
+        "-S",
+        str(project),
+        "-B",
+        str(project / "build"),
+        f"-DCMAKE_PREFIX_PATH={prefix}",
+        f"-DPython_EXECUTABLE={sys.executable}",
+    ]
     if shutil.which("ninja"):
         cmd += ["-G", "Ninja"]
-    result = subprocess.run(cmd, cwd=workdir, env=_env(workdir), check=False, capture_output=True,
-                            text=True,
-                            timeout=TIMEOUT)
+    result = subprocess.run(
+        cmd,
+        cwd=workdir,
+        env=_env(workdir),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     if result.returncode != 0:
-        raise DocError(f"{block.where}: configuring the block as a CMake project failed\n"
-                       f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        raise DocError(
+            f"{block.where}: configuring the block as a CMake project failed\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
 
 
 def run_page(page, workdir, prefix):
     """Runs the blocks of `page` in order; raises DocError at the first failure."""
     blocks = parse_blocks(page)
-    snippets = {lang: [b for b in blocks if b.lang == lang and "file" not in b.attrs and
-                       "int main(" not in b.code] for lang in ("cpp", "c")}
+    snippets = {
+        lang: [
+            b
+            for b in blocks
+            if b.lang == lang and "file" not in b.attrs and "int main(" not in b.code
+        ]
+        for lang in ("cpp", "c")
+    }
     last_snippet = {lang: (bs[-1] if bs else None) for lang, bs in snippets.items()}
     files = [b for b in blocks if "file" in b.attrs]
     for f in files:
         path = pathlib.PurePosixPath(f.attrs["file"])
-        names = {path.name, str(path)} | ({str(path.parent)} if path.name == "CMakeLists.txt"
-                                           and str(path.parent) != "." else set())
-        later = blocks[blocks.index(f) + 1:]
+        names = {path.name, str(path)} | (
+            {str(path.parent)}
+            if path.name == "CMakeLists.txt" and str(path.parent) != "."
+            else set()
+        )
+        later = blocks[blocks.index(f) + 1 :]
         if not any(name in b.code for b in later for name in names):
-            raise DocError(f"{f.where}: file={f.attrs['file']} is not used by a later block of "
-                           "the page")
+            raise DocError(
+                f"{f.where}: file={f.attrs['file']} is not used by a later block of the page"
+            )
     session = None
     report = []
     try:
@@ -756,23 +906,27 @@ def run_page(page, workdir, prefix):
                     session.run(block)
                 elif block.lang in ("cpp", "c"):
                     if "int main(" in block.code:
-                        run_program(compile_cached(block.lang, full_program(block)), workdir,
-                                    block.where)
+                        run_program(
+                            compile_cached(block.lang, full_program(block)), workdir, block.where
+                        )
                     elif block is last_snippet[block.lang]:
                         source = assemble(block.lang, snippets[block.lang])
                         run_program(compile_cached(block.lang, source), workdir, block.where)
                         for b in snippets[block.lang]:
                             if "lib" in b.attrs:
-                                shutil.copy(compile_cached(block.lang, source, shared=True),
-                                            workdir / b.attrs["lib"])
+                                shutil.copy(
+                                    compile_cached(block.lang, source, shared=True),
+                                    workdir / b.attrs["lib"],
+                                )
                 elif block.lang == "sh":
                     script = []
                     for offset, line, problems in plan_shell(block.code):
                         if problems is None:
                             script.append(line)
                         elif problems:
-                            raise DocError(f"{rel(page)}:{block.line + offset}: "
-                                           + "; ".join(problems))
+                            raise DocError(
+                                f"{rel(page)}:{block.line + offset}: " + "; ".join(problems)
+                            )
                         else:
                             report.append(f"checked, not run: {line.strip()}")
                     if script:
@@ -783,8 +937,9 @@ def run_page(page, workdir, prefix):
                     cmake_fragment(block, workdir, prefix)
             except DocError as e:
                 msg = str(e)
-                raise DocError(msg if msg.startswith(rel(page)) else f"{block.where}: {msg}") \
-                    from None
+                raise DocError(
+                    msg if msg.startswith(rel(page)) else f"{block.where}: {msg}"
+                ) from None
             except subprocess.TimeoutExpired as e:
                 raise DocError(f"{block.where}: timed out: {e}") from None
     finally:
@@ -799,8 +954,9 @@ def run_console(block, workdir, report):
     while k < len(lines):
         if not lines[k].startswith("$ "):
             if lines[k].strip():
-                raise DocError(f"{rel(block.page)}:{block.line + k}: output before any `$ ` "
-                               "command")
+                raise DocError(
+                    f"{rel(block.page)}:{block.line + k}: output before any `$ ` command"
+                )
             k += 1
             continue
         start = k
@@ -813,18 +969,26 @@ def run_console(block, workdir, report):
         while k < len(lines) and not lines[k].startswith("$ "):
             expected.append(lines[k])
             k += 1
-        (_, _, problems), = plan_shell(command) or [(0, command, None)]
+        ((_, _, problems),) = plan_shell(command) or [(0, command, None)]
         where = f"{rel(block.page)}:{block.line + start}"
         if problems is not None:
             if problems:
                 raise DocError(f"{where}: " + "; ".join(problems))
             report.append(f"checked, not run: {command}")
             continue
-        result = subprocess.run(["bash", "-eu", "-o", "pipefail", "-c", command], cwd=workdir,
-                                env=_env(workdir), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT,
-                                check=False)
+        result = subprocess.run(
+            ["bash", "-eu", "-o", "pipefail", "-c", command],
+            cwd=workdir,
+            env=_env(workdir),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
         actual = result.stdout.split("\n")
         if result.returncode != 0 or not match_output(expected, actual):
-            raise DocError(f"{where}: `{command}` (exit status {result.returncode}) printed\n"
-                           f"{result.stdout}\n--- the page expects ---\n" + "\n".join(expected))
+            raise DocError(
+                f"{where}: `{command}` (exit status {result.returncode}) printed\n"
+                f"{result.stdout}\n--- the page expects ---\n" + "\n".join(expected)
+            )

@@ -8,6 +8,7 @@ The working directory (the page's work directory) comes first on ``sys.path``.
 The answer, {"ok": true} or {"ok": false, "error": traceback}, goes to the file descriptor
 named on the command line; the blocks' own output goes to stdout/stderr.
 """
+
 import json
 import os
 import sys

@@ -74,6 +74,7 @@ the root of a checkout; files a page writes stay in the work directory. PATH sta
 ``python``/``python3`` (this interpreter) and ``tschema`` (what ``pip install`` puts on PATH);
 PYTHONPATH is FERRY_DOCS_PYTHONPATH.
 """
+
 import re
 import subprocess
 
@@ -101,8 +102,12 @@ def ferry_prefix(tmp_path_factory):
     root = tmp_path_factory.mktemp("docs")
     _shims(root)
     prefix = root / "prefix"
-    result = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)],
-                            check=False, capture_output=True, text=True)
+    result = subprocess.run(
+        ["cmake", "--install", str(BUILD), "--prefix", str(prefix)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         pytest.fail(f"cmake --install {BUILD} failed:\n{result.stdout}{result.stderr}")
     return prefix
@@ -143,6 +148,7 @@ def test_relative_links_resolve():
 
 # The harness itself: the conventions above, on small inputs.
 
+
 def test_unknown_language_and_bare_fences_fail(tmp_path):
     page = tmp_path / "p.md"
     for opening in ("```", "```rust", "```python nonsense"):
@@ -152,23 +158,33 @@ def test_unknown_language_and_bare_fences_fail(tmp_path):
 
 def test_snippets_split_into_declarations_and_statements():
     code = (
-        '#include <map>\n'
-        'class A : public Object {\n public:\n  int f() { return 1; }\n};\n'
+        "#include <map>\n"
+        "class A : public Object {\n public:\n  int f() { return 1; }\n};\n"
         'FERRY_REGISTER_GLOBAL("x").set_body_typed([](int a) { return a; });\n'
-        'int twice(int x) { return 2 * x; }\n'
-        'Array<int64_t> a = {1, 2};  // a comment\n'
-        'if (a.size() == 2) {\n  a.push_back(3);\n} else {\n  a.clear();\n}\n'
-        'try { Downcast<String>(a); } catch (const Error& e) { }\n'
-        'auto f = [](int b) { return b; };\n'
+        "int twice(int x) { return 2 * x; }\n"
+        "Array<int64_t> a = {1, 2};  // a comment\n"
+        "if (a.size() == 2) {\n  a.push_back(3);\n} else {\n  a.clear();\n}\n"
+        "try { Downcast<String>(a); } catch (const Error& e) { }\n"
+        "auto f = [](int b) { return b; };\n"
     )
     kinds = [(is_declaration(p), _first_word(p)) for _, p in split_statements(code)]
-    assert kinds == [(True, "#"), (True, "class"), (True, "FERRY_REGISTER_GLOBAL"), (True, "int"),
-                     (False, "Array"), (False, "if"), (False, "try"), (False, "auto")]
+    assert kinds == [
+        (True, "#"),
+        (True, "class"),
+        (True, "FERRY_REGISTER_GLOBAL"),
+        (True, "int"),
+        (False, "Array"),
+        (False, "if"),
+        (False, "try"),
+        (False, "auto"),
+    ]
 
 
 def test_shell_commands_that_are_checked():
-    plan = plan_shell("scripts/test.sh\npython -m ferry --version\n"
-                      "cmake -S . -B build -DFERRY_BUILD_PYTHON=ON && cmake --build build\n")
+    plan = plan_shell(
+        "scripts/test.sh\npython -m ferry --version\n"
+        "cmake -S . -B build -DFERRY_BUILD_PYTHON=ON && cmake --build build\n"
+    )
     assert [p is None for _, _, p in plan] == [False, True, False]
     assert plan[0][2] == [] and plan[2][2] == []
     assert plan_shell("scripts/nonexistent.sh\n")[0][2]

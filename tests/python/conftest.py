@@ -1,8 +1,9 @@
 """Shared fixtures of the Python tests; the support library is loaded by ferry_testing."""
+
+import ferry_testing  # noqa: F401  (loads the support library, registers the classes)
 import pytest
 
 import ferry
-import ferry_testing  # noqa: F401  (loads the support library, registers the classes)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ Tests import this module by name (`from ferry_testing import IntImm`), so that p
 multiprocessing workers find the classes. scripts/test.sh builds the library
 (FERRY_BUILD_PYTHON=ON); FERRY_TESTING_LIB may point at another build of it.
 """
+
 import os
 import pathlib
 

@@ -1,4 +1,5 @@
 """Array, Map and Shape as immutable Python sequences and mappings."""
+
 import pytest
 
 import ferry

@@ -11,9 +11,19 @@ from ferry_testing import ROOT
 def test_the_stub_matches_the_extension():
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     result = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "ferry._core", "--mypy-config-file",
-         str(ROOT / "pyproject.toml")],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "mypy.stubtest",
+            "ferry._core",
+            "--mypy-config-file",
+            str(ROOT / "pyproject.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Success" in result.stdout

@@ -4,6 +4,7 @@ Each library is compiled once per session (session fixtures, a cache directory o
 the tests that only need the cache machinery build sources that do not include Ferry's headers,
 which compile in a fraction of a second.
 """
+
 import json
 import os
 import pathlib
@@ -102,8 +103,9 @@ def schema_files(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def schema_lib(cache, schema_files):
-    return ferry.cpp.load("jit_shapes", [schema_files / "fold.cc"],
-                          schema=schema_files / "jit_shapes_schema.py")
+    return ferry.cpp.load(
+        "jit_shapes", [schema_files / "fold.cc"], schema=schema_files / "jit_shapes_schema.py"
+    )
 
 
 def test_an_inline_global_function_is_built_loaded_and_called(inline_lib, cache):
@@ -133,12 +135,16 @@ def test_a_schema_and_a_hand_written_pass(schema_lib, schema_files):
     folded = m.fold(e)
     assert type(folded) is m.JitConst and folded.value == 42
     # Objects made in C++ come back as the generated classes.
-    assert type(m.fold(m.JitAdd(m.JitConst(1), m.JitAdd(m.JitConst(0), m.JitConst(0))))) \
-        is m.JitConst
+    assert (
+        type(m.fold(m.JitAdd(m.JitConst(1), m.JitAdd(m.JitConst(0), m.JitConst(0))))) is m.JitConst
+    )
     assert ferry.structural_equal(m.fold(m.JitAdd(m.JitConst(1), m.JitConst(2))), m.JitConst(3))
     src = pathlib.Path(m.path).parent / "src"
     assert sorted(p.name for p in src.iterdir()) == [
-        "jit_shapes_schema.cc", "jit_shapes_schema.h", "jit_shapes_schema.py"]
+        "jit_shapes_schema.cc",
+        "jit_shapes_schema.h",
+        "jit_shapes_schema.py",
+    ]
     assert "class JitAddNode" in (src / "jit_shapes_schema.h").read_text()
 
 
@@ -146,8 +152,9 @@ def test_a_cache_hit_does_not_recompile(schema_lib, schema_files):
     lib = pathlib.Path(schema_lib.path)
     before = lib.stat()
     manifest = (lib.parent / "manifest.json").read_text()
-    again = ferry.cpp.build("jit_shapes", [schema_files / "fold.cc"],
-                            schema=schema_files / "jit_shapes_schema.py")
+    again = ferry.cpp.build(
+        "jit_shapes", [schema_files / "fold.cc"], schema=schema_files / "jit_shapes_schema.py"
+    )
     assert again == str(lib)
     after = lib.stat()
     assert (after.st_mtime_ns, after.st_ino) == (before.st_mtime_ns, before.st_ino)
@@ -160,27 +167,37 @@ def test_tschema_build_uses_the_same_cache(schema_lib, schema_files, tmp_path):
 
     out = tmp_path / "out" / "libjit_shapes.so"
     before = pathlib.Path(schema_lib.path).stat().st_mtime_ns
-    code, stdout, err = run_cli("build", schema_files / "jit_shapes_schema.py", "--source",
-                                schema_files / "fold.cc", "-o", out)
+    code, stdout, err = run_cli(
+        "build",
+        schema_files / "jit_shapes_schema.py",
+        "--source",
+        schema_files / "fold.cc",
+        "-o",
+        out,
+    )
     assert code == 0, err
     assert stdout.strip() == str(out)
     assert out.read_bytes() == pathlib.Path(schema_lib.path).read_bytes()
     assert pathlib.Path(schema_lib.path).stat().st_mtime_ns == before  # a hit
     # Without -o it prints the library in the cache; the name comes from the schema file.
-    code, stdout, err = run_cli("build", schema_files / "jit_shapes_schema.py", "--source",
-                                schema_files / "fold.cc")
+    code, stdout, err = run_cli(
+        "build", schema_files / "jit_shapes_schema.py", "--source", schema_files / "fold.cc"
+    )
     assert (code, stdout.strip()) == (0, schema_lib.path), err
 
 
 def test_tschema_build_errors(tmp_path, cache, schema_files):
     from tschema_support import run_cli
 
-    code, _, err = run_cli("build", schema_files / "jit_shapes_schema.py", "-o",
-                           tmp_path / "shapes.so")
+    code, _, err = run_cli(
+        "build", schema_files / "jit_shapes_schema.py", "-o", tmp_path / "shapes.so"
+    )
     assert code == 2 and "expected lib<name>.so" in err
     bad = tmp_path / "bad_schema.py"
-    bad.write_text("from ferry.tschema import Object, declare, ty\n\n\n@declare\n"
-                   "class BadNode(Object):\n    type_key = 'jit_bad.Bad'\n    x: ty.nonsense\n")
+    bad.write_text(
+        "from ferry.tschema import Object, declare, ty\n\n\n@declare\n"
+        "class BadNode(Object):\n    type_key = 'jit_bad.Bad'\n    x: ty.nonsense\n"
+    )
     code, _, err = run_cli("build", bad)
     assert code == 2 and f"{bad}:7:" in err and "Traceback" not in err
     assert not list(cache.glob("bad-*/libbad.so"))
@@ -196,8 +213,9 @@ def _tiny(tmp_path, name, body):
 def test_a_changed_dependency_is_rebuilt(tmp_path, cache):
     header = tmp_path / "value.h"
     header.write_text("#define JIT_VALUE 1\n")
-    src = _tiny(tmp_path, "dep", '#include "value.h"\nextern "C" int jit_value() '
-                "{ return JIT_VALUE; }\n")
+    src = _tiny(
+        tmp_path, "dep", '#include "value.h"\nextern "C" int jit_value() { return JIT_VALUE; }\n'
+    )
     first = ferry.cpp.build("jit_dep", [src], include_dirs=[tmp_path])
     mtime = os.stat(first).st_mtime_ns
     assert ferry.cpp.build("jit_dep", [src], include_dirs=[tmp_path]) == first
@@ -214,8 +232,12 @@ def test_a_changed_dependency_is_rebuilt(tmp_path, cache):
 
 
 def test_a_compiler_error_names_the_users_file_and_line(tmp_path, cache):
-    src = _tiny(tmp_path, "broken", 'extern "C" int ok() { return 1; }\n\n'
-                'extern "C" int broken() {\n  return undeclared_name;\n}\n')
+    src = _tiny(
+        tmp_path,
+        "broken",
+        'extern "C" int ok() { return 1; }\n\n'
+        'extern "C" int broken() {\n  return undeclared_name;\n}\n',
+    )
     with pytest.raises(ferry.cpp.BuildError) as info:
         ferry.cpp.build("jit_broken", [src])
     e = info.value
@@ -227,8 +249,9 @@ def test_a_compiler_error_names_the_users_file_and_line(tmp_path, cache):
     assert isinstance(e, RuntimeError)
     # Nothing half-built is kept: no library, no manifest, no build directory.
     entries = list(cache.glob("jit_broken-*"))
-    assert entries and not [p for e_ in entries for p in e_.iterdir() if p.name not in
-                            (".lock", "src")]
+    assert entries and not [
+        p for e_ in entries for p in e_.iterdir() if p.name not in (".lock", "src")
+    ]
 
 
 def test_an_inline_error_points_into_the_kept_copy(cache):
@@ -242,8 +265,12 @@ def test_an_inline_error_points_into_the_kept_copy(cache):
 
 
 def test_a_link_error_is_a_build_error(tmp_path, cache):
-    src = _tiny(tmp_path, "unresolved", 'extern "C" int missing_symbol_xyz();\n'
-                'extern "C" int use() { return missing_symbol_xyz(); }\n')
+    src = _tiny(
+        tmp_path,
+        "unresolved",
+        'extern "C" int missing_symbol_xyz();\n'
+        'extern "C" int use() { return missing_symbol_xyz(); }\n',
+    )
     with pytest.raises(ferry.cpp.BuildError) as info:
         ferry.cpp.build("jit_unresolved", [src], extra_ldflags=["-Wl,--no-undefined"])
     assert "missing_symbol_xyz" in str(info.value) and "command: " in str(info.value)
@@ -252,9 +279,11 @@ def test_a_link_error_is_a_build_error(tmp_path, cache):
 
 def test_a_schema_error_is_a_build_error_at_the_schema_line(tmp_path, cache):
     bad = tmp_path / "s.py"
-    bad.write_text("from ferry.tschema import Object, declare, ty\n\n\n@declare\n"
-                   "class JitBadNode(Object):\n    type_key = 'jit_bad.Bad'\n"
-                   "    x: ty.nonsense\n")
+    bad.write_text(
+        "from ferry.tschema import Object, declare, ty\n\n\n@declare\n"
+        "class JitBadNode(Object):\n    type_key = 'jit_bad.Bad'\n"
+        "    x: ty.nonsense\n"
+    )
     with pytest.raises(ferry.cpp.BuildError, match=rf"{bad}:7: .*nonsense"):
         ferry.cpp.build("jit_bad", schema=bad)
 
@@ -262,8 +291,11 @@ def test_a_schema_error_is_a_build_error_at_the_schema_line(tmp_path, cache):
 def test_a_missing_compiler(tmp_path, cache, monkeypatch):
     src = _tiny(tmp_path, "never", 'extern "C" int never() { return 0; }\n')
     monkeypatch.setenv("CXX", "/nonexistent")
-    with pytest.raises(ferry.cpp.BuildError, match=r"CXX='/nonexistent' does not exist.*"
-                       r"apt-get install g\+\+"):
+    with pytest.raises(
+        ferry.cpp.BuildError,
+        match=r"CXX='/nonexistent' does not exist.*"
+        r"apt-get install g\+\+",
+    ):
         ferry.cpp.build("jit_never", [src])
     monkeypatch.setenv("CXX", "no-such-compiler-xyz")
     with pytest.raises(ferry.cpp.BuildError, match="is not on PATH"):
@@ -274,8 +306,11 @@ def test_a_missing_compiler(tmp_path, cache, monkeypatch):
 def test_a_missing_ninja(tmp_path, cache, monkeypatch):
     src = _tiny(tmp_path, "never2", 'extern "C" int never() { return 0; }\n')
     real_which = ferry.cpp.shutil.which
-    monkeypatch.setattr(ferry.cpp.shutil, "which",
-                        lambda name: None if name.startswith("ninja") else real_which(name))
+    monkeypatch.setattr(
+        ferry.cpp.shutil,
+        "which",
+        lambda name: None if name.startswith("ninja") else real_which(name),
+    )
     monkeypatch.setitem(sys.modules, "ninja", None)  # nor the PyPI package
     with pytest.raises(ferry.cpp.BuildError, match="Ninja is not installed.*pip install ninja"):
         ferry.cpp.build("jit_never2", [src])
@@ -308,12 +343,22 @@ print(ferry.cpp.build("jit_race", [sys.argv[1]], verbose=True))
 
 
 def test_two_processes_building_the_same_source_at_once(tmp_path, cache):
-    src = _tiny(tmp_path, "race", "".join(f'extern "C" int race{i}() {{ return {i}; }}\n'
-                                          for i in range(200)))
+    src = _tiny(
+        tmp_path,
+        "race",
+        "".join(f'extern "C" int race{i}() {{ return {i}; }}\n' for i in range(200)),
+    )
     env = dict(os.environ, FERRY_CACHE_DIR=str(cache / "race"))
-    procs = [subprocess.Popen([sys.executable, "-c", _RACE, str(src)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACE, str(src)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [p.communicate(timeout=240) for p in procs]
     for p, (_out, err) in zip(procs, results):
         assert p.returncode == 0, err
@@ -325,8 +370,12 @@ def test_two_processes_building_the_same_source_at_once(tmp_path, cache):
     lib = pathlib.Path(paths.pop())
     assert lib.exists()
     entry = lib.parent
-    assert sorted(p.name for p in entry.iterdir()) == [".lock", "libjit_race.so",
-                                                        "manifest.json", "src"]
+    assert sorted(p.name for p in entry.iterdir()) == [
+        ".lock",
+        "libjit_race.so",
+        "manifest.json",
+        "src",
+    ]
     check = subprocess.run(["nm", "-D", str(lib)], capture_output=True, text=True, check=True)
     assert "race199" in check.stdout
 
@@ -339,7 +388,10 @@ FERRY_REGISTER_GLOBAL("jit_inline.add").set_body_typed([](int64_t a, int64_t b) 
 
 
 def test_a_changed_library_cannot_replace_the_loaded_one(inline_lib, cache):
-    with pytest.raises(RuntimeError, match=r"(?s)already registered.*another build of "
-                       r"jit_inline .* is already loaded.*restart the process"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"(?s)already registered.*another build of "
+        r"jit_inline .* is already loaded.*restart the process",
+    ):
         ferry.cpp.load_inline("jit_inline", CHANGED, extra_cflags=FAST)
     assert inline_lib.add(5, 3) == 8  # the first one still works

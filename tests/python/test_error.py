@@ -1,5 +1,6 @@
 """Errors both ways: C++ kinds raise the matching Python exceptions with C++ frames in the
 traceback; a Python exception raised in a callback comes back as the same object."""
+
 import builtins
 import gc
 import os
@@ -165,8 +166,7 @@ def test_errors_without_the_package_factory_keep_their_message(tmp_path):
         "    except RuntimeError as e:\n"
         "        print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["LoadJSON: line 1, column 2: expected a string key"] * 3
 
@@ -279,10 +279,12 @@ def test_cpp_error_kinds_free_their_frames(f, kind, cls):
         ("array lookup", lambda f: ferry.Array([1, 2])[5], IndexError),
         ("load_json", lambda f: ferry.load_json("{xxx"), ValueError),
         ("callback", lambda f: f.call(_raise_in_callback), KeyError),
-        ("C++ error through a callback", lambda f: f.call(lambda: f.throw_from_static(0)),
-         ValueError),
-        ("two levels of callbacks", lambda f: f.call(lambda: f.call(_raise_in_callback)),
-         KeyError),
+        (
+            "C++ error through a callback",
+            lambda f: f.call(lambda: f.throw_from_static(0)),
+            ValueError,
+        ),
+        ("two levels of callbacks", lambda f: f.call(lambda: f.call(_raise_in_callback)), KeyError),
     ],
 )
 def test_every_error_path_frees_its_frames(f, name, action, cls):
@@ -335,8 +337,10 @@ def _line_of(text):
 
 
 def _entries(exc):
-    return [(os.path.basename(e.filename), e.lineno, e.name)
-            for e in traceback.extract_tb(exc.__traceback__)]
+    return [
+        (os.path.basename(e.filename), e.lineno, e.name)
+        for e in traceback.extract_tb(exc.__traceback__)
+    ]
 
 
 def test_traceback_names_static_functions_with_file_and_line(f):
@@ -354,8 +358,9 @@ def test_traceback_names_static_functions_with_file_and_line(f):
     assert f'testing_module.cc", line {throw_line}, in ' in text
     assert "ThrowFromStaticFunction" in text and "CallStaticThrower" in text
     # Nothing of the extension or the interpreter, nor Ferry's throwing machinery.
-    assert not any("ErrorBuilder" in e[2] or e[0].startswith(("_core", "libpython"))
-                   for e in entries), entries
+    assert not any(
+        "ErrorBuilder" in e[2] or e[0].startswith(("_core", "libpython")) for e in entries
+    ), entries
 
 
 def test_traceback_names_lambdas_with_file_and_line(f):
@@ -490,6 +495,7 @@ def test_builtin_kinds_come_from_libferry(f):
         assert type(info.value) is expected
 
         if kind != "InternalError":
+
             def callback(cls=expected):
                 raise cls("m")
 
@@ -522,7 +528,8 @@ def test_ferry_backtrace_0_captures_no_frames(tmp_path):
         "    print(repr(e.__ferry_backtrace__))\n"
     )
     env = dict(os.environ, FERRY_BACKTRACE="0")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["['<string>']", "''"]

@@ -1,4 +1,5 @@
 """Calling C++ from Python and Python from C++: conversions, keywords, callbacks, threads."""
+
 import sys
 import threading
 import time
@@ -10,8 +11,23 @@ import ferry
 
 @pytest.mark.parametrize(
     "value",
-    [None, True, False, 0, 1, -1, 2**63 - 1, -(2**63), 0.5, float("inf"), "", "short",
-     "a string longer than seven bytes", "ünïcödé ✓", "with\0nul inside, long enough"],
+    [
+        None,
+        True,
+        False,
+        0,
+        1,
+        -1,
+        2**63 - 1,
+        -(2**63),
+        0.5,
+        float("inf"),
+        "",
+        "short",
+        "a string longer than seven bytes",
+        "ünïcödé ✓",
+        "with\0nul inside, long enough",
+    ],
 )
 def test_plain_values_round_trip(f, value):
     out = f.echo(value)
@@ -25,7 +41,7 @@ def test_strings_with_a_nul_at_every_position_round_trip(f):
         base = "".join(chr(ord("a") + i % 26) for i in range(n))
         assert f.echo(base) == base
         for i in range(n):
-            s = base[:i] + "\0" + base[i + 1:]
+            s = base[:i] + "\0" + base[i + 1 :]
             assert f.echo(s) == s, (n, i)
             assert f.echo(s.encode()) == s.encode()
         assert f.echo("\x80" * n) == "\x80" * n  # bytes >= 0x80 are not NULs
@@ -67,7 +83,9 @@ def test_typed_argument_errors_name_function_position_and_types(f):
 
 
 def test_a_wrong_type_for_a_typed_parameter_names_both_types(f):
-    with pytest.raises(TypeError, match=r"argument 0 .*test\.dtype_bits.*expected DataType but got int"):
+    with pytest.raises(
+        TypeError, match=r"argument 0 .*test\.dtype_bits.*expected DataType but got int"
+    ):
         f.dtype_bits(1)
     assert f.dtype_bits(ferry.DataType("float16")) == 16
     assert f.dtype_bits("float16") == 16  # a str converts where a DataType is expected

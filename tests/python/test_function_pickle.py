@@ -1,5 +1,6 @@
 """Pickling ferry.Function: registered globals by name, Python callables as themselves, and a
 clear PicklingError for anonymous C++ functions."""
+
 import pickle
 
 import pytest

@@ -1,17 +1,20 @@
 """ferry.load_library is all or nothing: a library whose registrations fail raises a RuntimeError
 and leaves nothing of itself callable. Each case runs in a fresh interpreter (a subprocess with
 a timeout), since a regression here used to terminate the process from a static initializer."""
+
 import os
 import pathlib
 import subprocess
 import sys
 
-import ferry
 from ferry_testing import ROOT
+
+import ferry
 
 # The test libraries of the build under test (scripts/asan_python.sh points at build-asan/).
 MODULES = pathlib.Path(
-    os.environ.get("FERRY_TEST_MODULE_DIR", ROOT / "build" / "tests" / "modules"))
+    os.environ.get("FERRY_TEST_MODULE_DIR", ROOT / "build" / "tests" / "modules")
+)
 # The subprocesses import the same ferry package as this process.
 PACKAGE_ROOT = pathlib.Path(ferry.__file__).resolve().parents[1]
 
@@ -19,8 +22,9 @@ PACKAGE_ROOT = pathlib.Path(ferry.__file__).resolve().parents[1]
 def run_python(script):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_a_type_key_registered_with_another_parent_is_a_runtime_error():
@@ -44,8 +48,12 @@ print("COUNTER", ferry.get_global_func("testing.module.counter_value")(counter))
     assert out.returncode == 0, out.stderr
     errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR")]
     assert len(errors) == 2 and errors[0] == errors[1], out.stdout
-    for part in ("'testing.module.Counter'", "'ferry.Object'", "'testing.conflict.Base'",
-                 "conflict_parent_module.so"):
+    for part in (
+        "'testing.module.Counter'",
+        "'ferry.Object'",
+        "'testing.conflict.Base'",
+        "conflict_parent_module.so",
+    ):
         assert part in errors[0], errors[0]
     assert "LEFT []" in out.stdout
     assert "COUNTER 5" in out.stdout
@@ -96,5 +104,6 @@ print("main done")
         assert "main done" in out.stdout
         assert "FATAL" not in out.stderr and "terminate" not in out.stderr, out.stderr
         for line in out.stderr.splitlines():
-            assert line.startswith("background call failed: RuntimeError: ") and \
-                "finaliz" in line, out.stderr
+            assert (
+                line.startswith("background call failed: RuntimeError: ") and "finaliz" in line
+            ), out.stderr

@@ -1,4 +1,5 @@
 """ferry.List and ferry.Dict: mutable containers shared by Python and C++."""
+
 import copy
 import os
 import pickle
@@ -142,8 +143,9 @@ def test_structural_equality_hashing_json_and_pickle():
     assert a != b and ferry.structural_equal(a, b)
     assert ferry.structural_hash(a) == ferry.structural_hash(b)
     assert ferry.structural_equal(ferry.Dict({"p": 1, "q": 2}), ferry.Dict({"q": 2, "p": 1}))
-    assert ferry.structural_hash(ferry.Dict({"p": 1, "q": 2})) == \
-        ferry.structural_hash(ferry.Dict({"q": 2, "p": 1}))
+    assert ferry.structural_hash(ferry.Dict({"p": 1, "q": 2})) == ferry.structural_hash(
+        ferry.Dict({"q": 2, "p": 1})
+    )
     assert not ferry.structural_equal(ferry.List([1]), ferry.Array([1]))
     shared = ferry.Dict({"v": 1})
     outer = ferry.List([shared, shared])
@@ -177,12 +179,21 @@ def test_a_container_that_holds_itself_is_a_clean_error_in_a_subprocess():
         xs.clear(); d.clear()  # break the cycles (reference counting keeps them alive)
         print("|".join(out))
     """)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ))
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip().split("|") == [
-        "save_json ValueError True", "pickle ValueError True", "pickle dict ValueError True",
-        "ferry.List([1, ferry.List([...])])", "True"]
+        "save_json ValueError True",
+        "pickle ValueError True",
+        "pickle dict ValueError True",
+        "ferry.List([1, ferry.List([...])])",
+        "True",
+    ]
 
 
 def test_appending_does_not_leak(f):

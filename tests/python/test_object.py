@@ -1,4 +1,5 @@
 """Ferry objects in Python: classes, fields, isinstance, repr, equality, pickling."""
+
 import multiprocessing
 import pickle
 
@@ -133,7 +134,9 @@ def test_a_wrapper_takes_only_objects_of_its_class_type():
     # A constructor or unpickling that hands a wrapper an object of another type is a
     # TypeError, and the wrapper keeps what it held.
     x = IntImm(3)
-    with pytest.raises(TypeError, match="IntImm holds objects of type 'test.IntImm'.*not 'test.Var'"):
+    with pytest.raises(
+        TypeError, match="IntImm holds objects of type 'test.IntImm'.*not 'test.Var'"
+    ):
         x.__init_handle_by_constructor__(ferry.get_global_func("test.Var"), "v")
     with pytest.raises(TypeError, match="not 'ferry.String'"):
         x.__init_handle_by_constructor__(ferry.get_global_func("test.echo"), "a long string value")
@@ -148,7 +151,9 @@ def test_a_wrapper_takes_only_objects_of_its_class_type():
     assert o.name == "w"
     # A Function wrapper holds functions only: it caches how to call its handle.
     for fn in (ferry.convert(lambda: 1), ferry.get_global_func("test.add")):
-        with pytest.raises(TypeError, match="ferry.Function holds objects of type 'ferry.Function'"):
+        with pytest.raises(
+            TypeError, match="ferry.Function holds objects of type 'ferry.Function'"
+        ):
             fn.__setstate__(IntImm(5).__getstate__())
         with pytest.raises(TypeError, match="not 'test.IntImm'"):
             fn.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), 5)

@@ -1,6 +1,7 @@
 """Objects that stay true on both sides: wrappers hold no state, fields of mutable types write
 through to C++, types without a registered class come back as classes of their own, and
 register_object gives its classes no __dict__."""
+
 import gc
 import os
 import pickle
@@ -28,6 +29,7 @@ def every_wrapper_class():
 
 # No state on wrappers --------------------------------------------------------------------------
 
+
 def test_no_wrapper_class_has_an_instance_dict(f):
     f.Let(Var("x"), IntImm(1), IntImm(2))  # makes a class on first sight
     mutable()
@@ -35,8 +37,15 @@ def test_no_wrapper_class_has_an_instance_dict(f):
     assert len(classes) >= 8
     offenders = [c for c in classes if c.__dictoffset__ != 0]
     assert offenders == [], f"wrapper classes with a __dict__: {offenders}"
-    for obj in (IntImm(1), Var("v"), IntImm(1) + IntImm(2), ferry.Array([1]),
-                ferry.Map({"a": 1}), mutable(), f.Let(Var("y"), IntImm(1), IntImm(2))):
+    for obj in (
+        IntImm(1),
+        Var("v"),
+        IntImm(1) + IntImm(2),
+        ferry.Array([1]),
+        ferry.Map({"a": 1}),
+        mutable(),
+        f.Let(Var("y"), IntImm(1), IntImm(2)),
+    ):
         assert not hasattr(obj, "__dict__"), type(obj)
 
 
@@ -65,6 +74,7 @@ def test_a_derived_object_returned_as_its_base_class_cannot_take_attributes(f):
 
 # Mutable fields -------------------------------------------------------------------------------
 
+
 def test_fields_of_a_mutable_type_write_through_to_cpp(f):
     m = mutable()
     m.count = 42
@@ -79,8 +89,9 @@ def test_fields_of_a_mutable_type_write_through_to_cpp(f):
     assert m.expr is None
     held = f.echo(m)
     assert held is m
-    child = ferry.make_node("test.MutableChild", count=0, small=0, label="", expr=None,
-                            items=[], ratio=0.5)
+    child = ferry.make_node(
+        "test.MutableChild", count=0, small=0, label="", expr=None, items=[], ratio=0.5
+    )
     child.ratio = 2.5
     child.count = 3  # inherited field, mutable through the parent
     assert (child.ratio, child.count, f.mutable_count(child)) == (2.5, 3, 3)
@@ -93,16 +104,20 @@ def test_a_write_is_seen_by_every_holder():
     assert container[0].count == 99
 
 
-@pytest.mark.parametrize("field, value, kind, words", [
-    ("count", "five", TypeError, ["field 'count' of 'test.Mutable'", "int", "String"]),
-    ("label", 3, TypeError, ["field 'label'", "String", "int"]),
-    ("items", [1], TypeError, ["field 'items'"]),
-    ("count", 2**70, OverflowError, ["field 'count'", "64 bits"]),
-    ("small", 2**40, OverflowError, ["field 'small'"]),
-    ("count", object(), TypeError, ["field 'count'", "object"]),
-])
-def test_a_value_of_the_wrong_type_names_the_field_and_leaves_the_object(field, value, kind,
-                                                                          words, f):
+@pytest.mark.parametrize(
+    "field, value, kind, words",
+    [
+        ("count", "five", TypeError, ["field 'count' of 'test.Mutable'", "int", "String"]),
+        ("label", 3, TypeError, ["field 'label'", "String", "int"]),
+        ("items", [1], TypeError, ["field 'items'"]),
+        ("count", 2**70, OverflowError, ["field 'count'", "64 bits"]),
+        ("small", 2**40, OverflowError, ["field 'small'"]),
+        ("count", object(), TypeError, ["field 'count'", "object"]),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_the_field_and_leaves_the_object(
+    field, value, kind, words, f
+):
     m = mutable()
     before = (m.count, m.small, m.label, len(m.items))
     with pytest.raises(kind) as info:
@@ -133,6 +148,7 @@ def test_setting_fields_does_not_leak(f):
 
 
 # Classes made on first sight ----------------------------------------------------------------
+
 
 def test_a_type_without_a_class_gets_one_of_its_own(f):
     let = f.Let(Var("x"), IntImm(1), IntImm(2))
@@ -174,12 +190,18 @@ def test_registering_a_class_later_gives_later_objects_that_class(f):
         assert type(first).__module__ == "ferry.auto" and first.value == 1
         print("ok")
     """)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, env=dict(os.environ))
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
 
 
 # register_object --------------------------------------------------------------------------------
+
 
 def test_register_object_rebuilds_a_class_without_slots_and_super_still_works():
     class Base(ferry.Object):
@@ -208,11 +230,13 @@ def test_register_object_rebuilds_a_class_without_slots_and_super_still_works():
 
 def test_register_object_refuses_instance_state():
     with pytest.raises(TypeError, match=r"declares __slots__ \('cache',\)"):
+
         @ferry.register_object("test.Var")
         class WithSlots(ferry.Object):
             __slots__ = ("cache",)
 
     with pytest.raises(TypeError, match="declares __slots__"):
+
         @ferry.register_object("test.Var")
         class WithDict(ferry.Object):
             __slots__ = ("__dict__",)
@@ -221,6 +245,7 @@ def test_register_object_refuses_instance_state():
         pass
 
     with pytest.raises(TypeError, match="derives from .*Mixin, whose instances have a __dict__"):
+
         @ferry.register_object("test.Var")
         class WithMixin(ferry.Object, Mixin):
             __slots__ = ()
@@ -264,6 +289,7 @@ def test_no_cycle_keeps_a_wrapper_alive():
 
 # Values ------------------------------------------------------------------------------------------
 
+
 def test_none_for_a_function_parameter_is_a_null_function_and_calling_it_an_error(f):
     assert f.call_with_41(lambda v: v + 1) == 42
     with pytest.raises(ValueError, match="null Function"):
@@ -285,7 +311,9 @@ def test_a_nul_in_a_global_name_is_an_error_not_a_prefix_lookup():
 def test_bad_arguments_are_type_errors_naming_them(tmp_path):
     with pytest.raises(TypeError, match="Shape.*dims must be an iterable of ints, not NoneType"):
         ferry.Shape(None)
-    with pytest.raises(TypeError, match="load_library: path must be a str or os.PathLike, not NoneType"):
+    with pytest.raises(
+        TypeError, match="load_library: path must be a str or os.PathLike, not NoneType"
+    ):
         ferry.load_library(None)
     with pytest.raises(TypeError, match="remove_global_func.*'name' must be str, not int"):
         ferry.remove_global_func(3)
@@ -317,13 +345,19 @@ def test_deep_nesting_is_a_recursion_error_even_with_a_raised_limit():
         except RecursionError:
             print("loop RecursionError")
     """)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ))
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split("\n")[:2] == ["RecursionError True", "loop RecursionError"]
 
 
 # Pickle -----------------------------------------------------------------------------------------
+
 
 def test_pickling_a_container_keeps_sharing_between_its_elements():
     x = Var("x")

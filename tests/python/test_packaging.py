@@ -1,6 +1,7 @@
 """`pip install .` installs a working package: the extension, libferry, the headers and a CMake
 config that a C++ project finds with `python -m ferry --cmake-dir`; the project's library then
 loads into the installed package. Builds a wheel, so it takes a while (about half a minute)."""
+
 import os
 import pathlib
 import subprocess
@@ -15,7 +16,9 @@ def run(*cmd, **kwargs):
     # Without PYTHONPATH: the venv's python must import the installed package, not the tree's.
     env = kwargs.pop("env", None) or {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, **kwargs)
-    assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, (
+        f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
+    )
     return result.stdout.strip()
 
 
@@ -24,8 +27,7 @@ def installed(tmp_path_factory):
     env_dir = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
-    run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT),
-        cwd=env_dir)
+    run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT), cwd=env_dir)
     return python
 
 
@@ -43,8 +45,16 @@ def test_python_m_ferry_reports_the_install(installed):
 def test_a_cmake_project_builds_against_it_and_loads(installed, tmp_path):
     cmake_dir = run(installed, "-m", "ferry", "--cmake-dir", cwd="/")
     build = tmp_path / "build"
-    run("cmake", "-S", str(ROOT / "tests" / "python" / "packaging"), "-B", str(build), "-G",
-        "Ninja", f"-Dferry_DIR={cmake_dir}")
+    run(
+        "cmake",
+        "-S",
+        str(ROOT / "tests" / "python" / "packaging"),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        f"-Dferry_DIR={cmake_dir}",
+    )
     run("cmake", "--build", str(build))
     lib = build / "consumer.so"
     script = (
@@ -68,7 +78,14 @@ def test_ferry_cpp_builds_against_the_installed_package(installed, tmp_path):
         "print(lib.path)\n"
     )
     env_cache = tmp_path / "cache"
-    out = run(installed, "-c", script, cwd="/", env={**{k: v for k, v in os.environ.items()
-                                                       if k != "PYTHONPATH"},
-                                                    "FERRY_CACHE_DIR": str(env_cache)})
+    out = run(
+        installed,
+        "-c",
+        script,
+        cwd="/",
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+            "FERRY_CACHE_DIR": str(env_cache),
+        },
+    )
     assert out.startswith(str(env_cache)) and out.endswith("libpkg_jit.so")

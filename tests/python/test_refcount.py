@@ -1,4 +1,5 @@
 """Reference counts on both sides stay exact: no conversion path leaks or drops a reference."""
+
 import gc
 import sys
 import weakref
@@ -13,8 +14,17 @@ N = 100_000
 
 @pytest.mark.parametrize(
     "value",
-    ["short", "a long string beyond the inline size", "nul\0inside, long enough", b"bytes",
-     2**40, 1.5, [1, 2], {"k": "v"}, (1,)],
+    [
+        "short",
+        "a long string beyond the inline size",
+        "nul\0inside, long enough",
+        b"bytes",
+        2**40,
+        1.5,
+        [1, 2],
+        {"k": "v"},
+        (1,),
+    ],
     ids=["small-str", "str", "str-nul", "bytes", "int", "float", "list", "dict", "tuple"],
 )
 def test_arguments_keep_python_refcounts_flat(f, value):

@@ -8,6 +8,7 @@ or the handler ends in a plain `throw;`. Exceptions: a `try { throw; } catch ...
 the exception of an enclosing handler, which has already let cancellation through, and the
 handlers listed in ALLOWED, whose guarded code cannot be cancelled.
 """
+
 import re
 
 from ferry_testing import ROOT
@@ -19,8 +20,10 @@ ALLOWED = {
     # SetRaisedFromCurrentException (noexcept) guards building an Error from the exception its
     # caller handles (callers let cancellation through first); FerryErrorSetRaisedFromCStr
     # guards building an Error from two strings. Neither calls a cancellation point.
-    ("src/error.cc", "// Building the error itself failed (out of memory): keep whatever was "
-     "raised before, and"),
+    (
+        "src/error.cc",
+        "// Building the error itself failed (out of memory): keep whatever was raised before, and",
+    ),
     ("src/error.cc", "ferry::details::SetRaisedFromCurrentException();"),
 }
 
@@ -41,11 +44,11 @@ def test_every_catch_all_lets_thread_cancellation_through():
             if not re.search(r"catch \(\.\.\.\)", line) or line.strip().startswith("//"):
                 continue
             checked += 1
-            nxt = next((ln.strip().rstrip("\\").strip() for ln in lines[i + 1:] if ln.strip()), "")
+            nxt = next((ln.strip().rstrip("\\").strip() for ln in lines[i + 1 :] if ln.strip()), "")
             if nxt in RETHROWS or (str(path.relative_to(ROOT)), nxt) in ALLOWED:
                 continue
             # A handler that cleans up and rethrows: `throw;` within its first lines.
-            if any(ln.strip() == "throw;" for ln in lines[i + 1:i + 4]):
+            if any(ln.strip() == "throw;" for ln in lines[i + 1 : i + 4]):
                 continue
             # A classifying `try { throw; } catch (...)`: find the `try {` this catch closes.
             depth, j = 0, i
@@ -54,7 +57,7 @@ def test_every_catch_all_lets_thread_cancellation_through():
                 if re.match(r"\s*try \{", lines[j]) and depth == 0:
                     break
                 depth += lines[j].count("}") - lines[j].count("{")
-            after_try = next((ln.strip() for ln in lines[j + 1:i] if ln.strip()), "")
+            after_try = next((ln.strip() for ln in lines[j + 1 : i] if ln.strip()), "")
             if after_try == "throw;":
                 continue
             bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()} -> {nxt}")

@@ -1,15 +1,16 @@
 """ferry.Tensor and NumPy: zero-copy both ways, strided views, dtypes, 0-d and empty tensors,
 lifetimes, errors, serialization and structural equality."""
+
 import gc
 import pickle
 import sys
 import weakref
 
+import ferry_testing  # noqa: F401  (loads the support library)
 import numpy as np
 import pytest
 
 import ferry
-import ferry_testing  # noqa: F401  (loads the support library)
 
 identity = ferry.get_global_func("test.tensor_identity")
 tensor_sum = ferry.get_global_func("test.tensor_sum")
@@ -25,10 +26,19 @@ call_with_ptr = ferry.get_global_func("test.tensor_call_with_ptr")
 # Every NumPy dtype that DLPack can carry, with the DataType Ferry names it by.
 DTYPES = {
     "bool": "bool8",
-    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "float16": "float16", "float32": "float32", "float64": "float64",
-    "complex64": "complex64", "complex128": "complex128",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "complex64",
+    "complex128": "complex128",
 }
 
 
@@ -71,13 +81,17 @@ def _core_data(t):
     return data + offset
 
 
-@pytest.mark.parametrize("view", [
-    lambda a: a.T,
-    lambda a: a[::2, 1:],
-    lambda a: a[:, ::-1],
-    lambda a: a[1],
-    lambda a: np.broadcast_to(a[0], (4, 4)),
-], ids=["transpose", "step-slice", "reversed", "row", "broadcast"])
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda a: a.T,
+        lambda a: a[::2, 1:],
+        lambda a: a[:, ::-1],
+        lambda a: a[1],
+        lambda a: np.broadcast_to(a[0], (4, 4)),
+    ],
+    ids=["transpose", "step-slice", "reversed", "row", "broadcast"],
+)
 def test_non_contiguous_views(view):
     base = np.arange(16, dtype=np.float64).reshape(4, 4)
     v = view(base)
@@ -215,8 +229,11 @@ def test_dunder_dlpack_arguments():
 
 
 def test_errors():
-    with pytest.raises(TypeError, match=r"argument 0 .*test\.tensor_identity.*expected "
-                                        r"ferry\.Tensor but got int"):
+    with pytest.raises(
+        TypeError,
+        match=r"argument 0 .*test\.tensor_identity.*expected "
+        r"ferry\.Tensor but got int",
+    ):
         identity(3)
     with pytest.raises(TypeError, match="argument 't': cannot convert a value of type 'object'"):
         identity(object())
@@ -253,9 +270,11 @@ def test_old_style_producer_without_max_version():
 def test_repr():
     a = np.arange(8, dtype=np.int64).reshape(2, 4)
     assert repr(ferry.from_dlpack(a)) == (
-        "ferry.Tensor(int64, shape=(2, 4), cpu:0, [0, 1, 2, 3, 4, 5, ...])")
+        "ferry.Tensor(int64, shape=(2, 4), cpu:0, [0, 1, 2, 3, 4, 5, ...])"
+    )
     assert repr(ferry.from_dlpack(np.array([0.5]))) == (
-        "ferry.Tensor(float64, shape=(1,), cpu:0, [0.5])")
+        "ferry.Tensor(float64, shape=(1,), cpu:0, [0.5])"
+    )
 
 
 def test_structural_equality_compares_contents():
@@ -271,7 +290,8 @@ def test_structural_equality_compares_contents():
     tv = ferry.from_dlpack(a.T)
     assert ferry.structural_equal(tv, ferry.from_dlpack(np.ascontiguousarray(a.T)))
     assert ferry.structural_hash(tv) == ferry.structural_hash(
-        ferry.from_dlpack(np.ascontiguousarray(a.T)))
+        ferry.from_dlpack(np.ascontiguousarray(a.T))
+    )
 
 
 @pytest.mark.parametrize("np_dtype", sorted(DTYPES))

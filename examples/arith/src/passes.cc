@@ -8,9 +8,9 @@
 //   arith.PostOrderVisit(expr, f)    calls f(node) on every sub-expression, children first
 //   arith.Transform(expr, f)         rebuilds bottom-up; f(node) may return a replacement
 //   arith.ToText(expr)               infix text: "(x + 2) * y"
-#include <algorithm>      // std::min, std::max
-#include <cmath>          // std::floor
-#include <sstream>        // ToText
+#include <algorithm>  // std::min, std::max
+#include <cmath>      // std::floor
+#include <sstream>    // ToText
 #include <string>
 #include <unordered_set>  // FreeVars
 #include <utility>
@@ -104,7 +104,9 @@ PrimExpr FoldNode(const PrimExpr& e) {
       if (op->IsInstance<EQNode>()) return IntImm(kBool, x == y);
       if (op->IsInstance<LTNode>()) return IntImm(kBool, x < y);
     }
-    auto is_int = [](const IntImmNode* imm, int64_t v) { return imm != nullptr && imm->value == v; };
+    auto is_int = [](const IntImmNode* imm, int64_t v) {
+      return imm != nullptr && imm->value == v;
+    };
     if (op->IsInstance<AddNode>()) {
       if (is_int(ib, 0)) return op->a;  // x + 0
       if (is_int(ia, 0)) return op->b;  // 0 + x
@@ -235,7 +237,7 @@ Value Eval(const PrimExpr& e, std::vector<std::pair<const Object*, Value>>* env)
   if (const auto* op = e.as<SelectNode>()) {
     Value c = Eval(op->condition, env);
     return (c.is_float ? c.f != 0 : c.i != 0) ? Eval(op->true_value, env)
-                                                : Eval(op->false_value, env);
+                                              : Eval(op->false_value, env);
   }
   if (const auto* op = e.as<LetNode>()) {
     env->emplace_back(op->var.get(), Eval(op->value, env));

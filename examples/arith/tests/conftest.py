@@ -1,5 +1,6 @@
 """The arith example's tests run against the library built by Ferry's own build
 (build/examples/arith/libarith.so) unless ARITH_LIBRARY names another one."""
+
 import os
 import pathlib
 import sys

@@ -1,5 +1,6 @@
 """Tests of the arith example: the generated classes, the C++ passes, Python callbacks inside
 them, structural equality up to renaming, JSON, pickling, and the generated code being current."""
+
 import os
 import pathlib
 import pickle
@@ -75,7 +76,8 @@ def test_structural_equality_up_to_renaming(xy):
     assert not ferry.structural_equal(x + 1, y + 1)
     assert ferry.structural_equal(x + 1, y + 1, map_free_vars=True)
     assert ferry.structural_hash(arith.function([a], a + 1)) == ferry.structural_hash(
-        arith.function([b], b + 1))
+        arith.function([b], b + 1)
+    )
 
 
 def test_json_and_pickle_round_trip(xy):
@@ -120,9 +122,20 @@ def test_python_callbacks_inside_cpp_passes(xy):
 
 
 def test_generated_code_is_up_to_date():
-    cmd = [sys.executable, "-m", "ferry.tschema", "check", "-q", "schema/arith_schema.py",
-           "--in-place", "include/arith/nodes.h", "--source", "src/nodes_generated.cc",
-           "--python", "python/arith/_nodes.py"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ferry.tschema",
+        "check",
+        "-q",
+        "schema/arith_schema.py",
+        "--in-place",
+        "include/arith/nodes.h",
+        "--source",
+        "src/nodes_generated.cc",
+        "--python",
+        "python/arith/_nodes.py",
+    ]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python")] + sys.path))
     run = subprocess.run(cmd, cwd=EXAMPLE, capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -130,8 +143,14 @@ def test_generated_code_is_up_to_date():
 
 def test_the_demo_script_runs_to_the_end():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE / "python")] + sys.path))
-    run = subprocess.run([sys.executable, "demo.py"], cwd=EXAMPLE, capture_output=True,
-                         text=True, env=env, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "demo.py"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "structurally equal? True" in run.stdout
     assert "equal to the local result: True" in run.stdout
@@ -143,11 +162,20 @@ def test_the_demo_script_runs_to_the_end():
 
 def test_the_demo_script_builds_with_ferry_cpp(tmp_path):
     """`demo.py --jit`: libarith.so from ferry.cpp.load instead of CMake (a fresh cache)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE / "python")] + sys.path),
-               FERRY_CACHE_DIR=str(tmp_path))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(EXAMPLE / "python")] + sys.path),
+        FERRY_CACHE_DIR=str(tmp_path),
+    )
     env.pop("ARITH_LIBRARY", None)
-    run = subprocess.run([sys.executable, "demo.py", "--jit"], cwd=EXAMPLE, capture_output=True,
-                         text=True, env=env, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "demo.py", "--jit"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"ferry.cpp.load built and loaded {tmp_path}" in run.stdout
     assert "equal to the local result: True" in run.stdout  # the worker loaded it too

@@ -131,8 +131,7 @@ struct TypeTraits<Dict<K, V>> {
   }
   static std::string MismatchDetail(const FerryAny* v) {
     FerryAny entries;
-    return EntriesOf(v, &entries) ? TypeTraits<Map<K, V>>::MismatchDetail(&entries)
-                                  : std::string();
+    return EntriesOf(v, &entries) ? TypeTraits<Map<K, V>>::MismatchDetail(&entries) : std::string();
   }
   static std::string TypeStr() {
     return "Dict[" + TypeTraitsOf<K>::TypeStr() + ", " + TypeTraitsOf<V>::TypeStr() + "]";

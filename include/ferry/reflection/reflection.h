@@ -100,16 +100,16 @@ const FieldType* FieldTypeOf() {
   static_assert(TypeTraitsOf<T>::kEnabled,
                 "VisitAttrs: a field type has no TypeTraits, so it cannot be reflected");
   static const FieldType type{
-      &TypeTraitsOf<T>::TypeStr, [](const void* addr) { return Any(*static_cast<const T*>(addr)); },
+      &TypeTraitsOf<T>::TypeStr,
+      [](const void* addr) { return Any(*static_cast<const T*>(addr)); },
       [](void* addr, const AnyView& value) { *static_cast<T*>(addr) = value.cast<T>(); },
       [](const void* addr, FerryAny* out) {
         return StatusOf([&] { *out = Any(*static_cast<const T*>(addr)).MoveToOwned(); });
       },
       &ViewField<T>,
       [](void* addr, const FerryAny* value) {
-        return StatusOf([&] {
-          *static_cast<T*>(addr) = reinterpret_cast<const AnyView*>(value)->cast<T>();
-        });
+        return StatusOf(
+            [&] { *static_cast<T*>(addr) = reinterpret_cast<const AnyView*>(value)->cast<T>(); });
       }};
   return &type;
 }
@@ -225,8 +225,9 @@ struct HasSHashReduce<
 template <typename T, typename = void>
 struct HasVisitAttrs : std::false_type {};
 template <typename T>
-struct HasVisitAttrs<T, std::void_t<decltype(std::declval<T&>().VisitAttrs(
-                            std::declval<AttrVisitor*>()))>> : std::true_type {};
+struct HasVisitAttrs<
+    T, std::void_t<decltype(std::declval<T&>().VisitAttrs(std::declval<AttrVisitor*>()))>>
+    : std::true_type {};
 template <typename T, typename = void>
 struct TypeMutable : std::false_type {};
 template <typename T>
@@ -280,7 +281,7 @@ bool RegisterNodeType() {
 /// and hashing, JSON). Use once per node, at namespace scope in a .cc file. A base class
 /// without `VisitAttrs` may be registered too (no fields of its own): then types made at run
 /// time (Python's `ferry.py_class`) can derive from it.
-#define FERRY_REGISTER_NODE_TYPE(NodeType)                                                     \
+#define FERRY_REGISTER_NODE_TYPE(NodeType)                                                  \
   [[maybe_unused]] static const bool FERRY_STR_CONCAT(ferry_node_registrar_, __COUNTER__) = \
       ::ferry::details::RegisterNodeType<NodeType>()
 

@@ -26,40 +26,85 @@ EXIT_ERROR = 2
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tschema", description="Generate and check C++ and Python code from a tschema "
-        "schema (docs/tschema.md).")
+        prog="tschema",
+        description="Generate and check C++ and Python code from a tschema "
+        "schema (docs/tschema.md).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def outputs(p: argparse.ArgumentParser) -> None:
         p.add_argument("schemas", nargs="+", metavar="SCHEMA", help="schema files (.py)")
-        p.add_argument("--header", help="whole-file C++ header to write the node and reference "
-                       "classes into (nodes without an in-place region)")
-        p.add_argument("--source", help="C++ registration source to write "
-                       "(FERRY_REGISTER_NODE_TYPE and the <type_key>.__init__ globals)")
+        p.add_argument(
+            "--header",
+            help="whole-file C++ header to write the node and reference "
+            "classes into (nodes without an in-place region)",
+        )
+        p.add_argument(
+            "--source",
+            help="C++ registration source to write "
+            "(FERRY_REGISTER_NODE_TYPE and the <type_key>.__init__ globals)",
+        )
         p.add_argument("--python", help="Python module of register_object classes to write")
         p.add_argument("--pyi", help="stub to write (default: --python with .pyi)")
-        p.add_argument("--in-place", nargs="+", default=[], metavar="FILE",
-                       help="C++ files whose '// tschema:' regions are regenerated")
-        p.add_argument("--scan", nargs="+", default=[], metavar="FILE",
-                       help="hand-written C++ files to check (registrations, type keys)")
-        p.add_argument("--include", action="append", default=[], metavar="HEADER",
-                       help="extra #include for the header and the source (repeatable)")
+        p.add_argument(
+            "--in-place",
+            nargs="+",
+            default=[],
+            metavar="FILE",
+            help="C++ files whose '// tschema:' regions are regenerated",
+        )
+        p.add_argument(
+            "--scan",
+            nargs="+",
+            default=[],
+            metavar="FILE",
+            help="hand-written C++ files to check (registrations, type keys)",
+        )
+        p.add_argument(
+            "--include",
+            action="append",
+            default=[],
+            metavar="HEADER",
+            help="extra #include for the header and the source (repeatable)",
+        )
         p.add_argument("--guard", help="include guard of --header (default: from its path)")
         p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
 
     outputs(sub.add_parser("generate", help="write the outputs whose bytes change"))
     outputs(sub.add_parser("check", help="exit 1 with a unified diff when an output is stale"))
-    b = sub.add_parser("build", help="compile the schema's C++ (and --source files) into "
-                       "lib<name>.so with ferry.cpp.build; prints where the library is")
+    b = sub.add_parser(
+        "build",
+        help="compile the schema's C++ (and --source files) into "
+        "lib<name>.so with ferry.cpp.build; prints where the library is",
+    )
     b.add_argument("schemas", nargs="+", metavar="SCHEMA", help="schema files (.py)")
-    b.add_argument("--source", nargs="+", action="extend", default=[], metavar="FILE",
-                   help="hand-written C++ files (they may #include \"<name>_schema.h\")")
-    b.add_argument("-o", "--output", metavar="lib<name>.so",
-                   help="copy the library here (default: leave it in the cache)")
-    b.add_argument("--name", help="library name (default: from -o, else the first schema's "
-                   "file name without .py and a trailing _schema)")
-    b.add_argument("-I", "--include-dir", action="append", default=[], metavar="DIR",
-                   help="extra include directory (repeatable)")
+    b.add_argument(
+        "--source",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help='hand-written C++ files (they may #include "<name>_schema.h")',
+    )
+    b.add_argument(
+        "-o",
+        "--output",
+        metavar="lib<name>.so",
+        help="copy the library here (default: leave it in the cache)",
+    )
+    b.add_argument(
+        "--name",
+        help="library name (default: from -o, else the first schema's "
+        "file name without .py and a trailing _schema)",
+    )
+    b.add_argument(
+        "-I",
+        "--include-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra include directory (repeatable)",
+    )
     b.add_argument("--cflags", default="", help="extra compiler flags, one string")
     b.add_argument("--ldflags", default="", help="extra linker flags, one string")
     b.add_argument("-v", "--verbose", action="store_true", help="show the build's commands")
@@ -70,9 +115,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> driver.Options:
-    return driver.Options(schemas=args.schemas, header=args.header, source=args.source,
-                          python=args.python, pyi=args.pyi, in_place=args.in_place,
-                          scan=args.scan, includes=args.include, guard=args.guard)
+    return driver.Options(
+        schemas=args.schemas,
+        header=args.header,
+        source=args.source,
+        python=args.python,
+        pyi=args.pyi,
+        in_place=args.in_place,
+        scan=args.scan,
+        includes=args.include,
+        guard=args.guard,
+    )
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -81,8 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.command == "dump":
             text = dumps(load_schema(args.schemas))
             if args.output:
-                driver.write([driver.Output(args.output, _read(args.output),
-                                            text.encode("utf-8"))])
+                driver.write([driver.Output(args.output, _read(args.output), text.encode("utf-8"))])
             else:
                 sys.stdout.write(text)
             return 0
@@ -94,9 +146,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             if stale:
                 sys.stdout.write(stale)
                 names = [o.path for o in outputs if o.changed]
-                print(f"tschema: {len(names)} file(s) out of date: {', '.join(names)}; run "
-                      "`python -m ferry.tschema generate` with the same arguments",
-                      file=sys.stderr)
+                print(
+                    f"tschema: {len(names)} file(s) out of date: {', '.join(names)}; run "
+                    "`python -m ferry.tschema generate` with the same arguments",
+                    file=sys.stderr,
+                )
                 return EXIT_STALE
             if not args.quiet:
                 print(f"tschema: {len(outputs)} file(s) up to date", file=sys.stderr)
@@ -123,10 +177,12 @@ def _library_name(args: argparse.Namespace) -> str:
         base = os.path.basename(args.output)
         if base.startswith("lib") and base.endswith(".so") and len(base) > 6:
             return base[3:-3]
-        raise ValueError(f"cannot tell the library name from -o {args.output} (expected "
-                         "lib<name>.so); give --name")
+        raise ValueError(
+            f"cannot tell the library name from -o {args.output} (expected "
+            "lib<name>.so); give --name"
+        )
     stem = os.path.splitext(os.path.basename(args.schemas[0]))[0]
-    return stem[:-len("_schema")] if stem.endswith("_schema") and stem != "_schema" else stem
+    return stem[: -len("_schema")] if stem.endswith("_schema") and stem != "_schema" else stem
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -134,22 +190,29 @@ def _build(args: argparse.Namespace) -> int:
     try:
         from .. import cpp  # needs the compiled ferry package (tschema alone does not)
     except ImportError as e:
-        print(f"tschema: error: build needs the ferry package with its extension: {e}",
-              file=sys.stderr)
+        print(
+            f"tschema: error: build needs the ferry package with its extension: {e}",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     try:
         name = _library_name(args)
-        path = cpp.build(name, args.source, schema=args.schemas, include_dirs=args.include_dir,
-                         extra_cflags=args.cflags, extra_ldflags=args.ldflags,
-                         verbose=args.verbose)
+        path = cpp.build(
+            name,
+            args.source,
+            schema=args.schemas,
+            include_dirs=args.include_dir,
+            extra_cflags=args.cflags,
+            extra_ldflags=args.ldflags,
+            verbose=args.verbose,
+        )
     except (cpp.BuildError, ValueError, TypeError) as e:
         print(f"tschema: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     if args.output:
         target = os.path.abspath(args.output)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-",
-                                   suffix=".so")
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=".so")
         os.close(fd)
         try:
             shutil.copyfile(path, tmp)

@@ -1,12 +1,12 @@
 """Reads numpydoc class docstrings: the description, and the "Attributes" section for fields.
 
-    \"\"\"Constant integer literals in the program.
+\"\"\"Constant integer literals in the program.
 
-    Attributes
-    ----------
-    value
-        The internal value.
-    \"\"\"
+Attributes
+----------
+value
+    The internal value.
+\"\"\"
 """
 
 from __future__ import annotations

@@ -93,8 +93,7 @@ def _join(lines: Sequence[cpp.Line], eol: str) -> bytes:
 
 
 def _rel_include(target: str, from_file: str) -> str:
-    return os.path.relpath(target, os.path.dirname(os.path.abspath(from_file))).replace(
-        os.sep, "/")
+    return os.path.relpath(target, os.path.dirname(os.path.abspath(from_file))).replace(os.sep, "/")
 
 
 def plan(options: Options) -> Tuple[Schema, List[Output]]:
@@ -119,8 +118,10 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
         if node is None:
             return inplace.unknown_node_message(name, [n.name for n in emitted])
         if not node.emitted:
-            return (f"node {name!r} is declared in {node.file}, which is not among the schema "
-                    "files of this run; generate its region from there")
+            return (
+                f"node {name!r} is declared in {node.file}, which is not among the schema "
+                "files of this run; generate its region from there"
+            )
         return None
 
     # In-place files and their regions.
@@ -139,8 +140,11 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
         for r in regions:
             if r.name in placed:
                 first_file, first = placed[r.name]
-                errors.add(path, r.line, f"duplicate region for {r.name!r} (first at "
-                           f"{first_file.path}:{first.line})")
+                errors.add(
+                    path,
+                    r.line,
+                    f"duplicate region for {r.name!r} (first at {first_file.path}:{first.line})",
+                )
             elif schema.by_name.get(r.name) is not None:
                 placed[r.name] = (f, r)
     errors.raise_if_any()  # marker errors make the rest meaningless
@@ -149,22 +153,31 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
     whole = [n for n in emitted if n.name not in placed]
     if (options.in_place or options.header) and whole and not options.header:
         for n in whole:
-            errors.add(n.file, n.line, f"{n.name} has no '// tschema: {n.name}' region in the "
-                       "in-place files, and no --header is given to generate it into")
+            errors.add(
+                n.file,
+                n.line,
+                f"{n.name} has no '// tschema: {n.name}' region in the "
+                "in-place files, and no --header is given to generate it into",
+            )
     _check_reducers(schema, placed, custom, bool(options.header), errors)
     _check_region_order(schema, placed, errors)
     has_visit = {n.name: cpp.has_visit_attrs(n, custom) for n in emitted}
     scan_texts = _scan_files(options.scan, errors)
     _check_hand_written(schema, cpp_files, scan_texts, errors)
     # Registrations live in .cc files: check them when some were given (or generated).
-    if options.scan or options.source or any(
-            not p.endswith(_HEADER_SUFFIXES) for p in options.in_place):
-        _check_registrations(schema, placed, cpp_files, scan_texts, has_visit,
-                             bool(options.source), errors)
+    if (
+        options.scan
+        or options.source
+        or any(not p.endswith(_HEADER_SUFFIXES) for p in options.in_place)
+    ):
+        _check_registrations(
+            schema, placed, cpp_files, scan_texts, has_visit, bool(options.source), errors
+        )
     errors.raise_if_any()
 
     outputs: List[Output] = []
     for f in cpp_files:
+
         def generate(region: inplace.Region) -> List[cpp.Line]:
             node = schema.by_name[region.name]
             return cpp.node_and_ref(node, cpp.CppNames(schema, node.namespace), region.custom)
@@ -172,21 +185,25 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
         new = inplace.encode(inplace.render(f.lines, f.regions, generate))
         outputs.append(Output(f.path, inplace.encode(f.text), new))
 
-    in_place_headers = sorted({f.path for f in cpp_files if f.regions
-                               and f.path.endswith(_HEADER_SUFFIXES)})
+    in_place_headers = sorted(
+        {f.path for f in cpp_files if f.regions and f.path.endswith(_HEADER_SUFFIXES)}
+    )
     if options.header:
         old = _read_existing(options.header)
         includes = [_rel_include(h, options.header) for h in in_place_headers]
         generated: Sequence[cpp.Line] = cpp.header_file(
-            schema, whole, schema_names, options.header, includes + options.includes,
-            options.guard)
+            schema, whole, schema_names, options.header, includes + options.includes, options.guard
+        )
         outputs.append(Output(options.header, old, _join(generated, _eol_of(old))))
     if options.source:
         old = _read_existing(options.source)
-        includes = [_rel_include(h, options.source)
-                    for h in ([options.header] if options.header else []) + in_place_headers]
-        generated = cpp.source_file(schema, emitted, schema_names, includes + options.includes,
-                                    has_visit)
+        includes = [
+            _rel_include(h, options.source)
+            for h in ([options.header] if options.header else []) + in_place_headers
+        ]
+        generated = cpp.source_file(
+            schema, emitted, schema_names, includes + options.includes, has_visit
+        )
         outputs.append(Output(options.source, old, _join(generated, _eol_of(old))))
     if options.python:
         old = _read_existing(options.python)
@@ -194,12 +211,18 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
         outputs.append(Output(options.python, old, _join(generated, _eol_of(old))))
         pyi = options.pyi or os.path.splitext(options.python)[0] + ".pyi"
         old = _read_existing(pyi)
-        outputs.append(Output(pyi, old, _join(pygen.python_stub(schema, emitted, schema_names),
-                                              _eol_of(old))))
+        outputs.append(
+            Output(pyi, old, _join(pygen.python_stub(schema, emitted, schema_names), _eol_of(old)))
+        )
     elif options.pyi:
         old = _read_existing(options.pyi)
-        outputs.append(Output(options.pyi, old, _join(
-            pygen.python_stub(schema, emitted, schema_names), _eol_of(old))))
+        outputs.append(
+            Output(
+                options.pyi,
+                old,
+                _join(pygen.python_stub(schema, emitted, schema_names), _eol_of(old)),
+            )
+        )
     return schema, outputs
 
 
@@ -210,8 +233,9 @@ def _where(node: NodeDef, placed: Dict[str, Tuple[_CppFile, inplace.Region]]) ->
     return node.file, node.line
 
 
-def _check_custom_regions(schema: Schema, placed, errors: DiagnosticList
-                          ) -> Dict[str, cpp.CustomInfo]:
+def _check_custom_regions(
+    schema: Schema, placed, errors: DiagnosticList
+) -> Dict[str, cpp.CustomInfo]:
     """Members of each custom region; reports those that duplicate generated ones."""
     out: Dict[str, cpp.CustomInfo] = {}
     for name, (f, r) in placed.items():
@@ -222,8 +246,10 @@ def _check_custom_regions(schema: Schema, placed, errors: DiagnosticList
         found = {m: r.custom_start + line for m, line in validate.members(code).items()}
         out[name] = cpp.CustomInfo(found)
         fields = {fd.name: fd for fd in node.all_fields}
-        generated = {"_type_key": "tschema generates it",
-                     "_type_child_slots": "tschema generates it"}
+        generated = {
+            "_type_key": "tschema generates it",
+            "_type_child_slots": "tschema generates it",
+        }
         if node.default_visit_attrs:
             generated["VisitAttrs"] = "default_visit_attrs is on"
         if node.default_sequal_reduce:
@@ -233,17 +259,30 @@ def _check_custom_regions(schema: Schema, placed, errors: DiagnosticList
         for member, line in found.items():
             if member in fields:
                 fd = fields[member]
-                errors.add(f.path, line, f"custom region of {name} declares {member!r}, which "
-                           f"duplicates the schema field of {fd.owner.name} (declared at "
-                           f"{fd.file}:{fd.line})")
+                errors.add(
+                    f.path,
+                    line,
+                    f"custom region of {name} declares {member!r}, which "
+                    f"duplicates the schema field of {fd.owner.name} (declared at "
+                    f"{fd.file}:{fd.line})",
+                )
             elif member in generated:
-                errors.add(f.path, line, f"custom region of {name} declares {member}, which "
-                           f"tschema generates ({generated[member]})")
+                errors.add(
+                    f.path,
+                    line,
+                    f"custom region of {name} declares {member}, which "
+                    f"tschema generates ({generated[member]})",
+                )
     return out
 
 
-def _check_reducers(schema: Schema, placed, custom: Dict[str, cpp.CustomInfo],
-                    has_header: bool, errors: DiagnosticList) -> None:
+def _check_reducers(
+    schema: Schema,
+    placed,
+    custom: Dict[str, cpp.CustomInfo],
+    has_header: bool,
+    errors: DiagnosticList,
+) -> None:
     """A node that turns a default reducer off must bring its own, unless it is a base node
     with neither (an abstract node compares through its subclasses)."""
     for node in schema.emitted:
@@ -260,15 +299,21 @@ def _check_reducers(schema: Schema, placed, custom: Dict[str, cpp.CustomInfo],
         for method, attr in missing:
             if node.name in placed:
                 f, r = placed[node.name]
-                what = (f"its custom region defines no {method}" if r.custom is not None
-                        else f"its region has no custom block defining {method}")
+                what = (
+                    f"its custom region defines no {method}"
+                    if r.custom is not None
+                    else f"its region has no custom block defining {method}"
+                )
                 errors.add(f.path, r.line, f"{node.name} sets {attr} = False, but {what}")
             elif has_header:
-                errors.add(node.file, node.attr_line(attr),
-                           f"{node.name} sets {attr} = False, but it is generated into the "
-                           f"header, where no hand-written {method} can go: give it a "
-                           f"'// tschema: {node.name}' region with a custom block, or keep "
-                           "the default")
+                errors.add(
+                    node.file,
+                    node.attr_line(attr),
+                    f"{node.name} sets {attr} = False, but it is generated into the "
+                    f"header, where no hand-written {method} can go: give it a "
+                    f"'// tschema: {node.name}' region with a custom block, or keep "
+                    "the default",
+                )
 
 
 def _check_region_order(schema: Schema, placed, errors: DiagnosticList) -> None:
@@ -277,9 +322,13 @@ def _check_region_order(schema: Schema, placed, errors: DiagnosticList) -> None:
         if parent is not None and parent.name in placed:
             pf, pr = placed[parent.name]
             if pf is f and pr.start > r.start:
-                errors.add(f.path, r.line, f"region {name!r} comes before the region of its "
-                           f"parent {parent.name!r} (line {pr.line}); C++ needs the parent "
-                           "first")
+                errors.add(
+                    f.path,
+                    r.line,
+                    f"region {name!r} comes before the region of its "
+                    f"parent {parent.name!r} (line {pr.line}); C++ needs the parent "
+                    "first",
+                )
 
 
 def _scan_files(paths: List[str], errors: DiagnosticList) -> List[Tuple[str, str]]:
@@ -313,13 +362,24 @@ def _check_hand_written(schema: Schema, cpp_files, scan_texts, errors: Diagnosti
                 continue
             for value, line in validate.type_keys(text, code, body):
                 if value != node.type_key:
-                    errors.add(path, line, f"_type_key {value!r} of {body.name} disagrees with "
-                               f"the schema, which says {node.type_key!r} ({node.file}:"
-                               f"{node.attr_line('type_key')})")
+                    errors.add(
+                        path,
+                        line,
+                        f"_type_key {value!r} of {body.name} disagrees with "
+                        f"the schema, which says {node.type_key!r} ({node.file}:"
+                        f"{node.attr_line('type_key')})",
+                    )
 
 
-def _check_registrations(schema: Schema, placed, cpp_files, scan_texts, has_visit,
-                         source_registers: bool, errors: DiagnosticList) -> None:
+def _check_registrations(
+    schema: Schema,
+    placed,
+    cpp_files,
+    scan_texts,
+    has_visit,
+    source_registers: bool,
+    errors: DiagnosticList,
+) -> None:
     registered: Set[str] = set()
     for _, text in _hand_written(cpp_files, scan_texts):
         code = validate.blank_comments_and_literals(text)
@@ -328,9 +388,13 @@ def _check_registrations(schema: Schema, placed, cpp_files, scan_texts, has_visi
         if not has_visit[node.name] or source_registers or node.name in registered:
             continue
         path, line = _where(node, placed)
-        errors.add(path, line, f"{node.name} is not registered: no "
-                   f"FERRY_REGISTER_NODE_TYPE({node.name}) in the C++ files checked (add it to "
-                   "a .cc file passed with --scan, or generate one with --source)")
+        errors.add(
+            path,
+            line,
+            f"{node.name} is not registered: no "
+            f"FERRY_REGISTER_NODE_TYPE({node.name}) in the C++ files checked (add it to "
+            "a .cc file passed with --scan, or generate one with --source)",
+        )
 
 
 def write(outputs: List[Output]) -> List[str]:
@@ -341,8 +405,9 @@ def write(outputs: List[Output]) -> List[str]:
         for o in changed:
             directory = os.path.dirname(os.path.abspath(o.path))
             os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(o.path)}.",
-                                       suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(
+                dir=directory, prefix=f".{os.path.basename(o.path)}.", suffix=".tmp"
+            )
             temps.append((tmp, o))
             with os.fdopen(fd, "wb") as f:
                 f.write(o.new)
@@ -380,7 +445,9 @@ def diff(outputs: List[Output]) -> str:
         new = inplace.split_lines(inplace.decode(o.new))
         label = o.path.replace(os.sep, "/")
         for line in difflib.unified_diff(
-                old, new, f"a/{label}" if o.old is not None else "/dev/null", f"b/{label}"):
-            chunks.append(line if line.endswith("\n") else
-                          line + "\n\\ No newline at end of file\n")
+            old, new, f"a/{label}" if o.old is not None else "/dev/null", f"b/{label}"
+        ):
+            chunks.append(
+                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            )
     return "".join(chunks)

@@ -69,8 +69,9 @@ class Region:
         return self.start + 1
 
 
-def parse_regions(path: str, lines: Sequence[str], known: Callable[[str], Optional[str]]
-                  ) -> Tuple[List[Region], List[Diagnostic]]:
+def parse_regions(
+    path: str, lines: Sequence[str], known: Callable[[str], Optional[str]]
+) -> Tuple[List[Region], List[Diagnostic]]:
     """The regions of a file, or the marker errors in it.
 
     `known(name)` returns None for a node that may have a region, else why it may not.
@@ -89,19 +90,31 @@ def parse_regions(path: str, lines: Sequence[str], known: Callable[[str], Option
             continue
         arg = match.group(1).strip()
         if not arg or " " in arg or "\t" in arg or not (arg in _KEYWORDS or _NAME.match(arg)):
-            err(i, f"malformed tschema marker {_content(line).strip()!r}: expected "
-                "'// tschema: <NodeName>', 'custom-begin', 'custom-end' or 'end'")
+            err(
+                i,
+                f"malformed tschema marker {_content(line).strip()!r}: expected "
+                "'// tschema: <NodeName>', 'custom-begin', 'custom-end' or 'end'",
+            )
             continue
         if arg == "custom-begin":
             if current is None:
-                err(i, "'// tschema: custom-begin' outside a region (custom code belongs "
-                    "between '// tschema: <NodeName>' and '// tschema: end')")
+                err(
+                    i,
+                    "'// tschema: custom-begin' outside a region (custom code belongs "
+                    "between '// tschema: <NodeName>' and '// tschema: end')",
+                )
             elif custom_begin >= 0:
-                err(i, f"nested '// tschema: custom-begin' (the custom block opened at line "
-                    f"{custom_begin + 1} is not closed)")
+                err(
+                    i,
+                    f"nested '// tschema: custom-begin' (the custom block opened at line "
+                    f"{custom_begin + 1} is not closed)",
+                )
             elif current.custom is not None:
-                err(i, f"second custom block in region {current.name!r} (opened at line "
-                    f"{current.line}); a region holds at most one")
+                err(
+                    i,
+                    f"second custom block in region {current.name!r} (opened at line "
+                    f"{current.line}); a region holds at most one",
+                )
             else:
                 custom_begin = i
         elif arg == "custom-end":
@@ -110,7 +123,7 @@ def parse_regions(path: str, lines: Sequence[str], known: Callable[[str], Option
             elif custom_begin < 0:
                 err(i, "'// tschema: custom-end' without '// tschema: custom-begin'")
             else:
-                current.custom = "".join(lines[custom_begin:i + 1])
+                current.custom = "".join(lines[custom_begin : i + 1])
                 current.custom_start, current.custom_stop = custom_begin, i
                 custom_begin = -1
         elif arg == "end":
@@ -118,16 +131,22 @@ def parse_regions(path: str, lines: Sequence[str], known: Callable[[str], Option
                 err(i, "'// tschema: end' without an open region")
                 continue
             if custom_begin >= 0:
-                err(custom_begin, "'// tschema: custom-begin' is not closed by "
-                    "'// tschema: custom-end' before the region ends")
+                err(
+                    custom_begin,
+                    "'// tschema: custom-begin' is not closed by "
+                    "'// tschema: custom-end' before the region ends",
+                )
                 custom_begin = -1
             current.stop = i
             regions.append(current)
             current = None
         else:
             if current is not None:
-                err(i, f"region {arg!r} opens inside region {current.name!r} (opened at line "
-                    f"{current.line}); regions cannot nest")
+                err(
+                    i,
+                    f"region {arg!r} opens inside region {current.name!r} (opened at line "
+                    f"{current.line}); regions cannot nest",
+                )
                 continue
             why = known(arg)
             if why is not None:
@@ -135,8 +154,9 @@ def parse_regions(path: str, lines: Sequence[str], known: Callable[[str], Option
             current = Region(arg, i, -1, None)
     if current is not None:
         if custom_begin >= 0:
-            err(custom_begin, "'// tschema: custom-begin' is not closed by "
-                "'// tschema: custom-end'")
+            err(
+                custom_begin, "'// tschema: custom-begin' is not closed by '// tschema: custom-end'"
+            )
         err(current.start, f"region {current.name!r} is not closed by '// tschema: end'")
     return regions, errors
 
@@ -147,8 +167,9 @@ def unknown_node_message(name: str, names: Sequence[str]) -> str:
     return f"unknown node {name!r}: no class of that name is declared in the schema{hint}"
 
 
-def render(lines: Sequence[str], regions: Sequence[Region],
-           generate: Callable[[Region], List[Line]]) -> str:
+def render(
+    lines: Sequence[str], regions: Sequence[Region], generate: Callable[[Region], List[Line]]
+) -> str:
     """The file with every region's generated text replaced by `generate(region)`.
 
     Generated lines take the indentation and line ending of the region's opening marker.
@@ -156,7 +177,7 @@ def render(lines: Sequence[str], regions: Sequence[Region],
     out: List[str] = []
     pos = 0
     for region in regions:
-        out.extend(lines[pos:region.start + 1])
+        out.extend(lines[pos : region.start + 1])
         opening = lines[region.start]
         indent = opening[: len(opening) - len(opening.lstrip(" \t"))]
         eol = _eol(opening) or "\n"

@@ -60,5 +60,6 @@ def declare(cls: Any = None) -> Any:
         # the error surfaces at import with the caller's line (the loader reports it).
         raise TypeError("@declare is used without arguments on a class: `@declare class X(...)`")
     cls.__tschema__ = Declaration(  # type: ignore[attr-defined]  # the marker of a schema class
-        frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
+        frame.f_code.co_filename, frame.f_lineno, frame.f_globals
+    )
     return cls

@@ -117,8 +117,9 @@ def _import_file(path: str) -> ModuleType:
     except SchemaError:
         raise
     except SyntaxError as e:
-        raise SchemaError([Diagnostic(e.filename or path, e.lineno or 1,
-                                      f"syntax error: {e.msg}")]) from None
+        raise SchemaError(
+            [Diagnostic(e.filename or path, e.lineno or 1, f"syntax error: {e.msg}")]
+        ) from None
     except BaseException as e:  # any failure of a user file is reported
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
@@ -140,15 +141,21 @@ def _located(error: BaseException, path: str) -> Diagnostic:
     frame in a schema file (the line of the user's code, not of tschema's)."""
     frames = traceback.extract_tb(error.__traceback__)
     here = os.path.dirname(os.path.abspath(__file__))
-    user = [f for f in frames if not os.path.abspath(f.filename).startswith(here + os.sep)
-            and not f.filename.startswith("<frozen")]
+    user = [
+        f
+        for f in frames
+        if not os.path.abspath(f.filename).startswith(here + os.sep)
+        and not f.filename.startswith("<frozen")
+    ]
     frame = user[-1] if user else None
     file = frame.filename if frame else path
     line = frame.lineno if frame else 1
     message = str(error)
     if isinstance(error, NameError):
-        message = (f"unknown name {getattr(error, 'name', None) or message!r} (an unknown "
-                   "type, or a node used before it is declared: quote it as a string)")
+        message = (
+            f"unknown name {getattr(error, 'name', None) or message!r} (an unknown "
+            "type, or a node used before it is declared: quote it as a string)"
+        )
     elif isinstance(error, TypeError) and "declare" in message:
         message = f"unsupported construct: {message}"
     elif not isinstance(error, AttributeError) or "unknown type" not in message:
@@ -211,9 +218,13 @@ def _check_undeclared(modules: List[ModuleType], index: SourceIndex) -> None:
             ):
                 path = module.__file__ or module.__name__  # schema modules are files
                 lines = index.find(path, value.__name__)
-                errors.append(Diagnostic(
-                    path, lines.line if lines else 1,
-                    f"unsupported construct: {value.__name__} derives from a schema class but "
-                    "is not declared with @declare"))
+                errors.append(
+                    Diagnostic(
+                        path,
+                        lines.line if lines else 1,
+                        f"unsupported construct: {value.__name__} derives from a schema class but "
+                        "is not declared with @declare",
+                    )
+                )
     if errors:
         raise SchemaError(errors)

@@ -238,8 +238,9 @@ class _Builder:
             self.error(cls, f"mutable of {name} must be True or False", "mutable")
             ok = False
         slots = values["type_child_slots"]
-        if slots is not None and (not isinstance(slots, int) or isinstance(slots, bool)
-                                  or not 0 <= slots < 2**31):
+        if slots is not None and (
+            not isinstance(slots, int) or isinstance(slots, bool) or not 0 <= slots < 2**31
+        ):
             self.error(cls, f"type_child_slots of {name} must be an int >= 0", "type_child_slots")
             ok = False
         if not _IDENT.match(name) or name in _CPP_KEYWORDS:
@@ -255,11 +256,14 @@ class _Builder:
                     "'Node' (IntImmNode -> IntImm) or set ref_name",
                 )
                 ok = False
-        elif not isinstance(ref_name, str) or not _IDENT.match(ref_name) or (
-            ref_name in _CPP_KEYWORDS or ref_name == name
+        elif (
+            not isinstance(ref_name, str)
+            or not _IDENT.match(ref_name)
+            or (ref_name in _CPP_KEYWORDS or ref_name == name)
         ):
-            self.error(cls, f"ref_name of {name} must be a C++ identifier other than {name}",
-                       "ref_name")
+            self.error(
+                cls, f"ref_name of {name} must be a C++ identifier other than {name}", "ref_name"
+            )
             ok = False
         namespace = values["namespace"]
         if "namespace" not in attrs:
@@ -351,8 +355,7 @@ class _Builder:
                 self.error(cls, f"{e} (for {where})", fname)
                 return None
             except Exception as e:  # any failure is a user error here
-                self.error(cls, f"cannot read the type of {where}: {type(e).__name__}: {e}",
-                           fname)
+                self.error(cls, f"cannot read the type of {where}: {type(e).__name__}: {e}", fname)
                 return None
         if isinstance(raw, (ty.Scalar, ty.Builtin)):
             return raw
@@ -362,17 +365,24 @@ class _Builder:
                 return None
             name = raw.generic.name
             if name == "Optional" and isinstance(args[0], ty.OptionalType):
-                self.error(cls, f"unsupported construct: ty.Optional cannot nest ({where})",
-                           fname)
+                self.error(cls, f"unsupported construct: ty.Optional cannot nest ({where})", fname)
                 return None
             if name == "Optional" and args[0] is ty.Any:
-                self.error(cls, f"unsupported construct: ty.Optional[ty.Any] ({where}); "
-                           "ty.Any already holds None", fname)
+                self.error(
+                    cls,
+                    f"unsupported construct: ty.Optional[ty.Any] ({where}); "
+                    "ty.Any already holds None",
+                    fname,
+                )
                 return None
             return raw.generic.make(*args)
         if isinstance(raw, ty._Generic):
-            self.error(cls, f"{raw.spelling} needs type arguments, as in "
-                       f"{raw.spelling}[{', '.join(['T'] * raw.arity)}] ({where})", fname)
+            self.error(
+                cls,
+                f"{raw.spelling} needs type arguments, as in "
+                f"{raw.spelling}[{', '.join(['T'] * raw.arity)}] ({where})",
+                fname,
+            )
             return None
         if is_declared(raw):
             return ty.NodeType(raw)
@@ -380,16 +390,27 @@ class _Builder:
             self.error(cls, f"use ty.ObjectRef for a field holding any object ({where})", fname)
             return None
         if isinstance(raw, type) and issubclass(raw, Object):
-            self.error(cls, f"{raw.__name__} is used as the type of {where} but is not "
-                       "declared with @declare", fname)
+            self.error(
+                cls,
+                f"{raw.__name__} is used as the type of {where} but is not declared with @declare",
+                fname,
+            )
             return None
         if isinstance(raw, ty.FieldSpec):
-            self.error(cls, f"ty.field(...) is a value, not a type: write "
-                       f"`{fname}: T = ty.field(...)` ({where})", fname)
+            self.error(
+                cls,
+                f"ty.field(...) is a value, not a type: write "
+                f"`{fname}: T = ty.field(...)` ({where})",
+                fname,
+            )
             return None
         spelled = raw.__name__ if isinstance(raw, type) else repr(raw)
-        self.error(cls, f"unknown type {spelled} for {where}; the types are ty.* "
-                   "(ty.int64_t, ty.String, ty.Array[T], ...) and declared nodes", fname)
+        self.error(
+            cls,
+            f"unknown type {spelled} for {where}; the types are ty.* "
+            "(ty.int64_t, ty.String, ty.Array[T], ...) and declared nodes",
+            fname,
+        )
         return None
 
     def finish_fields(self, node: NodeDef) -> None:
@@ -397,31 +418,55 @@ class _Builder:
         for fname, raw, spec, doc in self.raw_fields[cls]:
             line = self.member_line(cls, fname)
             if fname.startswith("_"):
-                self.error(cls, f"unsupported construct: field {fname!r} of {node.name} starts "
-                           "with '_' (reserved)", fname)
+                self.error(
+                    cls,
+                    f"unsupported construct: field {fname!r} of {node.name} starts "
+                    "with '_' (reserved)",
+                    fname,
+                )
                 continue
             if fname in _CPP_KEYWORDS or fname in _RESERVED_MEMBERS:
-                self.error(cls, f"field {fname!r} of {node.name} clashes with a C++ keyword or "
-                           "a generated member; rename it", fname)
+                self.error(
+                    cls,
+                    f"field {fname!r} of {node.name} clashes with a C++ keyword or "
+                    "a generated member; rename it",
+                    fname,
+                )
                 continue
             ftype = self.resolve(raw, cls, fname)
             if ftype is None:
                 continue
             if spec.structural not in ty.STRUCTURAL_ROLES:
-                self.error(cls, f"structural role of field {fname!r} must be one of "
-                           f"{', '.join(repr(r) for r in ty.STRUCTURAL_ROLES)}, not "
-                           f"{spec.structural!r}", fname)
+                self.error(
+                    cls,
+                    f"structural role of field {fname!r} must be one of "
+                    f"{', '.join(repr(r) for r in ty.STRUCTURAL_ROLES)}, not "
+                    f"{spec.structural!r}",
+                    fname,
+                )
                 continue
             if spec.has_default:
                 why = ftype.check_default(spec.default)
                 if why is not None:
-                    self.error(cls, f"bad default {spec.default!r} for field {fname!r} "
-                               f"({ftype.spelling}): {why}", fname)
+                    self.error(
+                        cls,
+                        f"bad default {spec.default!r} for field {fname!r} "
+                        f"({ftype.spelling}): {why}",
+                        fname,
+                    )
                     continue
             node.fields.append(
-                FieldDef(fname, ftype, doc.text if doc else "", spec.has_default,
-                         spec.default if spec.has_default else None, spec.structural,
-                         node.file, line, node)
+                FieldDef(
+                    fname,
+                    ftype,
+                    doc.text if doc else "",
+                    spec.has_default,
+                    spec.default if spec.has_default else None,
+                    spec.structural,
+                    node.file,
+                    line,
+                    node,
+                )
             )
 
 
@@ -435,12 +480,16 @@ def _default_ref_name(name: str) -> Optional[str]:
 def _unsupported_member(cls_name: str, key: str, value: Any) -> str:
     if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
         kind = "class" if isinstance(value, type) else "method or property"
-        return (f"unsupported construct: {kind} {key!r} in {cls_name}; a schema class holds "
-                "only fields and class attributes (write methods in the C++ custom region)")
+        return (
+            f"unsupported construct: {kind} {key!r} in {cls_name}; a schema class holds "
+            "only fields and class attributes (write methods in the C++ custom region)"
+        )
     close = difflib.get_close_matches(key, list(CLASS_ATTRIBUTES), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return (f"unsupported construct: class attribute {key!r} in {cls_name}{hint}; fields need a "
-            "type annotation")
+    return (
+        f"unsupported construct: class attribute {key!r} in {cls_name}{hint}; fields need a "
+        "type annotation"
+    )
 
 
 def _class_file(cls: type) -> str:
@@ -450,8 +499,9 @@ def _class_file(cls: type) -> str:
     return getattr(module, "__file__", None) or "<unknown>"
 
 
-def build(classes: Iterable[type], emitted: Set[type], index: SourceIndex,
-          files: List[str]) -> Schema:
+def build(
+    classes: Iterable[type], emitted: Set[type], index: SourceIndex, files: List[str]
+) -> Schema:
     """Reads and checks the declared `classes` (parents may be among them or not)."""
     b = _Builder(index)
     ordered: List[type] = []
@@ -461,10 +511,9 @@ def build(classes: Iterable[type], emitted: Set[type], index: SourceIndex,
         if cls in seen:
             return
         if cls in chain:  # cannot happen with Python classes; kept for models built otherwise
-            cycle = chain[chain.index(cls):] + [cls]
+            cycle = chain[chain.index(cls) :] + [cls]
             for member in cycle[:-1]:
-                b.error(member, "cycle in the hierarchy: "
-                        + " -> ".join(c.__name__ for c in cycle))
+                b.error(member, "cycle in the hierarchy: " + " -> ".join(c.__name__ for c in cycle))
             return
         base = cls.__bases__[0] if len(cls.__bases__) == 1 else None
         if base is not None and is_declared(base):
@@ -522,23 +571,32 @@ def _check_unique(nodes: List[NodeDef], b: _Builder) -> None:
     for node in nodes:
         first = type_keys.setdefault(node.type_key, node)
         if first is not node:
-            b.errors.add(node.file, node.attr_line("type_key"),
-                         f"duplicate type_key {node.type_key!r}: {node.name} and {first.name} "
-                         f"(declared at {first.file}:{first.line})")
+            b.errors.add(
+                node.file,
+                node.attr_line("type_key"),
+                f"duplicate type_key {node.type_key!r}: {node.name} and {first.name} "
+                f"(declared at {first.file}:{first.line})",
+            )
         for cpp_name, what in ((node.name, "node class"), (node.ref_name, "reference class")):
             key = f"{node.namespace}::{cpp_name}"
             other = cpp_names.setdefault(key, (node, what))
             if other[0] is not node:
-                b.errors.add(node.file, node.line,
-                             f"{what} name {cpp_name!r} of {node.name} is already the "
-                             f"{other[1]} name of {other[0].name} (declared at "
-                             f"{other[0].file}:{other[0].line})")
+                b.errors.add(
+                    node.file,
+                    node.line,
+                    f"{what} name {cpp_name!r} of {node.name} is already the "
+                    f"{other[1]} name of {other[0].name} (declared at "
+                    f"{other[0].file}:{other[0].line})",
+                )
         if node.emitted:
             other_py = py_names.setdefault(node.ref_name, node)
             if other_py is not node:
-                b.errors.add(node.file, node.line,
-                             f"Python class name {node.ref_name!r} of {node.name} is also used "
-                             f"by {other_py.name} (declared at {other_py.file}:{other_py.line})")
+                b.errors.add(
+                    node.file,
+                    node.line,
+                    f"Python class name {node.ref_name!r} of {node.name} is also used "
+                    f"by {other_py.name} (declared at {other_py.file}:{other_py.line})",
+                )
 
 
 def _check_fields(nodes: List[NodeDef], b: _Builder) -> None:
@@ -550,19 +608,25 @@ def _check_fields(nodes: List[NodeDef], b: _Builder) -> None:
         for f in node.fields:
             if f.name in inherited:
                 first = inherited[f.name]
-                b.errors.add(f.file, f.line,
-                             f"field {f.name!r} of {node.name} shadows the field inherited from "
-                             f"{first.owner.name} (declared at {first.file}:{first.line})")
+                b.errors.add(
+                    f.file,
+                    f.line,
+                    f"field {f.name!r} of {node.name} shadows the field inherited from "
+                    f"{first.owner.name} (declared at {first.file}:{first.line})",
+                )
         # Defaults must trail, as in a Python or C++ signature (inherited fields come first).
         defaulted: Optional[FieldDef] = None
         for f in node.all_fields:
             if f.has_default:
                 defaulted = defaulted or f
             elif defaulted is not None and f.owner is node:
-                b.errors.add(f.file, f.line,
-                             f"field {f.name!r} of {node.name} has no default but follows "
-                             f"{defaulted.name!r}, which has one (constructor parameters with "
-                             "defaults must come last)")
+                b.errors.add(
+                    f.file,
+                    f.line,
+                    f"field {f.name!r} of {node.name} has no default but follows "
+                    f"{defaulted.name!r}, which has one (constructor parameters with "
+                    "defaults must come last)",
+                )
                 break
 
 
@@ -577,10 +641,13 @@ def _check_field_order(nodes: List[NodeDef], b: _Builder) -> None:
                 if target is None or position[id(target)] < position[id(node)]:
                     continue
                 what = "itself" if target is node else f"{target.name}, declared after it"
-                b.errors.add(f.file, f.line,
-                             f"field {f.name!r} of {node.name} holds {what}: C++ needs the "
-                             f"reference class {target.ref_name} complete before {node.name}; "
-                             "use a base node declared earlier (or ty.ObjectRef) as the type")
+                b.errors.add(
+                    f.file,
+                    f.line,
+                    f"field {f.name!r} of {node.name} holds {what}: C++ needs the "
+                    f"reference class {target.ref_name} complete before {node.name}; "
+                    "use a base node declared earlier (or ty.ObjectRef) as the type",
+                )
 
 
 def _resolve_final_and_slots(nodes: List[NodeDef], b: _Builder) -> None:
@@ -588,13 +655,19 @@ def _resolve_final_and_slots(nodes: List[NodeDef], b: _Builder) -> None:
         explicit_final = node.final
         if explicit_final and node.children:
             child = node.children[0]
-            b.errors.add(node.file, node.attr_line("final"),
-                         f"{node.name} is final but {child.name} derives from it "
-                         f"(declared at {child.file}:{child.line})")
+            b.errors.add(
+                node.file,
+                node.attr_line("final"),
+                f"{node.name} is final but {child.name} derives from it "
+                f"(declared at {child.file}:{child.line})",
+            )
         node.final = (not node.children) if explicit_final is None else explicit_final
         if node.final and node.explicit_child_slots and node.type_child_slots:
-            b.errors.add(node.file, node.attr_line("type_child_slots"),
-                         f"{node.name} is final and cannot reserve type_child_slots")
+            b.errors.add(
+                node.file,
+                node.attr_line("type_child_slots"),
+                f"{node.name} is final and cannot reserve type_child_slots",
+            )
     # Parents come first in `nodes`, so each parent's slots are known before its children's.
     for node in nodes:
         if node.final:
@@ -607,9 +680,12 @@ def _resolve_final_and_slots(nodes: List[NodeDef], b: _Builder) -> None:
                 count = min(count, parent_slots - 1)
             node.type_child_slots = count
         elif node.parent and parent_slots and node.type_child_slots >= parent_slots:
-            b.errors.add(node.file, node.attr_line("type_child_slots"),
-                         f"type_child_slots of {node.name} ({node.type_child_slots}) must be "
-                         f"smaller than its parent {node.parent.name}'s ({parent_slots})")
+            b.errors.add(
+                node.file,
+                node.attr_line("type_child_slots"),
+                f"type_child_slots of {node.name} ({node.type_child_slots}) must be "
+                f"smaller than its parent {node.parent.name}'s ({parent_slots})",
+            )
 
 
 def _count_same_file_descendants(node: NodeDef) -> int:

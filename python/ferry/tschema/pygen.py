@@ -75,16 +75,22 @@ def _docstring(node: NodeDef, names: _PyNames, indent: str) -> List[str]:
     text = [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in lines]
     if len(text) == 1:
         return [f'{indent}"""{text[0]}"""']
-    return [f'{indent}"""{text[0]}'] + [f"{indent}{t}" if t else "" for t in text[1:]] + \
-        [f'{indent}"""']
+    return (
+        [f'{indent}"""{text[0]}']
+        + [f"{indent}{t}" if t else "" for t in text[1:]]
+        + [f'{indent}"""']
+    )
 
 
 def _params(node: NodeDef, names: _PyNames) -> List[str]:
     params = ["self"]
     for f in node.all_fields:
         annotation = _annotation(f, names)
-        if f.has_default and f.default is None and not annotation.startswith(
-                ("typing.Optional[", "typing.Any")):
+        if (
+            f.has_default
+            and f.default is None
+            and not annotation.startswith(("typing.Optional[", "typing.Any"))
+        ):
             annotation = f"typing.Optional[{annotation}]"
         p = f"{f.name}: {annotation}"
         if f.has_default:
@@ -99,8 +105,11 @@ def _signature(node: NodeDef, names: _PyNames, indent: str, tail: str) -> List[s
     one = f"{indent}def __init__({', '.join(params)}) -> None{tail}"
     if len(one) <= 100:
         return [one]
-    return [f"{indent}def __init__("] + [f"{indent}    {p}," for p in params] + \
-        [f"{indent}) -> None{tail}"]
+    return (
+        [f"{indent}def __init__("]
+        + [f"{indent}    {p}," for p in params]
+        + [f"{indent}) -> None{tail}"]
+    )
 
 
 def _header(schema_names: str) -> List[str]:
@@ -110,13 +119,23 @@ def _header(schema_names: str) -> List[str]:
 def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> List[str]:
     names = _PyNames(schema)
     out = _header(schema_names) + [
-        f'"""Python classes of the nodes declared in {schema_names}."""', "",
-        "from __future__ import annotations", "", "import typing  # noqa: F401 - annotations",
-        "", "import ferry", "", "__all__ = ["]
+        f'"""Python classes of the nodes declared in {schema_names}."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import typing  # noqa: F401 - annotations",
+        "",
+        "import ferry",
+        "",
+        "__all__ = [",
+    ]
     out += [f'    "{n.ref_name}",' for n in nodes] + ["]", ""]
     for node in nodes:
-        out += ["", f'@ferry.register_object("{node.type_key}")',
-                f"class {node.ref_name}({_parent(node)}):"]
+        out += [
+            "",
+            f'@ferry.register_object("{node.type_key}")',
+            f"class {node.ref_name}({_parent(node)}):",
+        ]
         out += _docstring(node, _PyNames(schema, attribute=True), "    ")
         out += ["", "    __slots__ = ()  # a wrapper holds no state: fields live in C++", ""]
         out += _signature(node, names, "    ", ":")

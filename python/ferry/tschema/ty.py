@@ -127,8 +127,9 @@ class Scalar(Type):
             if not lo <= value <= hi:
                 return f"{value} is out of range for {self.name}"
             if value >= 1 << 63:
-                return ("values above 2**63-1 cannot cross Ferry's ABI, where integers "
-                        "travel as int64")
+                return (
+                    "values above 2**63-1 cannot cross Ferry's ABI, where integers travel as int64"
+                )
             return None
         if not isinstance(value, (int, builtins.float)):
             return "expected a number"

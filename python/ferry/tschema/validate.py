@@ -17,8 +17,20 @@ __all__ = ["blank_comments_and_literals", "registrations", "members", "classes",
 _REGISTER = re.compile(r"\bFERRY_REGISTER_NODE_TYPE\s*\(\s*((?:::)?[A-Za-z_][\w:]*)\s*\)")
 _CLASS = re.compile(r"\b(?:class|struct)\s+([A-Za-z_]\w*)\b(?:\s+final\b)?\s*(?::[^;{}()]*)?\{")
 _TYPE_KEY = re.compile(r'\b_type_key\s*=\s*"((?:[^"\\\n]|\\.)*)"')
-_SKIP_WORDS = ("using", "typedef", "friend", "static_assert", "template", "public", "private",
-               "protected", "return", "enum", "class", "struct")
+_SKIP_WORDS = (
+    "using",
+    "typedef",
+    "friend",
+    "static_assert",
+    "template",
+    "public",
+    "private",
+    "protected",
+    "return",
+    "enum",
+    "class",
+    "struct",
+)
 
 
 def blank_comments_and_literals(text: str) -> str:
@@ -74,8 +86,9 @@ def line_of(text: str, offset: int) -> int:
 
 def registrations(code: str) -> List[Tuple[str, int]]:
     """(node class name without namespace, line) of each FERRY_REGISTER_NODE_TYPE."""
-    return [(m.group(1).split("::")[-1], line_of(code, m.start()))
-            for m in _REGISTER.finditer(code)]
+    return [
+        (m.group(1).split("::")[-1], line_of(code, m.start())) for m in _REGISTER.finditer(code)
+    ]
 
 
 def _match_brace(code: str, open_at: int) -> int:
@@ -103,8 +116,11 @@ def classes(code: str) -> List[ClassBody]:
     out = []
     for m in _CLASS.finditer(code):
         open_at = m.end() - 1
-        out.append(ClassBody(m.group(1), line_of(code, m.start()), open_at + 1,
-                             _match_brace(code, open_at)))
+        out.append(
+            ClassBody(
+                m.group(1), line_of(code, m.start()), open_at + 1, _match_brace(code, open_at)
+            )
+        )
     return out
 
 
@@ -113,7 +129,7 @@ def type_keys(text: str, code: str, body: ClassBody) -> List[Tuple[str, int]]:
     blanked code to skip comments)."""
     out = []
     for m in _TYPE_KEY.finditer(text, body.start, body.stop):
-        if code[m.start():m.start() + 9] == "_type_key":  # not inside a comment
+        if code[m.start() : m.start() + 9] == "_type_key":  # not inside a comment
             out.append((m.group(1), line_of(text, m.start())))
     return out
 
@@ -142,8 +158,9 @@ def members(code: str) -> Dict[str, int]:
         elif c == ";" and depth == 0:
             _declare(code, start, i, found)
             start = i + 1
-        elif c == ":" and depth == 0 and code[start:i].strip() in ("public", "private",
-                                                                    "protected"):
+        elif (
+            c == ":" and depth == 0 and code[start:i].strip() in ("public", "private", "protected")
+        ):
             start = i + 1
         i += 1
     return found
@@ -163,21 +180,23 @@ def _declare(code: str, start: int, stop: int, found: Dict[str, int]) -> None:
     if not stmt:
         return
     first = re.match(r"(?:::)?([A-Za-z_]\w*)", stmt)
-    if first is None or first.group(1) in _SKIP_WORDS or re.match(r"^[A-Z_][A-Z0-9_]*\s*\(",
-                                                                   stmt):
+    if first is None or first.group(1) in _SKIP_WORDS or re.match(r"^[A-Z_][A-Z0-9_]*\s*\(", stmt):
         return  # not a declaration, or a macro such as FERRY_DECLARE_FINAL_OBJECT_INFO(...)
     offset = start + (len(raw) - len(raw.lstrip()))
     line = line_of(code, offset)
     paren = stmt.find("(")
     assign = stmt.find("=")
     if paren >= 0 and (assign < 0 or paren < assign):
-        m = re.search(r"([A-Za-z_~]\w*)\s*\($", stmt[:paren + 1])
+        m = re.search(r"([A-Za-z_~]\w*)\s*\($", stmt[: paren + 1])
         if m and m.group(1) != "operator":
             found.setdefault(m.group(1), line)
         return
     decl = stmt if assign < 0 else stmt[:assign]
-    pieces = [decl] + [p.split("=")[0] for p in stmt[assign:].split(",")[1:]] if assign >= 0 \
+    pieces = (
+        [decl] + [p.split("=")[0] for p in stmt[assign:].split(",")[1:]]
+        if assign >= 0
         else decl.split(",")
+    )
     for piece in pieces:
         m = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:\{[^}]*\})?\s*$", piece)
         if m:

@@ -27,15 +27,16 @@ class CountedNode : public Object {
 
 FERRY_REGISTER_NODE_TYPE(CountedNode);  // test_ir.h registers the others
 
-FERRY_REGISTER_GLOBAL("test.IntImm").set_body_typed([](int64_t v) { return IntImm(v); },
-                                                     {"value"});
+FERRY_REGISTER_GLOBAL("test.IntImm").set_body_typed([](int64_t v) { return IntImm(v); }, {"value"});
 FERRY_REGISTER_GLOBAL("test.Var").set_body_typed([](String name) { return Var(name); }, {"name"});
-FERRY_REGISTER_GLOBAL("test.Add").set_body_typed([](Expr a, Expr b) { return Add(a, b); },
-                                                 {"a", "b"});
-FERRY_REGISTER_GLOBAL("test.Let").set_body_typed(
-    [](Var var, Expr value, Expr body) { return Let(var, value, body); });
-FERRY_REGISTER_GLOBAL("test.Func").set_body_typed(
-    [](Array<Var> params, Expr body) { return Func(params, body); });
+FERRY_REGISTER_GLOBAL("test.Add")
+    .set_body_typed([](Expr a, Expr b) { return Add(a, b); }, {"a", "b"});
+FERRY_REGISTER_GLOBAL("test.Let").set_body_typed([](Var var, Expr value, Expr body) {
+  return Let(var, value, body);
+});
+FERRY_REGISTER_GLOBAL("test.Func").set_body_typed([](Array<Var> params, Expr body) {
+  return Func(params, body);
+});
 FERRY_REGISTER_GLOBAL("test.Counted").set_body_typed([](int64_t value) {
   auto n = make_object<CountedNode>();
   n->value = value;
@@ -73,12 +74,13 @@ FERRY_REGISTER_GLOBAL("test.echo").set_body([](const AnyView* args, int32_t n, A
   FERRY_CHECK(n == 1) << "echo takes one argument";
   *out = Any(args[0]);
 });
-FERRY_REGISTER_GLOBAL("test.add").set_body_typed([](int64_t a, int64_t b) { return a + b; },
-                                                 {"a", "b"});
-FERRY_REGISTER_GLOBAL("test.sub").set_body_typed([](int64_t a, int64_t b) { return a - b; },
-                                                 {"a", "b"});
-FERRY_REGISTER_GLOBAL("test.concat").set_body_typed(
-    [](std::string a, std::string b) { return a + b; });
+FERRY_REGISTER_GLOBAL("test.add")
+    .set_body_typed([](int64_t a, int64_t b) { return a + b; }, {"a", "b"});
+FERRY_REGISTER_GLOBAL("test.sub")
+    .set_body_typed([](int64_t a, int64_t b) { return a - b; }, {"a", "b"});
+FERRY_REGISTER_GLOBAL("test.concat").set_body_typed([](std::string a, std::string b) {
+  return a + b;
+});
 FERRY_REGISTER_GLOBAL("test.type_key").set_body_typed([](AnyView v) {
   return std::string(v.GetTypeKey());
 });
@@ -208,7 +210,9 @@ FERRY_REGISTER_GLOBAL("test.dict_fill_by").set_body_typed([](Function cb) {
   for (auto [key, value] : d) total += value;
   return total;
 });
-FERRY_REGISTER_GLOBAL("test.make_list").set_body_typed([]() { return List<Any>{Any(1), Any("a")}; });
+FERRY_REGISTER_GLOBAL("test.make_list").set_body_typed([]() {
+  return List<Any>{Any(1), Any("a")};
+});
 /// make_adder(n): an anonymous C++ function (never registered): x -> x + n.
 FERRY_REGISTER_GLOBAL("test.make_adder").set_body_typed([](int64_t n) {
   return Function::FromTyped([n](int64_t x) { return x + n; });

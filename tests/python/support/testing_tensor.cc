@@ -51,19 +51,22 @@ void WriteDouble(char* p, DataType dtype, double value) {
 Tensor kept;  // test.tensor_keep / test.tensor_drop
 
 FERRY_REGISTER_GLOBAL("test.tensor_identity").set_body_typed([](Tensor t) { return t; }, {"t"});
-FERRY_REGISTER_GLOBAL("test.tensor_sum").set_body_typed(
-    [](Tensor t) {
-      double sum = 0;
-      ForEach(t, [&](const char* p) { sum += ReadAsDouble(p, t.dtype()); });
-      return sum;
-    },
-    {"t"});
-FERRY_REGISTER_GLOBAL("test.tensor_fill").set_body_typed(
-    [](Tensor t, double value) {
-      if (t.IsReadOnly()) FERRY_THROW(ValueError) << "test.tensor_fill: the tensor is read-only";
-      ForEach(t, [&](char* p) { WriteDouble(p, t.dtype(), value); });
-    },
-    {"t", "value"});
+FERRY_REGISTER_GLOBAL("test.tensor_sum")
+    .set_body_typed(
+        [](Tensor t) {
+          double sum = 0;
+          ForEach(t, [&](const char* p) { sum += ReadAsDouble(p, t.dtype()); });
+          return sum;
+        },
+        {"t"});
+FERRY_REGISTER_GLOBAL("test.tensor_fill")
+    .set_body_typed(
+        [](Tensor t, double value) {
+          if (t.IsReadOnly())
+            FERRY_THROW(ValueError) << "test.tensor_fill: the tensor is read-only";
+          ForEach(t, [&](char* p) { WriteDouble(p, t.dtype(), value); });
+        },
+        {"t", "value"});
 FERRY_REGISTER_GLOBAL("test.tensor_keep").set_body_typed([](Tensor t) { kept = t; });
 FERRY_REGISTER_GLOBAL("test.tensor_drop").set_body_typed([]() { kept = Tensor(); });
 FERRY_REGISTER_GLOBAL("test.tensor_ndim_ptr").set_body_typed([](DLTensor* t) { return t->ndim; });
@@ -72,12 +75,10 @@ FERRY_REGISTER_GLOBAL("test.tensor_empty").set_body_typed([](Shape shape, DataTy
 });
 /// [ndim, numel, nbytes, contiguous, read-only, data address % 64]
 FERRY_REGISTER_GLOBAL("test.tensor_info").set_body_typed([](Tensor t) {
-  return Array<int64_t>{t.ndim(),
-                        t.numel(),
-                        t.nbytes(),
-                        t.IsContiguous(),
-                        t.IsReadOnly(),
-                        static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64)};
+  return Array<int64_t>{
+      t.ndim(),       t.numel(),
+      t.nbytes(),     t.IsContiguous(),
+      t.IsReadOnly(), static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64)};
 });
 FERRY_REGISTER_GLOBAL("test.tensor_use_count").set_body_typed([](Tensor t) {
   return t.use_count() - 1;  // not counting the argument's own reference

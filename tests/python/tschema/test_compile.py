@@ -34,7 +34,7 @@ def test_cmake_function_adds_check_and_update_targets(tmp_path):
     (src / "CMakeLists.txt").write_text(f"""cmake_minimum_required(VERSION 3.16)
 project(tschema_user NONE)
 enable_testing()
-list(APPEND CMAKE_MODULE_PATH "{(REPO / 'cmake').as_posix()}")
+list(APPEND CMAKE_MODULE_PATH "{(REPO / "cmake").as_posix()}")
 include(FerryTschema)
 set(Python_EXECUTABLE "{Path(sys.executable).as_posix()}")
 ferry_tschema(seed
@@ -42,7 +42,7 @@ ferry_tschema(seed
   IN_PLACE seed_expr.h
   SOURCE gen/seed_reg.cc
   PYTHON gen/seed_nodes.py
-  PYTHONPATH "{(REPO / 'python').as_posix()}"
+  PYTHONPATH "{(REPO / "python").as_posix()}"
   ADD_TEST)
 """)
     bld = tmp_path / "build"
@@ -61,6 +61,10 @@ ferry_tschema(seed
     assert (src / "gen" / "seed_reg.cc").exists() and (src / "gen" / "seed_nodes.pyi").exists()
     assert "class IntImmNode" in (src / "seed_expr.h").read_text()
     cmake("--build", str(bld), "--target", "seed_tschema_check")
-    ctest = subprocess.run(["ctest", "--test-dir", str(bld), "-R", "seed_tschema_check"],
-                           capture_output=True, text=True, timeout=120)
+    ctest = subprocess.run(
+        ["ctest", "--test-dir", str(bld), "-R", "seed_tschema_check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ctest.returncode == 0, ctest.stdout + ctest.stderr

@@ -13,7 +13,7 @@ import textwrap
 
 from tschema_support import REPO, needs_toolchain
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import pickle
     import sys
 
@@ -64,7 +64,7 @@ SCRIPT = textwrap.dedent('''
     assert type(again.value) is k.Call
     assert ferry.structural_equal(again, k.Let(y, k.Call(y, [one, y]), y))
     print("e2e ok")
-''')
+""")
 
 
 @needs_toolchain
@@ -73,7 +73,12 @@ def test_python_end_to_end(build, tmp_path):
     script = tmp_path / "e2e.py"
     script.write_text(SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), str(build.root)]))
-    run = subprocess.run([sys.executable, str(script), str(build.lib)], env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(script), str(build.lib)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "e2e ok" in run.stdout

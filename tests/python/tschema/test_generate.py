@@ -14,20 +14,39 @@ import sys
 from pathlib import Path
 
 from tschema_support import FIXTURES, GOLDEN, REPO, run_cli, snapshot
+
 from ferry.tschema import driver
 
 UPDATE = os.environ.get("TSCHEMA_UPDATE_GOLDEN") == "1"
 
 
 def seed_args(d: Path):
-    return ["generate", FIXTURES / "seed.py", "--in-place", d / "seed_expr.h",
-            "--source", d / "seed_reg.cc", "--python", d / "seed_py.py"]
+    return [
+        "generate",
+        FIXTURES / "seed.py",
+        "--in-place",
+        d / "seed_expr.h",
+        "--source",
+        d / "seed_reg.cc",
+        "--python",
+        d / "seed_py.py",
+    ]
 
 
 def kitchen_args(d: Path):
-    return ["generate", FIXTURES / "kitchen.py", FIXTURES / "kitchen_ops.py",
-            "--in-place", d / "kitchen_base.h", "--header", d / "kitchen.h",
-            "--source", d / "kitchen.cc", "--python", d / "kitchen_py.py"]
+    return [
+        "generate",
+        FIXTURES / "kitchen.py",
+        FIXTURES / "kitchen_ops.py",
+        "--in-place",
+        d / "kitchen_base.h",
+        "--header",
+        d / "kitchen.h",
+        "--source",
+        d / "kitchen.cc",
+        "--python",
+        d / "kitchen_py.py",
+    ]
 
 
 def generate_into(d: Path, args, in_place):
@@ -65,7 +84,7 @@ def test_kitchen_golden(tmp_path):
 
 def class_body(text: str, name: str) -> str:
     start = text.index(f"class {name} ")
-    return text[start:text.index("\n};", start) + 3]
+    return text[start : text.index("\n};", start) + 3]
 
 
 def test_seed_contract():
@@ -211,8 +230,14 @@ def test_file_mode_is_kept(tmp_path):
 
 def test_same_file_twice_is_an_error(tmp_path):
     shutil.copy(FIXTURES / "seed_expr.h", tmp_path / "seed_expr.h")
-    code, _, err = run_cli("generate", FIXTURES / "seed.py", "--in-place",
-                           tmp_path / "seed_expr.h", "--header", tmp_path / "seed_expr.h")
+    code, _, err = run_cli(
+        "generate",
+        FIXTURES / "seed.py",
+        "--in-place",
+        tmp_path / "seed_expr.h",
+        "--header",
+        tmp_path / "seed_expr.h",
+    )
     assert code == 2 and "given twice" in err
 
 
@@ -225,9 +250,19 @@ def test_module_entry_point(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     shutil.copy(FIXTURES / "seed_expr.h", tmp_path / "seed_expr.h")
     args = [str(a) for a in seed_args(tmp_path)]
-    run = subprocess.run([sys.executable, "-m", "ferry.tschema", *args], env=env,
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "ferry.tschema", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
-    check = subprocess.run([sys.executable, "-m", "ferry.tschema", "check", *args[1:]], env=env,
-                           capture_output=True, text=True, timeout=60)
+    check = subprocess.run(
+        [sys.executable, "-m", "ferry.tschema", "check", *args[1:]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert check.returncode == 0, check.stderr

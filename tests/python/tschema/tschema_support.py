@@ -55,7 +55,8 @@ def snapshot(root: Path) -> Dict[str, str]:
                 continue
             st = p.stat()
             out[str(p.relative_to(root))] = (
-                f"{hashlib.sha256(p.read_bytes()).hexdigest()}:{st.st_mtime_ns}:{st.st_ino}")
+                f"{hashlib.sha256(p.read_bytes()).hexdigest()}:{st.st_mtime_ns}:{st.st_ino}"
+            )
     return out
 
 
@@ -105,8 +106,11 @@ CXX = os.environ.get("CXX", "g++")
 
 
 def have_toolchain() -> bool:
-    return shutil.which(CXX) is not None and (INCLUDE_DIR / "ferry" / "ferry.h").exists() and \
-        any(LIB_DIR.glob("libferry.*"))
+    return (
+        shutil.which(CXX) is not None
+        and (INCLUDE_DIR / "ferry" / "ferry.h").exists()
+        and any(LIB_DIR.glob("libferry.*"))
+    )
 
 
 def _require_toolchain(test):
@@ -129,11 +133,29 @@ def _generate(d: Path) -> None:
     for name in ("seed_expr.h", "kitchen_base.h", "generated_test_main.cc"):
         shutil.copy(FIXTURES / name, d / name)
     for argv in (
-        ["generate", FIXTURES / "seed.py", "--in-place", d / "seed_expr.h", "--source",
-         d / "seed_reg.cc", "--python", d / "seed_nodes.py"],
-        ["generate", FIXTURES / "kitchen.py", FIXTURES / "kitchen_ops.py", "--in-place",
-         d / "kitchen_base.h", "--header", d / "kitchen.h", "--source", d / "kitchen.cc",
-         "--python", d / "kitchen_nodes.py"],
+        [
+            "generate",
+            FIXTURES / "seed.py",
+            "--in-place",
+            d / "seed_expr.h",
+            "--source",
+            d / "seed_reg.cc",
+            "--python",
+            d / "seed_nodes.py",
+        ],
+        [
+            "generate",
+            FIXTURES / "kitchen.py",
+            FIXTURES / "kitchen_ops.py",
+            "--in-place",
+            d / "kitchen_base.h",
+            "--header",
+            d / "kitchen.h",
+            "--source",
+            d / "kitchen.cc",
+            "--python",
+            d / "kitchen_nodes.py",
+        ],
     ):
         code, _, err = run_cli(*argv)
         assert code == 0, err
@@ -145,20 +167,31 @@ def build(tmp_path_factory) -> Build:
     assert have_toolchain(), f"needs {CXX}, {INCLUDE_DIR}/ferry/ferry.h and libferry in {LIB_DIR}"
     b = Build(tmp_path_factory.mktemp("tschema_build"))
     _generate(b.root)
-    common = [CXX, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE_DIR}",
-              f"-I{b.root}"]
+    common = [
+        CXX,
+        "-std=c++17",
+        "-O0",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        f"-I{INCLUDE_DIR}",
+        f"-I{b.root}",
+    ]
     link = [f"-L{LIB_DIR}", "-lferry", f"-Wl,-rpath,{LIB_DIR}"]
     sources = [str(b.root / "seed_reg.cc"), str(b.root / "kitchen.cc")]
     commands = {
-        "exe": common + [str(b.root / "generated_test_main.cc")] + sources + ["-o", str(b.exe)]
+        "exe": common
+        + [str(b.root / "generated_test_main.cc")]
+        + sources
+        + ["-o", str(b.exe)]
         + link,
         "lib": common + ["-shared", "-fPIC"] + sources + ["-o", str(b.lib)] + link,
     }
-    procs = {k: subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for k, c in commands.items()}
+    procs = {
+        k: subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for k, c in commands.items()
+    }
     for key, proc in procs.items():
         out, _ = proc.communicate(timeout=300)
         b.results[key] = (proc.returncode, out)
     return b
-
-

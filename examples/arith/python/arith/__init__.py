@@ -8,13 +8,29 @@ expressions (`x + 2` is an Add), and the C++ passes of libarith.
 The shared library is found through the ARITH_LIBRARY environment variable (scripts/demo.sh and
 the tests set it to the library they built).
 """
+
 import os
 
 import ferry
 
 from ._nodes import *  # noqa: F403  (the generated classes)
-from ._nodes import (Add, EQ, FloatImm, FloorDiv, Function, IntImm, Let, LT, Max, Min, Mul,
-                     PrimExpr, Select, Sub, Var)
+from ._nodes import (
+    EQ,
+    LT,
+    Add,
+    FloatImm,
+    FloorDiv,
+    Function,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    Select,
+    Sub,
+    Var,
+)
 
 
 def _load():
