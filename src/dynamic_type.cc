@@ -147,7 +147,7 @@ class ConstraintParser {
       }
     }
     c->kind = K::kObject;
-    c->type_key = name == "Object" ? "Object" : name;
+    c->type_key = name;
     c->text = name;
     return c;
   }
@@ -241,7 +241,6 @@ std::string Mismatch(const FieldConstraint& c, const FerryAny* value) {
     }
     case K::kArray:
     case K::kList: {
-      const Array<Any>* cells = nullptr;
       Array<Any> holder;
       if (index == kFerryArray) {
         holder = reinterpret_cast<const AnyView*>(value)->cast<Array<Any>>();
@@ -250,9 +249,8 @@ std::string Mismatch(const FieldConstraint& c, const FerryAny* value) {
       } else {
         return expected();
       }
-      cells = &holder;
-      for (size_t i = 0; i < cells->size(); ++i) {
-        std::string why = Mismatch(*c.args[0], (*cells)[i].raw());
+      for (size_t i = 0; i < holder.size(); ++i) {
+        std::string why = Mismatch(*c.args[0], holder[i].raw());
         if (!why.empty()) return "element " + std::to_string(i) + ": " + why;
       }
       return {};

@@ -454,7 +454,6 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
     cls = register_object(key)(cls)
     recorded = {f.name: f for f in all_fields}
     cls.__ferry_fields__ = recorded
-    cls.__ferry_py_class__ = True
     _add_methods(cls, type_index, all_fields, frozen=frozen, eq=eq, order=order)
     return cls
 
@@ -633,9 +632,7 @@ def _reduce(self):
 def is_py_class(obj):
     """Whether ``obj`` is a py_class or an instance of one."""
     cls = obj if isinstance(obj, type) else type(obj)
-    return "__ferry_fields__" in getattr(cls, "__dict__", {}) or any(
-        "__ferry_py_class__" in vars(k) for k in getattr(cls, "__mro__", ())
-    )
+    return any("__ferry_fields__" in vars(k) for k in cls.__mro__)
 
 
 def _fields_of(obj):
