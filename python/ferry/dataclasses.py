@@ -470,7 +470,22 @@ def _set_new(cls, name, value):
 
 def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
     names = tuple(f.name for f in all_fields)
-    _set_new(cls, "__init__", _make_init(cls, type_index, all_fields, names))
+    if "__init__" not in cls.__dict__:
+        init = _make_init(cls, type_index, all_fields, names)
+        cls.__init__ = init
+        if not hasattr(cls, "__post_init__") and type(cls) is type:
+            # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc)
+            plan = tuple(
+                (
+                    f.name,
+                    1 if f.default is not MISSING else 2 if f.default_factory is not MISSING else 0,
+                    f.default if f.default is not MISSING else f.default_factory,
+                    f.init,
+                    f.kw_only,
+                )
+                for f in all_fields
+            )
+            _core._install_init(cls, init, type_index, names, plan)
     _set_new(cls, "__repr__", _make_repr(tuple(f.name for f in all_fields if f.repr)))
     _set_new(cls, "__match_args__", tuple(f.name for f in all_fields if f.init and not f.kw_only))
     _set_new(cls, "__copy__", _make_copy(type_index, names))

@@ -393,6 +393,7 @@ PyMethodDef kMethods[] = {
     {"_list_to_list", ListToList, METH_O, nullptr},
     {"_type_key_to_index", TypeKeyToIndex, METH_O, nullptr},
     {"_register_type", RegisterType, METH_VARARGS, nullptr},
+    {"_install_init", InstallInit, METH_VARARGS, nullptr},
     {"_create", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(CreateObject)),
      METH_FASTCALL, nullptr},
     {nullptr, nullptr, 0, nullptr},

@@ -230,6 +230,12 @@ int AdoptHandle(PyObject* self, PyObject* made) {
 
 int AdoptNewHandle(PyObject* self, FerryObjectHandle handle) { return ReplaceHandle(self, handle); }
 
+int AttachNewHandle(PyObject* self, FerryObjectHandle handle) {
+  reinterpret_cast<PyFerryObject*>(self)->handle = handle;
+  RememberWrapper(handle, self);
+  return 0;
+}
+
 /// MakeNode(key, **fields) with the fields converted here, so that a value that does not
 /// convert is an error naming its field. A new reference, or NULL with an exception.
 PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {

@@ -469,3 +469,128 @@ def test_subclass_redeclares_a_default_keeping_the_type():
         @ferry.py_class("pytest.Derived3")
         class Derived3(Base2):
             a: str = ""
+
+
+# --- the constructor's fast path (py_class.cc: P(...) binds its arguments in C) ----------------
+
+
+def _init_frames(make):
+    """The Python functions named __init__ entered while make() runs."""
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "__init__":
+            seen.append(frame.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        made = make()
+    finally:
+        sys.setprofile(None)
+    return made, seen
+
+
+def test_construction_binds_in_c_and_matches_the_generated_init():
+    made, seen = _init_frames(lambda: Point(1, 2.5, label="a", tags=["t"]))
+    assert seen == []  # no Python frame: the class's own vectorcall made it
+    assert (made.x, made.y, made.label, list(made.tags), made.cache) == (1, 2.5, "a", ["t"], None)
+    # Every way of calling gives what calling the generated __init__ gives.
+    calls = [((1,), {}), ((1, 2.0), {}), ((1,), {"label": "b"}), ((), {"x": 4, "cache": Lit(1)})]
+    for args, kwargs in calls:
+        fast = Point(*args, **kwargs)
+        slow = Point.__new__(Point)
+        Point.__init__(slow, *args, **kwargs)
+        assert repr(fast) == repr(slow) and list(fast.tags) == list(slow.tags)
+        assert type(fast) is Point and fast.cache == slow.cache
+    # Binding errors come from the generated __init__, so they read as the dataclass's do.
+    for args, kwargs in [((), {}), ((1,), {"w": 2}), ((1,), {"x": 2}), ((1, 2, "a", [], None, 9), {})]:
+        with pytest.raises(TypeError) as ours:
+            Point(*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            StdPoint(*args, **kwargs)
+        assert str(ours.value).split("() ")[1] == str(theirs.value).split("() ")[1]
+
+
+def test_fast_construction_keeps_factories_kw_only_and_init_false():
+    calls = []
+
+    def factory():
+        calls.append(1)
+        return ["made"]
+
+    @ferry.py_class("pytest.FastInit")
+    class FastInit(ferry.Object):
+        a: int
+        made: list[str] = ferry.field(default_factory=factory)
+        hidden: int = ferry.field(default=7, init=False)
+        _: KW_ONLY
+        k: str = "k"
+
+    x, seen = _init_frames(lambda: FastInit(1, k="z"))
+    assert seen == [] and (x.a, list(x.made), x.hidden, x.k) == (1, ["made"], 7, "z")
+    assert len(calls) == 1
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        FastInit()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'hidden'"):
+        FastInit(1, hidden=3)
+    with pytest.raises(TypeError, match="takes from 2 to 3 positional arguments but 4 were given"):
+        FastInit(1, [], "k")
+    assert len(calls) == 1  # a call that does not bind runs no factory
+    with pytest.raises(TypeError, match="field 'a'"):
+        FastInit("not an int")
+    assert len(calls) == 2  # the factory ran, then the conversion failed
+
+
+def test_a_changed_class_leaves_the_fast_path():
+    @ferry.py_class("pytest.Changed")
+    class Changed(ferry.Object):
+        a: int
+
+    class Plain(Changed):  # a plain subclass: the generic path, the inherited __init__
+        pass
+
+    assert type(Plain(1)) is Plain and Plain(2).a == 2
+    _, seen = _init_frames(lambda: Changed(1))
+    assert seen == []
+    generated = Changed.__init__
+
+    def __init__(self, a):
+        generated(self, a * 10)
+
+    Changed.__init__ = __init__
+    made, seen = _init_frames(lambda: Changed(1))
+    assert made.a == 10 and len(seen) == 2  # the new __init__, then the generated one
+    Changed.__init__ = generated  # back as decorated: fast again
+    made, seen = _init_frames(lambda: Changed(3))
+    assert made.a == 3 and seen == []
+    Changed.__post_init__ = lambda self: None  # the generated __init__ does not call it either
+    made, seen = _init_frames(lambda: Changed(4))
+    assert made.a == 4 and len(seen) == 1
+
+
+def test_fast_construction_keeps_reference_counts_and_does_not_leak():
+    label = "a label that is not interned " + str(id(object()))
+    tags = ["t"]
+    before = sys.getrefcount(label), sys.getrefcount(tags)
+    for _ in range(100_000):
+        Point(1, 2.0, label, tags=tags)
+    for _ in range(1000):
+        with pytest.raises(TypeError):
+            Point("x", 2.0, label)
+    assert (sys.getrefcount(label), sys.getrefcount(tags)) == before
+    import tracemalloc
+
+    def fail(n):
+        for _ in range(n):
+            try:
+                Bag(items=[1, "two"])
+            except TypeError:
+                pass
+
+    fail(1000)
+    tracemalloc.start()
+    start = tracemalloc.get_traced_memory()[0]
+    fail(100_000)
+    grown = tracemalloc.get_traced_memory()[0] - start
+    tracemalloc.stop()
+    assert grown < 200_000, grown
