@@ -4,9 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "pointer_map_internal.h"
-
 #include "core.h"
+#include "pointer_map_internal.h"
 
 namespace ferry_py {
 
@@ -108,7 +107,7 @@ PyObject* CreateObject(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 namespace {
 
 struct InitField {
-  PyObject* name = nullptr;     // str
+  PyObject* name = nullptr;      // str
   PyObject* fallback = nullptr;  // the default, the default_factory, or NULL (required)
   bool is_factory = false;
   bool init = true;  // a parameter of __init__

@@ -503,7 +503,12 @@ def test_construction_binds_in_c_and_matches_the_generated_init():
         assert repr(fast) == repr(slow) and list(fast.tags) == list(slow.tags)
         assert type(fast) is Point and fast.cache == slow.cache
     # Binding errors come from the generated __init__, so they read as the dataclass's do.
-    for args, kwargs in [((), {}), ((1,), {"w": 2}), ((1,), {"x": 2}), ((1, 2, "a", [], None, 9), {})]:
+    for args, kwargs in [
+        ((), {}),
+        ((1,), {"w": 2}),
+        ((1,), {"x": 2}),
+        ((1, 2, "a", [], None, 9), {}),
+    ]:
         with pytest.raises(TypeError) as ours:
             Point(*args, **kwargs)
         with pytest.raises(TypeError) as theirs:
