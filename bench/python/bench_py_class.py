@@ -24,6 +24,7 @@ cost subtracted, and the ratio to the dataclass.
     scripts/bench_python.sh   # once: makes build-bench/python/venv (pinned apache-tvm-ffi)
     PYTHONPATH=python build-bench/python/venv/bin/python bench/python/bench_py_class.py \
         [--reps 15] [--sample-ms 20] [--json out.json]
+    ... bench_py_class.py --instructions [-n 20000]   # instructions under callgrind instead
 """
 
 import argparse
@@ -32,6 +33,7 @@ import gc
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import timeit
@@ -50,8 +52,9 @@ class BenchPointNode(Object):
 """
 
 
-def make_kinds():
-    """{kind: class} for every kind available in this environment, and tvm-ffi's version."""
+def make_kinds(only=None):
+    """{kind: class} for every kind available in this environment (or just the kind `only`),
+    and tvm-ffi's version."""
     import ferry
     import ferry.cpp
 
@@ -67,13 +70,16 @@ def make_kinds():
         y: float
         label: str
 
-    with tempfile.TemporaryDirectory() as d:
-        schema = os.path.join(d, "bench_py_class_schema.py")
-        with open(schema, "w") as f:
-            f.write(SCHEMA)
-        lib = ferry.cpp.load("bench_py_class", [], schema=schema)
-    kinds = {"dataclass": DataPoint, "py_class": PyPoint, "C++ node": lib.BenchPoint}
+    kinds = {"dataclass": DataPoint, "py_class": PyPoint}
+    if only in (None, "C++ node"):
+        with tempfile.TemporaryDirectory() as d:
+            schema = os.path.join(d, "bench_py_class_schema.py")
+            with open(schema, "w") as f:
+                f.write(SCHEMA)
+            kinds["C++ node"] = ferry.cpp.load("bench_py_class", [], schema=schema).BenchPoint
     tvm_version = None
+    if only not in (None, "tvm-ffi py_class"):
+        return {only: kinds[only]}, tvm_version
     try:
         import tvm_ffi
         from tvm_ffi.dataclasses import py_class as tvm_py_class
@@ -198,12 +204,67 @@ def report(kinds, samples):
     return net
 
 
+def worker(op, kind, n):
+    """Runs `op` n times on `kind` (a process that callgrind counts)."""
+    kinds, _ = make_kinds(only=kind)
+    stmt = dict((label, stmt) for label, _, stmt in OPS)[op]
+    gc.disable()
+    timer(kinds[kind], stmt).timeit(n)
+
+
+def instructions(n):
+    """Instructions per operation under callgrind: each (operation, kind) runs in a worker twice,
+    n and 2n times; (I(2n) - I(n)) / n less the empty loop's is one operation's count."""
+    real = sys.executable  # the interpreter itself, also under a pyenv shim, or the venv's
+    kinds = ["dataclass", "py_class", "C++ node", "tvm-ffi py_class"]
+    try:
+        import tvm_ffi  # noqa: F401
+    except ImportError:
+        kinds.pop()
+    counts = {}
+    for op, _, _ in OPS:
+        for kind in kinds:
+            total = []
+            for reps in (n, 2 * n):
+                with tempfile.TemporaryDirectory() as d:
+                    out = os.path.join(d, "callgrind.out")
+                    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", real]
+                    cmd += [__file__, "--worker", op, kind, str(reps)]
+                    subprocess.run(cmd, check=True, capture_output=True)
+                    with open(out) as f:
+                        total.append(
+                            next(int(line.split()[1]) for line in f if line.startswith("summary:"))
+                        )
+            counts[(op, kind)] = (total[1] - total[0]) / n
+    lines = [
+        "| operation | " + " | ".join(kinds) + " | py_class / dataclass |",
+        "|" + "---|" * (len(kinds) + 2),
+    ]
+    for op, _, _ in OPS:
+        net = {
+            k: counts[(op, k)] - (0 if op == "empty loop" else counts[("empty loop", k)])
+            for k in kinds
+        }
+        ratio = "" if op == "empty loop" else f"{net['py_class'] / net['dataclass']:.2f}x"
+        lines.append(f"| {op} | " + " | ".join(f"{net[k]:.0f}" for k in kinds) + f" | {ratio} |")
+    print("\n".join(lines))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--instructions", action="store_true", help="count instructions under callgrind"
+    )
+    ap.add_argument("-n", type=int, default=20000, help="operations per worker (--instructions)")
+    ap.add_argument("--worker", nargs=3, metavar=("OP", "KIND", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--sample-ms", type=float, default=20)
     ap.add_argument("--json", help="write the raw samples (ns per operation) here")
     args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker[0], args.worker[1], int(args.worker[2]))
+    if args.instructions:
+        return instructions(args.n)
     kinds, tvm_version = make_kinds()
     print(
         f"Python {platform.python_version()}, {platform.machine()}, tvm-ffi {tvm_version}; "
