@@ -12,6 +12,9 @@ namespace ferry {
 namespace details {
 /// True when a failed cast to `expected` is an integer that did not fit (an OverflowError).
 bool IsIntegerOutOfRange(const FerryAny* value, const std::string& expected);
+/// The index of the type registered as `key`, or -1: FerryTypeKeyToIndex without an error, for
+/// callers to whom an unknown key is an answer (an error costs its backtrace).
+int32_t FindTypeIndex(const char* key);
 /// The handle of an object, for the C side.
 inline FerryObjectHandle ToHandle(const Object* obj) { return ObjectUnsafe::GetHeader(obj); }
 inline Object* FromHandle(FerryObjectHandle handle) {

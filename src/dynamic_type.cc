@@ -224,8 +224,8 @@ std::string Mismatch(const FieldConstraint& c, const FerryAny* value) {
       if (c.type_key == "Object") return {};
       int32_t target = c.type_index.load(std::memory_order_relaxed);
       if (target < 0) {
-        if (FerryTypeKeyToIndex(c.type_key.c_str(), &target) != 0) {
-          DropRaisedError();
+        target = FindTypeIndex(c.type_key.c_str());
+        if (target < 0) {
           return "expected " + c.text + " (a type that is not registered) but got " +
                  AnyTypeKey(value);
         }
@@ -453,8 +453,8 @@ int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32
   }
   std::lock_guard<std::mutex> lock(RegistrationMutex());
   const std::string signature = Signature(parent_index, num_child_slots, flags, specs, num_fields);
-  int32_t existing = -1;
-  if (FerryTypeKeyToIndex(type_key, &existing) == 0) {
+  const int32_t existing = FindTypeIndex(type_key);
+  if (existing >= 0) {
     const NodeInfo* known = GetNodeInfo(key);
     if (known != nullptr && known->dynamic != nullptr && known->dynamic->signature == signature) {
       return existing;  // the same declaration again

@@ -352,6 +352,12 @@ int FerryObjectDecRef(FerryObjectHandle obj) {
   FERRY_C_API_END();
 }
 
+namespace ferry {
+namespace details {
+int32_t FindTypeIndex(const char* key) { return TypeTable::Global()->KeyToIndex(key); }
+}  // namespace details
+}  // namespace ferry
+
 int FerryTypeKeyToIndex(const char* type_key, int32_t* out_type_index) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(type_key);

@@ -335,19 +335,38 @@ FERRY_REGISTER_GLOBAL("ferry.NodeListAttrNames")
     .set_body_typed([](ObjectRef obj) { return ListAttrNames(obj); })
     .quick();
 
-/// ferry.NodeFields(type_key) -> Array [name0, type0, name1, type1, ...]
+namespace {
+/// [name0, type0, name1, type1, ...] of a reflected node type.
+Array<String> FieldsOf(const NodeInfo& info) {
+  Array<String> out;
+  for (const FieldInfo& field : info.fields) {
+    out.push_back(String(field.name));
+    out.push_back(String(field.TypeStr()));
+  }
+  return out;
+}
+}  // namespace
+
+/// ferry.NodeFields(type_key) -> Array [name0, type0, name1, type1, ...]; a ValueError when no
+/// node type is registered as `type_key`.
 FERRY_REGISTER_GLOBAL("ferry.NodeFields")
     .set_body_typed([](String type_key) {
       const NodeInfo* info = GetNodeInfo(type_key.view());
       if (info == nullptr) {
         FERRY_THROW(ValueError) << "no node type is registered as '" << type_key << "'";
       }
-      Array<String> out;
-      for (const FieldInfo& field : info->fields) {
-        out.push_back(String(field.name));
-        out.push_back(String(field.TypeStr()));
-      }
-      return out;
+      return FieldsOf(*info);
+    })
+    .quick();
+
+/// ferry.FindNodeFields(type_key) -> NodeFields, or None when `type_key` is not a reflected node
+/// type (a container, an unregistered key): for callers to whom that is an answer, not an error
+/// (an error costs its backtrace; the first one in a process loads the symbol tables).
+FERRY_REGISTER_GLOBAL("ferry.FindNodeFields")
+    .set_body_typed([](String type_key) -> Optional<Array<String>> {
+      const NodeInfo* info = GetNodeInfo(type_key.view());
+      if (info == nullptr) return std::nullopt;
+      return FieldsOf(*info);
     })
     .quick();
 

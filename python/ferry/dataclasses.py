@@ -330,10 +330,8 @@ def _inherited_fields(cls, parent):
     recorded = parent.__dict__.get("__ferry_fields__")
     if recorded is not None:
         return index, [f._copy() for f in recorded.values()]
-    try:
-        described = list(get_global_func("ferry.NodeFields")(key))
-    except Exception:  # a type without reflection has no fields to inherit
-        described = []
+    # a type without reflection has no fields to inherit
+    described = list(get_global_func("ferry.FindNodeFields")(key) or ())
     inherited = []
     for name, text in zip(described[0::2], described[1::2]):
         f = Field(MISSING, MISSING, True, True, True, False, None)

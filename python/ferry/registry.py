@@ -165,10 +165,8 @@ _fields_done = weakref.WeakSet()
 def _install_fields(cls, key):
     if cls in _fields_done:
         return
-    node_fields = get_global_func("ferry.NodeFields")
-    try:
-        described = node_fields(key)  # [name0, type0, name1, type1, ...]
-    except ValueError:
+    described = get_global_func("ferry.FindNodeFields")(key)  # [name0, type0, name1, type1, ...]
+    if described is None:
         return  # not a reflected node (yet): attribute access falls back to lookups by name
     names = list(described)[0::2]
     for name in names:

@@ -180,6 +180,12 @@ TEST(Reflection, GlobalsAndCApi) {
   EXPECT_EQ(fields[0], "value");
   EXPECT_EQ(fields[1], "int");
   EXPECT_EQ(fields[3], "DataType");
+  Function find_fields = Function::GetGlobalRequired("ferry.FindNodeFields");
+  EXPECT_EQ(find_fields("test.IntImm").cast<Array<String>>().size(), 4u);
+  EXPECT_TRUE(find_fields("ferry.Array").is_none());  // registered, but not a node
+  EXPECT_TRUE(find_fields("no.such.Type").is_none());
+  ExpectError([&] { Function::GetGlobalRequired("ferry.NodeFields")("ferry.Array"); }, "ValueError",
+              {"no node type", "ferry.Array"});
   EXPECT_EQ(Function::GetGlobalRequired("ferry.Repr")(IntImm(7)).cast<std::string>(),
             "test.IntImm(value=7, dtype=int64)");
   ExpectError([&] { make("test.Add", "a"); }, "TypeError", {"pairs"});

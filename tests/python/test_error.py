@@ -533,3 +533,40 @@ def test_ferry_backtrace_0_captures_no_frames(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["['<string>']", "''"]
+
+
+def test_importing_ferry_throws_no_cpp_exception():
+    # An error is not free: the first one in a process loads the symbol tables of every loaded
+    # library for its C++ frames (a quarter of a second with debug information), so the normal
+    # paths of `import ferry` (registering the container classes, looking up node fields)
+    # must not use exceptions for answers. Counted by wrapping __cxa_throw in a subprocess.
+    import subprocess
+
+    import ferry_testing
+
+    counter = ferry_testing.TESTING_LIB.parent / "ferry_throw_counter.so"
+    assert counter.exists(), counter
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = ":".join(p for p in (env.get("LD_PRELOAD"), str(counter)) if p)
+    code = (
+        "import ctypes\n"
+        "count = ctypes.CDLL(None).ferry_test_throw_count\n"
+        "import ferry, ferry.dataclasses\n"
+        "@ferry.py_class('throwcount.P')\n"
+        "class P(ferry.Object):\n"
+        "    x: int = 0\n"
+        "P(1)\n"
+        "quiet = count()\n"
+        "try:\n"
+        "    ferry.get_global_func('ferry.NodeFields')('ferry.Array')\n"
+        "except ValueError:\n"
+        "    pass\n"
+        "print(quiet, count())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    quiet, after_error = map(int, out.stdout.split())
+    assert quiet == 0, f"{quiet} C++ exceptions while importing ferry and defining a py_class"
+    assert after_error >= 1  # the counter sees a throw
