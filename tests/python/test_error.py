@@ -547,7 +547,11 @@ def test_importing_ferry_throws_no_cpp_exception():
     counter = ferry_testing.TESTING_LIB.parent / "ferry_throw_counter.so"
     assert counter.exists(), counter
     env = dict(os.environ)
-    env["LD_PRELOAD"] = ":".join(p for p in (env.get("LD_PRELOAD"), str(counter)) if p)
+    # Before the C++ runtime (so that its __cxa_throw is the one found), after a sanitizer's
+    # runtime (which must come first, and itself wraps __cxa_throw: it then calls this one).
+    preload = env.get("LD_PRELOAD", "").replace(":", " ").split()
+    at = 1 if preload and "san" in os.path.basename(preload[0]) else 0
+    env["LD_PRELOAD"] = " ".join(preload[:at] + [str(counter)] + preload[at:])
     code = (
         "import ctypes\n"
         "count = ctypes.CDLL(None).ferry_test_throw_count\n"
