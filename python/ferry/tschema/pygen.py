@@ -6,8 +6,9 @@ Each class is named after the node's reference class and constructs through the 
     @ferry.register_object("IntImm")
     class IntImm(PrimExpr):
         def __init__(self, dtype: ..., value: int) -> None:
-            self.__init_handle_by_constructor__(ferry.get_global_func("IntImm.__init__"),
-                                                dtype, value)
+            self.__init_handle_by_constructor__(
+                _constructors.get("IntImm") or _constructor("IntImm"), dtype, value
+            )
 """
 
 from __future__ import annotations
@@ -130,6 +131,17 @@ def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> Li
         "__all__ = [",
     ]
     out += [f'    "{n.ref_name}",' for n in nodes] + ["]", ""]
+    out += [
+        "#: The constructor `<type_key>.__init__` of each class, looked up on first use (its",
+        "#: library may be loaded after this module is imported), then kept.",
+        "_constructors: typing.Dict[str, ferry.Function] = {}",
+        "",
+        "",
+        "def _constructor(type_key: str) -> ferry.Function:",
+        '    made = _constructors[type_key] = ferry.get_global_func(f"{type_key}.__init__")',
+        "    return made",
+        "",
+    ]
     for node in nodes:
         out += [
             "",
@@ -140,7 +152,7 @@ def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> Li
         out += ["", "    __slots__ = ()  # a wrapper holds no state: fields live in C++", ""]
         out += _signature(node, names, "    ", ":")
         args = ", ".join(f.name for f in node.all_fields)
-        ctor = f'ferry.get_global_func("{node.type_key}.__init__")'
+        ctor = f'_constructors.get("{node.type_key}") or _constructor("{node.type_key}")'
         call = f"        self.__init_handle_by_constructor__({ctor}{', ' + args if args else ''})"
         if len(call) <= 100:
             out.append(call)

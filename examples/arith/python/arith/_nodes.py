@@ -27,6 +27,15 @@ __all__ = [
     "Function",
 ]
 
+#: The constructor `<type_key>.__init__` of each class, looked up on first use (its
+#: library may be loaded after this module is imported), then kept.
+_constructors: typing.Dict[str, ferry.Function] = {}
+
+
+def _constructor(type_key: str) -> ferry.Function:
+    made = _constructors[type_key] = ferry.get_global_func(f"{type_key}.__init__")
+    return made
+
 
 @ferry.register_object("arith.PrimExpr")
 class PrimExpr(ferry.Object):
@@ -41,7 +50,10 @@ class PrimExpr(ferry.Object):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str]) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("arith.PrimExpr.__init__"), dtype)
+        self.__init_handle_by_constructor__(
+            _constructors.get("arith.PrimExpr") or _constructor("arith.PrimExpr"),
+            dtype,
+        )
 
 
 @ferry.register_object("arith.IntImm")
@@ -58,7 +70,7 @@ class IntImm(PrimExpr):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], value: int) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.IntImm.__init__"),
+            _constructors.get("arith.IntImm") or _constructor("arith.IntImm"),
             dtype,
             value,
         )
@@ -78,7 +90,7 @@ class FloatImm(PrimExpr):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], value: float) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.FloatImm.__init__"),
+            _constructors.get("arith.FloatImm") or _constructor("arith.FloatImm"),
             dtype,
             value,
         )
@@ -99,7 +111,7 @@ class Var(PrimExpr):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], name_hint: str) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Var.__init__"),
+            _constructors.get("arith.Var") or _constructor("arith.Var"),
             dtype,
             name_hint,
         )
@@ -121,7 +133,7 @@ class BinaryOp(PrimExpr):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.BinaryOp.__init__"),
+            _constructors.get("arith.BinaryOp") or _constructor("arith.BinaryOp"),
             dtype,
             a,
             b,
@@ -136,7 +148,7 @@ class Add(BinaryOp):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Add.__init__"),
+            _constructors.get("arith.Add") or _constructor("arith.Add"),
             dtype,
             a,
             b,
@@ -151,7 +163,7 @@ class Sub(BinaryOp):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Sub.__init__"),
+            _constructors.get("arith.Sub") or _constructor("arith.Sub"),
             dtype,
             a,
             b,
@@ -166,7 +178,7 @@ class Mul(BinaryOp):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Mul.__init__"),
+            _constructors.get("arith.Mul") or _constructor("arith.Mul"),
             dtype,
             a,
             b,
@@ -181,7 +193,7 @@ class FloorDiv(BinaryOp):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.FloorDiv.__init__"),
+            _constructors.get("arith.FloorDiv") or _constructor("arith.FloorDiv"),
             dtype,
             a,
             b,
@@ -196,7 +208,7 @@ class Min(BinaryOp):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Min.__init__"),
+            _constructors.get("arith.Min") or _constructor("arith.Min"),
             dtype,
             a,
             b,
@@ -211,7 +223,7 @@ class Max(BinaryOp):
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Max.__init__"),
+            _constructors.get("arith.Max") or _constructor("arith.Max"),
             dtype,
             a,
             b,
@@ -225,7 +237,12 @@ class EQ(BinaryOp):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("arith.EQ.__init__"), dtype, a, b)
+        self.__init_handle_by_constructor__(
+            _constructors.get("arith.EQ") or _constructor("arith.EQ"),
+            dtype,
+            a,
+            b,
+        )
 
 
 @ferry.register_object("arith.LT")
@@ -235,7 +252,12 @@ class LT(BinaryOp):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], a: PrimExpr, b: PrimExpr) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("arith.LT.__init__"), dtype, a, b)
+        self.__init_handle_by_constructor__(
+            _constructors.get("arith.LT") or _constructor("arith.LT"),
+            dtype,
+            a,
+            b,
+        )
 
 
 @ferry.register_object("arith.Select")
@@ -262,7 +284,7 @@ class Select(PrimExpr):
         false_value: PrimExpr,
     ) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Select.__init__"),
+            _constructors.get("arith.Select") or _constructor("arith.Select"),
             dtype,
             condition,
             true_value,
@@ -295,7 +317,7 @@ class Let(PrimExpr):
         body: PrimExpr,
     ) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Let.__init__"),
+            _constructors.get("arith.Let") or _constructor("arith.Let"),
             dtype,
             var,
             value,
@@ -319,7 +341,7 @@ class Function(ferry.Object):
 
     def __init__(self, params: typing.Sequence[Var], body: PrimExpr) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("arith.Function.__init__"),
+            _constructors.get("arith.Function") or _constructor("arith.Function"),
             params,
             body,
         )

@@ -17,6 +17,15 @@ __all__ = [
     "Call",
 ]
 
+#: The constructor `<type_key>.__init__` of each class, looked up on first use (its
+#: library may be loaded after this module is imported), then kept.
+_constructors: typing.Dict[str, ferry.Function] = {}
+
+
+def _constructor(type_key: str) -> ferry.Function:
+    made = _constructors[type_key] = ferry.get_global_func(f"{type_key}.__init__")
+    return made
+
 
 @ferry.register_object("kitchen.Expr")
 class Expr(ferry.Object):
@@ -25,7 +34,9 @@ class Expr(ferry.Object):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("kitchen.Expr.__init__"))
+        self.__init_handle_by_constructor__(
+            _constructors.get("kitchen.Expr") or _constructor("kitchen.Expr"),
+        )
 
 
 @ferry.register_object("kitchen.Var")
@@ -41,7 +52,10 @@ class Var(Expr):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, name: str) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("kitchen.Var.__init__"), name)
+        self.__init_handle_by_constructor__(
+            _constructors.get("kitchen.Var") or _constructor("kitchen.Var"),
+            name,
+        )
 
 
 @ferry.register_object("kitchen.Let")
@@ -70,7 +84,7 @@ class Let(Expr):
         span: typing.Optional[ferry.Object] = None,
     ) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("kitchen.Let.__init__"),
+            _constructors.get("kitchen.Let") or _constructor("kitchen.Let"),
             var,
             value,
             body,
@@ -94,7 +108,7 @@ class List(Expr):
 
     def __init__(self, head: int, tail: typing.Optional[Expr] = None) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("kitchen.List.__init__"),
+            _constructors.get("kitchen.List") or _constructor("kitchen.List"),
             head,
             tail,
         )
@@ -139,7 +153,7 @@ class AttrsRef(ferry.Object):
         expr: typing.Optional[Expr] = None,
     ) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("kitchen.Attrs.__init__"),
+            _constructors.get("kitchen.Attrs") or _constructor("kitchen.Attrs"),
             i8,
             flag,
             i16,
@@ -180,7 +194,7 @@ class Call(Expr):
 
     def __init__(self, op: Var, args: typing.Sequence[Expr]) -> None:
         self.__init_handle_by_constructor__(
-            ferry.get_global_func("kitchen.ops.Call.__init__"),
+            _constructors.get("kitchen.ops.Call") or _constructor("kitchen.ops.Call"),
             op,
             args,
         )

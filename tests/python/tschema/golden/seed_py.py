@@ -16,6 +16,15 @@ __all__ = [
     "GlobalVar",
 ]
 
+#: The constructor `<type_key>.__init__` of each class, looked up on first use (its
+#: library may be loaded after this module is imported), then kept.
+_constructors: typing.Dict[str, ferry.Function] = {}
+
+
+def _constructor(type_key: str) -> ferry.Function:
+    made = _constructors[type_key] = ferry.get_global_func(f"{type_key}.__init__")
+    return made
+
 
 @ferry.register_object("BaseExpr")
 class BaseExpr(ferry.Object):
@@ -24,7 +33,9 @@ class BaseExpr(ferry.Object):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("BaseExpr.__init__"))
+        self.__init_handle_by_constructor__(
+            _constructors.get("BaseExpr") or _constructor("BaseExpr"),
+        )
 
 
 @ferry.register_object("PrimExpr")
@@ -40,7 +51,10 @@ class PrimExpr(BaseExpr):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str]) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("PrimExpr.__init__"), dtype)
+        self.__init_handle_by_constructor__(
+            _constructors.get("PrimExpr") or _constructor("PrimExpr"),
+            dtype,
+        )
 
 
 @ferry.register_object("IntImm")
@@ -56,7 +70,11 @@ class IntImm(PrimExpr):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, dtype: typing.Union[ferry.DataType, str], value: int) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("IntImm.__init__"), dtype, value)
+        self.__init_handle_by_constructor__(
+            _constructors.get("IntImm") or _constructor("IntImm"),
+            dtype,
+            value,
+        )
 
 
 @ferry.register_object("RelayExpr")
@@ -66,7 +84,9 @@ class RelayExpr(BaseExpr):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("RelayExpr.__init__"))
+        self.__init_handle_by_constructor__(
+            _constructors.get("RelayExpr") or _constructor("RelayExpr"),
+        )
 
 
 @ferry.register_object("GlobalVar")
@@ -82,4 +102,7 @@ class GlobalVar(RelayExpr):
     __slots__ = ()  # a wrapper holds no state: fields live in C++
 
     def __init__(self, name_hint: str) -> None:
-        self.__init_handle_by_constructor__(ferry.get_global_func("GlobalVar.__init__"), name_hint)
+        self.__init_handle_by_constructor__(
+            _constructors.get("GlobalVar") or _constructor("GlobalVar"),
+            name_hint,
+        )
