@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
   MEASURE(Floor_AnyObject);
   MEASURE(Ferry_ArrayPushBack);
   MEASURE(Floor_ArrayPushBack);
+  MEASURE(Ferry_DictSet);
+  MEASURE(Floor_DictSet);
+  MEASURE(Ferry_DictAt);
+  MEASURE(Floor_DictAt);
 #undef MEASURE
   return 0;
 }

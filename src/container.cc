@@ -173,41 +173,157 @@ void ThrowEmptyOptional(const std::string& type) {
 
 // ---------------------------------------------------------------------------------------------
 // Map
+//
+// The slot table is searched as CPython's dict searches its own: the first slot is
+// `hash & mask`, the next ones `i = (5 * i + 1 + perturb) & mask` with `perturb` starting at the
+// hash and shifted right by 5 each step, so every bit of the hash soon decides where the search
+// goes and the search visits every slot in the end. Integers hash to their own value, as in
+// Python and std::hash: keys that are near each other (ids, counters, indexes) land in nearby
+// slots and a loop over them walks the table in order instead of missing the cache (and the
+// TLB) on every key; the perturbation keeps patterns such as multiples of the table size from
+// piling up, which plain linear probing over an identity hash would not. Other keys hash by the
+// mixing hash of AnyHash. An erased key leaves a tombstone that later inserts reuse.
 
 namespace {
 constexpr size_t kMinSlots = 8;
 constexpr uint64_t kIndexMask = 0xffffffffULL;
+/// An erased slot: the index bits all ones (no entry has that index, see Insert), no tag.
+constexpr uint64_t kTombstone = kIndexMask;
+constexpr unsigned kPerturbShift = 5;
 
-inline uint64_t SlotTag(uint64_t hash) { return hash & ~kIndexMask; }
+/// The hash a map stores and searches by: an integer's own value, else AnyHash.
+inline uint64_t SlotHash(const FerryAny* key) {
+  if (key->type_index == kFerryInt) return static_cast<uint64_t>(key->v_int64);
+  return details::HashCell(key);
+}
+
+/// The upper half of a slot: 32 bits that depend on every bit of the hash (an integer's own
+/// value has its high bits all zero), compared before an entry is read.
+inline uint64_t SlotTag(uint64_t hash) { return (hash * 0x9e3779b97f4a7c15ULL) & ~kIndexMask; }
+
 }  // namespace
 
 MapObj::MapObj(const MapObj& other) : Object() {
-  entries_.reserve(other.size_);
-  for (const Entry& e : other.entries_) {
-    if (!IsErased(e)) entries_.push_back(e);
+  GrowEntries(other.size_);
+  for (const Entry* e = other.entries_begin(); e != other.entries_end(); ++e) {
+    if (!IsErased(*e)) PushEntry(e->key, e->value, e->hash);
   }
-  size_ = entries_.size();
+  size_ = entry_count_;
   if (size_ != 0) Rehash(slots_for(size_));
 }
 
-size_t MapObj::Probe(const FerryAny* key, uint64_t hash) const {
-  const size_t mask = slots_.size() - 1;
+MapObj::~MapObj() {
+  for (size_t k = 0; k < entry_count_; ++k) entries_[k].~Entry();
+  std::free(entries_);
+  std::free(slots_);
+}
+
+void MapObj::GrowEntries(size_t capacity) {
+  if (capacity <= entry_capacity_) return;
+  // Relocates the entries byte by byte (see entries_ in map.h).
+  void* grown = std::realloc(static_cast<void*>(entries_), capacity * sizeof(Entry));
+  if (grown == nullptr) throw std::bad_alloc();
+  entries_ = static_cast<Entry*>(grown);
+  entry_capacity_ = capacity;
+}
+
+void MapObj::PushEntry(Any key, Any value, uint64_t hash) {
+  if (entry_count_ == entry_capacity_) {
+    if (entry_count_ >= kIndexMask - 1) FERRY_THROW(MemoryError) << "Map: too many entries";
+    GrowEntries(std::max<size_t>(8, 2 * entry_capacity_));
+  }
+  new (entries_ + entry_count_) Entry{std::move(key), std::move(value), hash};
+  ++entry_count_;
+}
+
+namespace {
+
+/// The search of the top of the file, inlined into each caller with its own test for "this
+/// entry holds the key" (`same`, called only for an entry whose hash equals `hash`). Returns the
+/// slot holding the key or SIZE_MAX; fills `*free` as MapObj::Probe says.
+template <typename Same>
+[[gnu::always_inline]] inline size_t Search(const uint64_t* slots, size_t mask,
+                                            const MapObj::Entry* entries, uint64_t hash, Same same,
+                                            size_t* free) {
   const uint64_t tag = SlotTag(hash);
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const uint64_t slot = slots_[i];
-    if (slot == 0) return i;
-    if ((slot & ~kIndexMask) == tag) {
-      const Entry& e = entries_[(slot & kIndexMask) - 1];
-      if (e.hash == hash && details::EqualCell(e.key.raw(), key)) return i;
+  size_t tombstone = SIZE_MAX;
+  uint64_t perturb = hash;
+  for (size_t i = hash & mask;; perturb >>= kPerturbShift, i = (i * 5 + 1 + perturb) & mask) {
+    const uint64_t slot = slots[i];
+    if (FERRY_LIKELY((slot & ~kIndexMask) == tag && slot != kTombstone && slot != 0)) {
+      const MapObj::Entry& e = entries[(slot & kIndexMask) - 1];
+      if (e.hash == hash && same(e.key.raw())) return i;
+    } else if (slot == 0) {
+      if (free != nullptr) *free = tombstone != SIZE_MAX ? tombstone : i;
+      return SIZE_MAX;
+    } else if (slot == kTombstone && tombstone == SIZE_MAX) {
+      tombstone = i;
     }
   }
 }
 
+}  // namespace
+
+namespace {
+
+/// The search for a key that is not an integer, out of line so that the integer search of its
+/// callers stays small.
+[[gnu::noinline]] size_t SearchAny(const uint64_t* slots, size_t mask, const MapObj::Entry* entries,
+                                   const FerryAny* key, uint64_t hash, size_t* free) {
+  return Search(
+      slots, mask, entries, hash, [key](const FerryAny* k) { return details::EqualCell(k, key); },
+      free);
+}
+
+/// The search for an integer key: its hash is its value, so an entry with the same hash and an
+/// integer key is it. The slot's tag is not looked at: the hash in the entry says as much.
+[[gnu::always_inline]] inline size_t SearchInt(const uint64_t* slots, size_t mask,
+                                               const MapObj::Entry* entries, uint64_t hash,
+                                               size_t* free) {
+  size_t tombstone = SIZE_MAX;
+  uint64_t perturb = hash;
+  for (size_t i = hash & mask;; perturb >>= kPerturbShift, i = (i * 5 + 1 + perturb) & mask) {
+    const uint64_t slot = slots[i];
+    const uint64_t index = slot & kIndexMask;
+    if (FERRY_LIKELY(index - 1 < kIndexMask - 1)) {  // 1 <= index < kIndexMask: a live slot
+      const MapObj::Entry& e = entries[index - 1];
+      if (e.hash == hash && e.key.type_index() == kFerryInt) return i;
+    } else if (slot == 0) {
+      if (free != nullptr) *free = tombstone != SIZE_MAX ? tombstone : i;
+      return SIZE_MAX;
+    } else if (tombstone == SIZE_MAX) {  // a tombstone
+      tombstone = i;
+    }
+  }
+}
+
+}  // namespace
+
+size_t MapObj::Probe(const FerryAny* key, uint64_t hash, size_t* free) const {
+  const size_t mask = slot_count_ - 1;
+  if (key->type_index == kFerryInt) return SearchInt(slots_, mask, entries_, hash, free);
+  return SearchAny(slots_, mask, entries_, key, hash, free);
+}
+
+namespace {
+
+/// Find for a key that is not an integer, out of line so that the integer path of Find needs
+/// no stack frame.
+[[gnu::noinline]] const Any* FindAny(const uint64_t* slots, size_t mask,
+                                     const MapObj::Entry* entries, const FerryAny* key) {
+  const size_t i = SearchAny(slots, mask, entries, key, details::HashCell(key), nullptr);
+  return i == SIZE_MAX ? nullptr : &entries[(slots[i] & kIndexMask) - 1].value;
+}
+
+}  // namespace
+
 const Any* MapObj::Find(const AnyView& key) const {
   if (size_ == 0) return nullptr;
-  const uint64_t hash = details::HashCell(key.raw());
-  const uint64_t slot = slots_[Probe(key.raw(), hash)];
-  return slot == 0 ? nullptr : &entries_[(slot & kIndexMask) - 1].value;
+  const FerryAny* k = key.raw();
+  const size_t mask = slot_count_ - 1;
+  if (k->type_index != kFerryInt) return FindAny(slots_, mask, entries_, k);
+  const size_t i = SearchInt(slots_, mask, entries_, static_cast<uint64_t>(k->v_int64), nullptr);
+  return i == SIZE_MAX ? nullptr : &entries_[(slots_[i] & kIndexMask) - 1].value;
 }
 
 const Any& MapObj::At(const AnyView& key) const {
@@ -220,62 +336,62 @@ const Any& MapObj::At(const AnyView& key) const {
 }
 
 void MapObj::Insert(Any key, Any value) {
-  // Keep the load (counting erased entries) at most one half, so probes stay short.
-  if ((entries_.size() + 1) * 2 > slots_.size()) {
-    const size_t live = size_ + 1;
-    Rehash(std::max(kMinSlots, slots_for(live)));
-  }
-  const uint64_t hash = details::HashCell(key.raw());
-  const size_t i = Probe(key.raw(), hash);
-  if (slots_[i] != 0) {
+  // Keep the slots in use (tombstones too) and the entry table (erased entries too) at most
+  // half the slot count, so searches stay short and always end at an empty slot.
+  const size_t load = std::max(entry_count_, size_ + tombstones_);
+  if ((load + 1) * 2 > slot_count_) Rehash(std::max(kMinSlots, slots_for(size_ + 1)));
+  const uint64_t hash = SlotHash(key.raw());
+  size_t free = 0;
+  const size_t i = Probe(key.raw(), hash, &free);
+  if (i != SIZE_MAX) {
     entries_[(slots_[i] & kIndexMask) - 1].value = std::move(value);
     return;
   }
-  if (entries_.size() >= kIndexMask - 1) FERRY_THROW(MemoryError) << "Map: too many entries";
-  entries_.push_back(Entry{std::move(key), std::move(value), hash});
-  slots_[i] = SlotTag(hash) | entries_.size();
+  PushEntry(std::move(key), std::move(value), hash);
+  if (slots_[free] == kTombstone) --tombstones_;
+  slots_[free] = SlotTag(hash) | entry_count_;
   ++size_;
 }
 
 bool MapObj::Erase(const AnyView& key) {
   if (size_ == 0) return false;
-  const uint64_t hash = details::HashCell(key.raw());
-  size_t hole = Probe(key.raw(), hash);
-  if (slots_[hole] == 0) return false;
-  const size_t index = (slots_[hole] & kIndexMask) - 1;
-  // Backward-shift deletion: pull later slots of the probe run into the hole, so lookups
-  // never meet a gap before their key and no tombstones build up in the slot table.
-  const size_t mask = slots_.size() - 1;
-  for (size_t j = (hole + 1) & mask; slots_[j] != 0; j = (j + 1) & mask) {
-    const size_t home = entries_[(slots_[j] & kIndexMask) - 1].hash & mask;
-    if (((j - home) & mask) >= ((j - hole) & mask)) {
-      slots_[hole] = slots_[j];
-      hole = j;
-    }
-  }
-  slots_[hole] = 0;
+  const size_t i = Probe(key.raw(), SlotHash(key.raw()), nullptr);
+  if (i == SIZE_MAX) return false;
+  const size_t index = (slots_[i] & kIndexMask) - 1;
+  // A tombstone, not an empty slot: searches that passed this slot must go on past it.
+  slots_[i] = kTombstone;
+  ++tombstones_;
   Entry& e = entries_[index];
   Any key_cell = std::move(e.key);  // released after the entry is marked
   Any value_cell = std::move(e.value);
   reinterpret_cast<FerryAny*>(&e.key)->type_index = kErased;
   --size_;
-  // Trailing erased entries can go at once; others wait for the next rehash.
-  while (!entries_.empty() && IsErased(entries_.back())) entries_.pop_back();
+  // Trailing erased entries can go at once (they own nothing); others wait for the next
+  // rehash.
+  while (entry_count_ != 0 && IsErased(entries_[entry_count_ - 1])) --entry_count_;
   return true;
 }
 
 void MapObj::Clear() {
-  entries_.clear();
-  slots_.clear();
+  // Emptied before the entries are released, so a destructor that looks at the map sees it
+  // empty.
+  Entry* entries = entries_;
+  const size_t count = entry_count_;
+  entry_count_ = 0;
   size_ = 0;
+  tombstones_ = 0;
+  std::free(slots_);
+  slots_ = nullptr;
+  slot_count_ = 0;
+  for (size_t k = 0; k < count; ++k) entries[k].~Entry();
 }
 
 void MapObj::Reserve(size_t count) {
   if (count >= kIndexMask - 1) {  // also keeps slots_for's doubling from overflowing
     FERRY_THROW(MemoryError) << "Map: cannot reserve " << count << " entries";
   }
-  if (count * 2 > slots_.size()) Rehash(slots_for(std::max(count, size_)));
-  entries_.reserve(count);
+  if (count * 2 > slot_count_) Rehash(slots_for(std::max(count, size_)));
+  GrowEntries(count);
 }
 
 size_t MapObj::slots_for(size_t count) {
@@ -285,17 +401,32 @@ size_t MapObj::slots_for(size_t count) {
 }
 
 void MapObj::Rehash(size_t slot_count) {
-  if (size_ != entries_.size()) {
-    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                  [](const Entry& e) { return IsErased(e); }),
-                   entries_.end());
+  auto* slots = static_cast<uint64_t*>(std::calloc(slot_count, sizeof(uint64_t)));
+  if (slots == nullptr) throw std::bad_alloc();
+  std::free(slots_);
+  slots_ = slots;
+  slot_count_ = slot_count;
+  tombstones_ = 0;
+  if (size_ != entry_count_) {
+    // Drop the erased entries (they own nothing): move the live ones down byte by byte.
+    size_t live = 0;
+    for (size_t k = 0; k < entry_count_; ++k) {
+      if (IsErased(entries_[k])) continue;
+      if (live != k) std::memcpy(static_cast<void*>(entries_ + live), entries_ + k, sizeof(Entry));
+      ++live;
+    }
+    entry_count_ = live;
   }
-  slots_.assign(slot_count, 0);
   const size_t mask = slot_count - 1;
-  for (size_t k = 0; k < entries_.size(); ++k) {
-    size_t i = entries_[k].hash & mask;
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = SlotTag(entries_[k].hash) | (k + 1);
+  for (size_t k = 0; k < entry_count_; ++k) {
+    const uint64_t hash = entries_[k].hash;
+    uint64_t perturb = hash;
+    size_t i = hash & mask;
+    while (slots[i] != 0) {
+      perturb >>= kPerturbShift;
+      i = (i * 5 + 1 + perturb) & mask;
+    }
+    slots[i] = SlotTag(hash) | (k + 1);
   }
 }
 

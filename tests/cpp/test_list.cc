@@ -4,6 +4,7 @@
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,70 @@ TEST(Dict, MapSnapshotsAndConversions) {
   set(d);
   EXPECT_EQ(d.at("k"), 1);  // a Dict is shared
   ExpectError([&] { set(Dict<Any, Any>{{Any(1), Any(2)}}); }, "TypeError", {"Dict[", "key"});
+}
+
+TEST(Dict, AgreesWithAModelUnderInsertsErasesAndLookups) {
+  // Integer keys hash by value and the search is perturbed (container.cc); erased keys leave
+  // tombstones that inserts reuse. A reference model checks contents and insertion order
+  // through growth, churn and key patterns that an identity hash would pile up.
+  Dict<int64_t, int64_t> d;
+  std::vector<std::pair<int64_t, int64_t>> model;  // in insertion order
+  auto find = [&](int64_t key) {
+    for (size_t k = 0; k < model.size(); ++k) {
+      if (model[k].first == key) return static_cast<int64_t>(k);
+    }
+    return int64_t{-1};
+  };
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  const int64_t patterns[] = {1, int64_t{1} << 21, int64_t{1} << 32, -1, 7919};
+  for (int round = 0; round < 6000; ++round) {
+    const int64_t key = static_cast<int64_t>(next() % 300) * patterns[round % 5];
+    const uint64_t op = next() % 3;
+    if (op == 0) {
+      d.Set(key, round);
+      const int64_t at = find(key);
+      if (at < 0) {
+        model.emplace_back(key, round);
+      } else {
+        model[static_cast<size_t>(at)].second = round;  // overwriting keeps the place
+      }
+    } else if (op == 1) {
+      const int64_t at = find(key);
+      ASSERT_EQ(d.erase(key), at < 0 ? 0u : 1u);
+      if (at >= 0) model.erase(model.begin() + at);
+    } else {
+      const int64_t at = find(key);
+      ASSERT_EQ(d.count(key), at < 0 ? 0u : 1u);
+      if (at >= 0) {
+        ASSERT_EQ(d.at(key), model[static_cast<size_t>(at)].second);
+      }
+    }
+  }
+  ASSERT_EQ(d.size(), model.size());
+  size_t k = 0;
+  for (auto [key, value] : d) {
+    EXPECT_EQ(key, model[k].first);
+    EXPECT_EQ(value, model[k].second);
+    ++k;
+  }
+  // An int, a bool and a float holding the same number are three keys; int64 extremes work.
+  Dict<Any, Any> mixed;
+  mixed.Set(Any(1), Any("int"));
+  mixed.Set(Any(true), Any("bool"));
+  mixed.Set(Any(1.0), Any("float"));
+  mixed.Set(Any(INT64_MIN), Any("min"));
+  mixed.Set(Any(INT64_MAX), Any("max"));
+  EXPECT_EQ(mixed.size(), 5u);
+  EXPECT_EQ(mixed.at(1).cast<String>(), "int");
+  EXPECT_EQ(mixed.at(true).cast<String>(), "bool");
+  EXPECT_EQ(mixed.at(1.0).cast<String>(), "float");
+  EXPECT_EQ(mixed.at(INT64_MIN).cast<String>(), "min");
+  EXPECT_EQ(mixed.at(INT64_MAX).cast<String>(), "max");
+  ExpectError([&] { mixed.at(2); }, "KeyError", {"2"});
 }
 
 TEST(ListDict, StructuralEqualityHashingAndJSON) {

@@ -72,7 +72,11 @@ class Dict : public ObjectRef {
   size_t count(const AnyView& key) const { return get()->data.count(key); }
   bool contains(const AnyView& key) const { return get()->data.contains(key); }
   /// The value under `key`; a KeyError naming the key when missing.
-  V at(const AnyView& key) const { return Map<K, V>::ReadValue(get()->data.get()->At(key)); }
+  V at(const AnyView& key) const {
+    const MapObj* map = get()->data.get();
+    const Any* value = map->Find(key);
+    return Map<K, V>::ReadValue(value != nullptr ? *value : map->At(key));  // At throws
+  }
   V operator[](const AnyView& key) const { return at(key); }
   Optional<V> Get(const AnyView& key) const { return Typed().Get(key); }
   /// Iterators over the entries in insertion order; a write invalidates them, as for the

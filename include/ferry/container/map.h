@@ -21,7 +21,6 @@
 #include <string>            // TypeStr
 #include <type_traits>       // conditional_t
 #include <utility>           // std::pair
-#include <vector>            // the entry and slot tables
 
 #include "ferry/any.h"
 #include "ferry/container/optional.h"
@@ -43,6 +42,7 @@ class MapObj : public Object {
   /// A compact copy: the live entries of `other` in their order.
   FERRY_DLL MapObj(const MapObj& other);
   MapObj& operator=(const MapObj&) = delete;
+  FERRY_DLL ~MapObj();
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -61,8 +61,8 @@ class MapObj : public Object {
   FERRY_DLL void Reserve(size_t count);
 
   /// The entry table, including erased entries (see IsErased), in insertion order.
-  const Entry* entries_begin() const { return entries_.data(); }
-  const Entry* entries_end() const { return entries_.data() + entries_.size(); }
+  const Entry* entries_begin() const { return entries_; }
+  const Entry* entries_end() const { return entries_ + entry_count_; }
   static bool IsErased(const Entry& entry) { return entry.key.type_index() == kErased; }
 
   static constexpr const char* _type_key = "ferry.Map";
@@ -73,17 +73,35 @@ class MapObj : public Object {
   /// The type index marking the key of an erased entry.
   static constexpr int32_t kErased = -1;
 
-  /// The slot of `key` (whose hash is `hash`), or the empty slot where it would go.
-  size_t Probe(const FerryAny* key, uint64_t hash) const;
+  /// The slot holding `key` (whose hash is `hash`), or SIZE_MAX when it is not there; when
+  /// `free` is not null, also where an insert would put it (the first erased slot met, else
+  /// the empty slot that ended the search).
+  size_t Probe(const FerryAny* key, uint64_t hash, size_t* free) const;
   /// Rebuilds the slot table for `slot_count` slots, dropping erased entries.
   void Rehash(size_t slot_count);
   /// The slot count that keeps `count` entries at most half full.
   static size_t slots_for(size_t count);
 
-  std::vector<Entry> entries_;
-  /// 0 for an empty slot, else (entry index + 1) | (hash >> 32) << 32.
-  std::vector<uint64_t> slots_;
+  /// Makes room for `capacity` entries in the entry table.
+  void GrowEntries(size_t capacity);
+  /// Adds an entry at the end of the entry table, growing it first when it is full.
+  void PushEntry(Any key, Any value, uint64_t hash);
+
+  /// The entry table (live and erased entries) and the slot table, both malloc'ed: an Entry is
+  /// relocatable byte by byte, as an Array's cells are, so the entry table grows with realloc
+  /// (large blocks are moved by remapping their pages, not copied), and a new slot table comes
+  /// zeroed from calloc.
+  Entry* entries_ = nullptr;
+  size_t entry_count_ = 0;
+  size_t entry_capacity_ = 0;
+  /// 0 for an empty slot, 0xffffffff for an erased one (a tombstone), else
+  /// (entry index + 1) | a 32-bit tag of the hash << 32. The search for a hash starts at
+  /// slot `hash & mask` and goes on as Python's dict does (see container.cc).
+  uint64_t* slots_ = nullptr;
+  size_t slot_count_ = 0;
   size_t size_ = 0;
+  /// The erased slots (tombstones) in slots_: they count towards the load.
+  size_t tombstones_ = 0;
 };
 
 namespace details {
@@ -163,7 +181,10 @@ class Map : public ObjectRef {
   size_t count(const AnyView& key) const { return get()->Find(key) != nullptr ? 1 : 0; }
   bool contains(const AnyView& key) const { return get()->Find(key) != nullptr; }
   /// The value under `key`; a KeyError naming the key when missing.
-  V at(const AnyView& key) const { return ReadValue(get()->At(key)); }
+  V at(const AnyView& key) const {
+    const Any* value = get()->Find(key);
+    return ReadValue(value != nullptr ? *value : get()->At(key));  // At throws the KeyError
+  }
   V operator[](const AnyView& key) const { return at(key); }
   /// The value under `key`, or nothing.
   Optional<V> Get(const AnyView& key) const {
