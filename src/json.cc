@@ -477,7 +477,10 @@ class Loader {
     if (type_ == ArrayObj::_type_key) {
       check_keys("items");
       const size_t items = ArrayMember(node, "items");
+      // Reserved, so each node is an array of its own even when empty (Array() is the one empty
+      // array every default Array shares): two nodes must not load as one shared object.
       Array<Any> array;
+      array.reserve(static_cast<int64_t>(doc_[items].size));
       for (size_t item = items + 1; item < doc_[items].end; item = doc_.Next(item)) {
         array.push_back(ReadValue(item, limit));
       }
@@ -487,6 +490,7 @@ class Loader {
       check_keys("items");
       const size_t items = ArrayMember(node, "items");
       Map<Any, Any> map;
+      map.reserve(static_cast<size_t>(doc_[items].size));  // a map of its own, as for arrays
       for (size_t item = items + 1; item < doc_[items].end; item = doc_.Next(item)) {
         if (doc_[item].kind != JNode::kArray || doc_[item].size != 2) {
           Fail(item, NodeName() + ": a map item must be [key, value]");

@@ -215,6 +215,62 @@ TEST(ListDict, StructuralEqualityHashingAndJSON) {
   EXPECT_TRUE(StructuralEqual()(LoadJSON(SaveJSON(d1)), d1));
 }
 
+/// An empty Array of its own (Array() is the one empty array every default Array shares).
+Array<Any> OwnEmptyArray() {
+  Array<Any> a = {Any(1)};
+  a.pop_back();  // uniquely held: emptied in place
+  return a;
+}
+
+TEST(ListDict, DistinctEmptyContainersLoadAsDistinctObjects) {
+  // The loader made every empty Array (Map) node the one shared empty array (map), so two
+  // containers that were distinct came back as one shared object, and the round trip was not
+  // structurally equal to what was saved (equality maps each shared object to one object).
+  Map<Any, Any> m1 = {{Any(1), Any(2)}}, m2 = {{Any(1), Any(2)}};
+  m1.erase(1);
+  m2.erase(1);
+  List<Any> l1, l2;  // lists whose storage is an empty array of their own
+  l1.push_back(1);
+  l1.pop_back();
+  l2.push_back(1);
+  l2.pop_back();
+  Dict<Any, Any> d1, d2;
+  d1.Set(1, 2);
+  d1.erase(1);
+  d2.Set(1, 2);
+  d2.erase(1);
+  const Array<Any> distinct = {Any(OwnEmptyArray()),
+                               Any(OwnEmptyArray()),
+                               Any(m1),
+                               Any(m2),
+                               Any(l1),
+                               Any(l2),
+                               Any(d1),
+                               Any(d2)};
+  const Array<Any> loaded = LoadJSON(SaveJSON(distinct)).cast<Array<Any>>();
+  EXPECT_TRUE(StructuralEqual()(distinct, loaded));
+  for (int64_t k = 0; k < 8; k += 2) {
+    EXPECT_FALSE(loaded[k].cast<ObjectRef>().same_as(loaded[k + 1].cast<ObjectRef>())) << k;
+  }
+  EXPECT_FALSE(
+      loaded[4].cast<List<Any>>().ToArray().same_as(loaded[5].cast<List<Any>>().ToArray()));
+  using AnyDict = Dict<Any, Any>;
+  loaded[4].cast<List<Any>>().push_back(7);
+  loaded[6].cast<AnyDict>().Set(7, 7);
+  EXPECT_EQ(loaded[5].cast<List<Any>>().size(), 0u);
+  EXPECT_EQ(loaded[7].cast<AnyDict>().size(), 0u);
+  // Sharing that was in the graph is kept, empty or not.
+  const Array<Any> empty = OwnEmptyArray();
+  const List<Any> list;
+  const Array<Any> shared = {Any(empty), Any(empty),        Any(list),
+                             Any(list),  Any(Array<Any>()), Any(Array<Any>())};
+  const Array<Any> back = LoadJSON(SaveJSON(shared)).cast<Array<Any>>();
+  EXPECT_TRUE(StructuralEqual()(shared, back));
+  for (int64_t k = 0; k < 6; k += 2) {
+    EXPECT_TRUE(back[k].cast<ObjectRef>().same_as(back[k + 1].cast<ObjectRef>())) << k;
+  }
+}
+
 TEST(ListDict, AListThatHoldsItselfIsAValueErrorForJSONAndNeverAHang) {
   List<Any> self;
   self.push_back(self);

@@ -157,6 +157,26 @@ def test_structural_equality_hashing_json_and_pickle():
     assert ferry.structural_equal(deep, outer) and not deep.same_as(outer)
 
 
+def test_distinct_empty_containers_come_back_distinct():
+    # The JSON loader made every empty array (map) node the one shared empty array, so two
+    # distinct empty Lists came back sharing their storage and the round trip was not
+    # structurally equal to what was saved.
+    for make in (ferry.List, ferry.Dict):
+        x = ferry.Array([make(), make()])
+        for back in (ferry.load_json(ferry.save_json(x)), pickle.loads(pickle.dumps(x))):
+            assert ferry.structural_equal(x, back)
+            assert not back[0].same_as(back[1])
+            if make is ferry.List:
+                back[0].append(1)
+            else:
+                back[0]["k"] = 1
+            assert len(back[0]) == 1 and len(back[1]) == 0
+    one = ferry.List()
+    x = ferry.Array([one, one])
+    for back in (ferry.load_json(ferry.save_json(x)), pickle.loads(pickle.dumps(x))):
+        assert ferry.structural_equal(x, back) and back[0].same_as(back[1]), "sharing kept"
+
+
 def test_a_container_that_holds_itself_is_a_clean_error_in_a_subprocess():
     code = textwrap.dedent("""
         import pickle, ferry
