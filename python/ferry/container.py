@@ -252,8 +252,9 @@ class Dict(_Object, MutableMapping):
     def __len__(self):
         return _dict_size(self)
 
-    def __getitem__(self, key):
-        return _dict_get(self, key)
+    # A function of _core bound as a method: CPython's specializing interpreter calls a Python
+    # __getitem__ directly, bypassing the C slot _install_container_slots gives `d[k]`.
+    __getitem__ = _core._instancemethod(_core._dict_getitem)
 
     def __setitem__(self, key, value):
         _dict_set(self, key, value)
@@ -306,6 +307,9 @@ _dict_erase = get_global_func("ferry.DictErase")
 _dict_count = get_global_func("ferry.DictCount")
 _dict_clear = get_global_func("ferry.DictClear")
 _dict_to_map = get_global_func("ferry.DictToMap")
+# len(), indexing, `in` and item assignment go straight to C functions of _core (the methods
+# above stay for explicit calls and for subclasses).
+_core._install_container_slots(List, Dict)
 _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
 

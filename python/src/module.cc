@@ -330,6 +330,122 @@ PyObject* ListToList(PyObject*, PyObject* list) {
   return CellsToList(data, size);
 }
 
+// -- The type slots of ferry.List and ferry.Dict. A class statement points len(), x[k] and the
+// like at CPython's generic slot functions, which look the dunder method up and call it (about
+// 35 ns per use); _install_container_slots points them at these functions instead. They do
+// what the classes' Python-visible methods do (python/ferry/container.py), which stay for
+// explicit calls and for subclasses.
+
+Py_ssize_t ListLength(PyObject* list) {
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ListData(list, &size, &data) != 0) return -1;
+  return static_cast<Py_ssize_t>(size);
+}
+
+PyObject* ListSubscript(PyObject* list, PyObject* index) {
+  PyObject* args[2] = {list, index};
+  return ListGetItem(nullptr, args, 2);
+}
+
+/// Calls the dict global `name` (looked up once into `*slot`) on `dict` and `n - 1` more Python
+/// values into `*result`; -1 with a Python exception.
+int CallDictGlobal(const char* name, FerryObjectHandle* slot, PyObject* const* values, int32_t n,
+                   FerryAny* result) {
+  FerryObjectHandle func = CachedGlobal(name, slot);
+  if (func == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "global '%s' is missing", name);
+    return -1;
+  }
+  TempScope scope;
+  FerryAny cells[3];
+  for (int32_t i = 0; i < n; ++i) {
+    if (PyToAny(values[i], &cells[i], &scope) != 0) return -1;
+  }
+  if (CallRaw(&FerryFunctionCall, func, cells, n, false, result) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  return 0;
+}
+
+Py_ssize_t DictLength(PyObject* dict) {
+  FerryAny result;
+  if (CallDictGlobal("ferry.DictSize", &g_state.globals.dict_size, &dict, 1, &result) != 0) {
+    return -1;
+  }
+  return static_cast<Py_ssize_t>(result.v_int64);
+}
+
+PyObject* DictSubscript(PyObject* dict, PyObject* key) {
+  PyObject* values[2] = {dict, key};
+  FerryAny result;
+  if (CallDictGlobal("ferry.DictGetItem", &g_state.globals.dict_get, values, 2, &result) != 0) {
+    return nullptr;
+  }
+  return OwnedCellToPy(result);
+}
+
+/// _dict_getitem(dict, key): Dict.__getitem__ (a function of this module bound as a method, not
+/// a Python function, which CPython's specializing interpreter would call in place of the slot).
+PyObject* DictGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_dict_getitem(dict, key)");
+  return DictSubscript(args[0], args[1]);
+}
+
+int DictAssSubscript(PyObject* dict, PyObject* key, PyObject* value) {
+  FerryAny result;
+  if (value != nullptr) {
+    PyObject* values[3] = {dict, key, value};
+    return CallDictGlobal("ferry.DictSetItem", &g_state.globals.dict_set, values, 3, &result);
+  }
+  PyObject* values[2] = {dict, key};
+  if (CallDictGlobal("ferry.DictErase", &g_state.globals.dict_erase, values, 2, &result) != 0) {
+    return -1;
+  }
+  if (result.v_int64 == 0) {
+    PyErr_SetObject(PyExc_KeyError, key);
+    return -1;
+  }
+  return 0;
+}
+
+int DictContains(PyObject* dict, PyObject* key) {
+  PyObject* values[2] = {dict, key};
+  FerryAny result;
+  if (CallDictGlobal("ferry.DictCount", &g_state.globals.dict_count, values, 2, &result) != 0) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+    PyErr_Clear();  // a key that cannot be one (a set, say) is just absent
+    return 0;
+  }
+  return result.v_int64 != 0 ? 1 : 0;
+}
+
+/// _install_container_slots(List, Dict): see above.
+PyObject* InstallContainerSlots(PyObject*, PyObject* args) {
+  PyTypeObject* list = nullptr;
+  PyTypeObject* dict = nullptr;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &list, &PyType_Type, &dict)) return nullptr;
+  for (PyTypeObject* type : {list, dict}) {
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_as_mapping == nullptr ||
+        type->tp_as_sequence == nullptr) {
+      return PyErr_Format(PyExc_TypeError, "_install_container_slots: '%s' is not a class",
+                          type->tp_name);
+    }
+  }
+  list->tp_as_sequence->sq_length = ListLength;
+  list->tp_as_mapping->mp_length = ListLength;
+  list->tp_as_mapping->mp_subscript = ListSubscript;
+  dict->tp_as_sequence->sq_length = DictLength;
+  dict->tp_as_mapping->mp_length = DictLength;
+  dict->tp_as_mapping->mp_subscript = DictSubscript;
+  dict->tp_as_mapping->mp_ass_subscript = DictAssSubscript;
+  dict->tp_as_sequence->sq_contains = DictContains;
+  PyType_Modified(list);
+  PyType_Modified(dict);
+  Py_RETURN_NONE;
+}
+
 /// _instancemethod(f): `f` as a method (bound to the instance it is read from), so a class can
 /// use a function of this module as a method without a Python-level wrapper call.
 PyObject* InstanceMethod(PyObject*, PyObject* f) { return PyInstanceMethod_New(f); }
@@ -384,6 +500,9 @@ PyMethodDef kMethods[] = {
     {"_dtype_parse", DTypeParse, METH_O, nullptr},
     {"_list_size", ListSize, METH_O, nullptr},
     {"_instancemethod", InstanceMethod, METH_O, nullptr},
+    {"_install_container_slots", InstallContainerSlots, METH_VARARGS, nullptr},
+    {"_dict_getitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(DictGetItem)),
+     METH_FASTCALL, nullptr},
     {"_list_getitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListGetItem)),
      METH_FASTCALL, nullptr},
     {"_list_setitem", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ListSetItem)),

@@ -68,6 +68,11 @@ struct CoreState {
     FerryObjectHandle load_json = nullptr;
     FerryObjectHandle make_node = nullptr;
     FerryObjectHandle list_attr_names = nullptr;
+    FerryObjectHandle dict_size = nullptr;
+    FerryObjectHandle dict_get = nullptr;
+    FerryObjectHandle dict_set = nullptr;
+    FerryObjectHandle dict_erase = nullptr;
+    FerryObjectHandle dict_count = nullptr;
   } globals;
   /// name -> ferry.Function, one per registration (get_global_func).
   PyObject* global_funcs = nullptr;

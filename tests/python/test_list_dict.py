@@ -99,6 +99,35 @@ def test_a_dict_is_a_full_mutable_mapping():
         d.popitem()
 
 
+def test_operators_and_explicit_dunder_calls_agree():
+    # len(), d[k], d[k] = v, del d[k] and `in` go to C slots (container.py); the methods stay.
+    d = ferry.Dict({"a": 1})
+    xs = ferry.List([1, 2, 3])
+    assert len(d) == ferry.Dict.__len__(d) == 1 and len(xs) == ferry.List.__len__(xs) == 3
+    assert d["a"] == ferry.Dict.__getitem__(d, "a") == 1
+    assert xs[-1] == ferry.List.__getitem__(xs, -1) == 3
+    d["b"] = 2
+    ferry.Dict.__setitem__(d, "c", 3)
+    assert dict(d.items()) == {"a": 1, "b": 2, "c": 3}
+    del d["b"]
+    ferry.Dict.__delitem__(d, "c")
+    assert list(d) == ["a"] and "a" in d and ferry.Dict.__contains__(d, "a")
+    assert {1} not in d and not ferry.Dict.__contains__(d, {1}), "an impossible key is absent"
+    for call in (lambda: d["zz"], lambda: ferry.Dict.__getitem__(d, "zz")):
+        with pytest.raises(KeyError, match="zz"):
+            call()
+    with pytest.raises(KeyError, match="zz"):
+        del d["zz"]
+    with pytest.raises(TypeError, match="set"):
+        d[{1}]
+    with pytest.raises(TypeError, match="set"):
+        d["k"] = {1}
+    with pytest.raises(IndexError, match="out of range for size 3"):
+        xs[3]
+    with pytest.raises(TypeError):
+        xs["a"]
+
+
 def test_mutations_are_seen_across_the_boundary(f):
     xs = ferry.List([1, 2])
     assert f.list_push(xs, 3) == 3
