@@ -190,6 +190,41 @@ TEST(Dict, AgreesWithAModelUnderInsertsErasesAndLookups) {
   ExpectError([&] { mixed.at(2); }, "KeyError", {"2"});
 }
 
+TEST(ListDict, TheGlobalsOtherLanguagesUseWorkAndNameBadArguments) {
+  auto global = [](const char* name) { return Function::GetGlobalRequired(name); };
+  List<Any> xs = global("ferry.List")(1, "b").cast<List<Any>>();
+  global("ferry.ListInsert")(xs, 0, 0);
+  global("ferry.ListErase")(xs, 1, 2);
+  EXPECT_EQ(xs.size(), 2u);
+  EXPECT_EQ(xs[1].cast<String>(), "b");
+  EXPECT_EQ(global("ferry.ListToArray")(xs).cast<Array<Any>>().size(), 2u);
+  global("ferry.ListClear")(xs);
+  EXPECT_TRUE(xs.empty());
+  Dict<Any, Any> d = global("ferry.Dict")("k", 1).cast<Dict<Any, Any>>();
+  global("ferry.DictSetItem")(d, "j", 2);
+  EXPECT_EQ(global("ferry.DictSize")(d).cast<int64_t>(), 2);
+  EXPECT_EQ(global("ferry.DictGetItem")(d, "j").cast<int64_t>(), 2);
+  EXPECT_EQ(global("ferry.DictCount")(d, "k").cast<int64_t>(), 1);
+  EXPECT_EQ(global("ferry.DictErase")(d, "k").cast<int64_t>(), 1);
+  EXPECT_EQ(global("ferry.DictErase")(d, "k").cast<int64_t>(), 0);
+  using AnyMap = Map<Any, Any>;
+  EXPECT_EQ(global("ferry.DictToMap")(d).cast<AnyMap>().size(), 1u);
+  global("ferry.DictClear")(d);
+  EXPECT_TRUE(d.empty());
+  // Errors name the function and what was wrong.
+  ExpectError([&] { global("ferry.ListInsert")(d, 0, 0); }, "TypeError",
+              {"ferry.ListInsert", "expected ferry.List", "ferry.Dict"});
+  ExpectError([&] { global("ferry.ListErase")(xs, 0); }, "TypeError",
+              {"ferry.ListErase", "3 arguments", "2"});
+  ExpectError([&] { global("ferry.ListInsert")(xs, 5, 0); }, "IndexError", {"5"});
+  ExpectError([&] { global("ferry.DictGetItem")(xs, "k"); }, "TypeError",
+              {"ferry.DictGetItem", "expected ferry.Dict", "ferry.List"});
+  ExpectError([&] { global("ferry.DictGetItem")(d, "zz"); }, "KeyError", {"zz"});
+  ExpectError([&] { global("ferry.DictSetItem")(d, "k"); }, "TypeError",
+              {"ferry.DictSetItem", "3 arguments"});
+  ExpectError([&] { global("ferry.Dict")("k"); }, "ValueError", {"pairs", "1 argument"});
+}
+
 TEST(ListDict, StructuralEqualityHashingAndJSON) {
   List<Any> a = {Any(1), Any(Dict<String, Any>{{"k", Any("v")}})};
   List<Any> b = {Any(1), Any(Dict<String, Any>{{"k", Any("v")}})};
