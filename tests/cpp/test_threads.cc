@@ -134,3 +134,39 @@ TEST(Threads, FailedLoadRollsBackWhileOthersLookUp) {
 }
 
 }  // namespace
+
+namespace {
+
+// docs/containers.md: reads of a List or Dict from many threads are safe while nobody writes,
+// and ToArray()/ToMap() snapshots are immutable values each thread may build on.
+TEST(Threads, ListAndDictReadFromManyThreadsWhileNobodyWrites) {
+  List<int64_t> xs;
+  Dict<int64_t, int64_t> by_int;
+  Dict<String, int64_t> by_name;
+  for (int64_t i = 0; i < 2000; ++i) {
+    xs.push_back(i);
+    by_int.Set(i * 7919, i);
+    by_name.Set(String("k" + std::to_string(i)), i);
+  }
+  std::atomic<int64_t> bad{0};
+  RunThreads(kThreads, [&](int t) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < 2000; ++i) {
+      sum += xs[i] + by_int.at(i * 7919) + by_name.at("k" + std::to_string(i));
+      if (by_int.count(i * 7919 + 1) != 0 || by_int.find(i * 7919) == by_int.end()) ++bad;
+    }
+    for (int64_t v : xs) sum -= v;
+    for (auto [k, v] : by_int) sum -= v + 0 * k;
+    if (sum != 2000 * 1999 / 2) ++bad;
+    Array<int64_t> mine = xs.ToArray();  // a snapshot: writes copy it, the list is untouched
+    mine.push_back(t);
+    Map<int64_t, int64_t> own = by_int.ToMap();
+    own.Set(-1, t);
+    if (mine.size() != 2001 || own.size() != 2001) ++bad;
+  });
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(xs.size(), 2000u);
+  EXPECT_EQ(by_int.size(), 2000u);
+}
+
+}  // namespace
