@@ -213,8 +213,14 @@ int ListData(PyObject* list, int64_t* size, const FerryAny** data) {
 /// `index` of a sequence of `size` items, negative ones counted from the end; -1 with an
 /// IndexError naming both when out of range.
 Py_ssize_t ItemIndex(PyObject* index_obj, int64_t size, const char* what) {
-  Py_ssize_t index = PyNumber_AsSsize_t(index_obj, PyExc_IndexError);
-  if (index == -1 && PyErr_Occurred()) return -1;
+  // An int is read directly (PyNumber_AsSsize_t goes through __index__ first); an int too large
+  // for Py_ssize_t, or anything else, takes the general path and its errors.
+  Py_ssize_t index = PyLong_CheckExact(index_obj) ? PyLong_AsSsize_t(index_obj) : -1;
+  if (index == -1) {
+    PyErr_Clear();
+    index = PyNumber_AsSsize_t(index_obj, PyExc_IndexError);
+    if (index == -1 && PyErr_Occurred()) return -1;
+  }
   if (index < 0) index += size;
   if (index < 0 || index >= size) {
     PyErr_Format(PyExc_IndexError, "%s index %R out of range for size %lld", what, index_obj,
