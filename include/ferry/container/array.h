@@ -194,17 +194,7 @@ class Array : public ObjectRef {
   iterator begin() const { return iterator(get()->begin()); }
   iterator end() const { return iterator(get()->end()); }
 
-  void push_back(T value) {
-    // The hot loop of building an array: one check for "unique and not full", then the cell
-    // is written in place (no temporary Any) and the size stored, not read back.
-    auto* array = static_cast<ArrayObj*>(get_mutable());
-    const int64_t size = array->size_;
-    if (!data_.unique() || size >= array->capacity_) {
-      array = details::ArrayAccess::PrepareWrite(&data_, size + 1);
-    }
-    new (array->cells() + size) Any(std::move(value));
-    array->size_ = size + 1;
-  }
+  void push_back(T value) { Append(std::move(value)); }
   template <typename... Args>
   void emplace_back(Args&&... args) {
     push_back(T(std::forward<Args>(args)...));
@@ -296,6 +286,24 @@ class Array : public ObjectRef {
   }
 
  private:
+  /// Appends a cell made from `value` (a T, or what List<U> stores in its Array<Any>: a U) in
+  /// place. The hot loop of building an array: one check for "unique and not full", then the
+  /// cell is constructed where it lives, from `value` itself (a temporary Any, written as two
+  /// words and read back as one, would stall on store forwarding), and the size stored, not
+  /// read back. `value` must not refer into this array (it may move first).
+  template <typename U>
+  void Append(U&& value) {
+    auto* array = static_cast<ArrayObj*>(get_mutable());
+    const int64_t size = array->size_;
+    if (!data_.unique() || size >= array->capacity_) {
+      array = details::ArrayAccess::PrepareWrite(&data_, size + 1);
+    }
+    new (array->cells() + size) Any(std::forward<U>(value));
+    array->size_ = size + 1;
+  }
+  template <typename>
+  friend class List;
+
   /// The storage, unshared and with room for `capacity` cells.
   ArrayObj* Writable(int64_t capacity) {
     auto* array = static_cast<ArrayObj*>(get_mutable());

@@ -76,7 +76,7 @@ class List : public ObjectRef {
   iterator begin() const { return Typed().begin(); }
   iterator end() const { return Typed().end(); }
 
-  void push_back(T value) { obj()->data.push_back(Any(std::move(value))); }
+  void push_back(T value) { obj()->data.Append(std::move(value)); }
   /// Removes the last element; IndexError when empty.
   void pop_back() {
     if (empty()) ArrayObj::ThrowIndexError(-1, 0);
