@@ -33,18 +33,19 @@ def test_the_extension_is_the_build_trees():
 
 def test_a_configure_writes_the_extension_into_the_build_tree(tmp_path):
     # A copy of the checkout's layout (links to its files), so that a stale extension can be put
-    # where builds before this layout wrote it: the configure removes it, and the build rule of
-    # ferry._core names a file in the build tree.
+    # where builds before this layout wrote it: the configure removes it, the build rule of
+    # ferry._core names a file in the build tree, and the worked example's tschema targets run
+    # the package with this tree's extension.
     source = tmp_path / "source"
     (source / "python" / "ferry").mkdir(parents=True)
-    for name in ["CMakeLists.txt", "cmake", "include", "src"]:
+    for name in ["CMakeLists.txt", "cmake", "include", "src", "examples"]:
         (source / name).symlink_to(ROOT / name)
     for name in ["CMakeLists.txt", "src"]:
         (source / "python" / name).symlink_to(ROOT / "python" / name)
     stale = source / "python" / "ferry" / "_core.so"
     stale.write_bytes(b"an older build's extension")
     build = tmp_path / "build"
-    options = ["-DFERRY_BUILD_PYTHON=ON", "-DFERRY_BUILD_TESTS=OFF", "-DFERRY_BUILD_EXAMPLES=OFF"]
+    options = ["-DFERRY_BUILD_PYTHON=ON", "-DFERRY_BUILD_TESTS=OFF", "-DFERRY_BUILD_EXAMPLES=ON"]
     configured = subprocess.run(
         ["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja", *options],
         capture_output=True,
@@ -64,6 +65,13 @@ def test_a_configure_writes_the_extension_into_the_build_tree(tmp_path):
     outputs = [path for path in outputs if os.path.basename(path).startswith("_core")]
     assert "python/ferry/_core" + SUFFIX in outputs, outputs  # relative: in the build tree
     assert not [path for path in outputs if path.startswith(str(source))], outputs
+    tschema = subprocess.run(
+        ["ninja", "-C", str(build), "-t", "commands", "arith_tschema_check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.splitlines()[-1]
+    assert f"FERRY_BUILD_DIR={build}" in tschema and "ferry.tschema check" in tschema
 
 
 def test_without_a_build_the_import_error_says_where_it_looked(tmp_path):
