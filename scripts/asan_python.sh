@@ -22,7 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The package's sources, python/ferry/, with the ASan build's extension: `import ferry` finds it
-# in the build tree FERRY_BUILD_DIR names (python/ferry/_build_tree.py).
+# in the build tree FERRY_BUILD_DIR names (python/ferry/_build_tree.py), and the tests take the
+# test-support and test libraries from the same tree (tests/python/ferry_testing.py).
 build="$PWD/build-asan"
 compgen -G "$build/python/ferry/_core*.so" >/dev/null ||
   { echo "asan_python.sh: build build-asan/ first (scripts/test.sh)" >&2; exit 1; }
@@ -52,7 +53,5 @@ ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_af
 LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan_python.supp:print_suppressions=0" \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 FERRY_BUILD_DIR="$build" \
-FERRY_TESTING_LIB="$build/tests/python/ferry_testing.so" \
-FERRY_TEST_MODULE_DIR="$build/tests/modules" \
 PYTHONPATH="$PWD/python" \
   "$python" -m pytest "${tests[@]}" -q -p no:cacheprovider "$@"

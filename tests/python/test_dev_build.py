@@ -9,12 +9,11 @@ import pathlib
 import subprocess
 import sys
 
-from ferry_testing import ROOT
+from ferry_testing import BUILD, ROOT
 
 import ferry
 from ferry._build_tree import core_dir
 
-BUILD = pathlib.Path(os.environ.get("FERRY_BUILD_DIR") or ROOT / "build").resolve()
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
@@ -27,7 +26,7 @@ def test_the_build_left_no_shared_object_under_python():
 def test_the_extension_is_the_build_trees():
     assert pathlib.Path(ferry.__file__).resolve().parent == ROOT / "python" / "ferry"
     core = pathlib.Path(ferry._core.__file__).resolve()
-    assert core.parent == BUILD / "python" / "ferry"
+    assert core.parent == BUILD.resolve() / "python" / "ferry"
     assert core.name == "_core" + SUFFIX, "named for the Python it was built for"
 
 
