@@ -11,9 +11,9 @@
 # Left out, and why: test_packaging.py (builds and pip-installs a wheel with a non-ASan compile:
 # minutes, and nothing of build-asan/ in it), test_cpp.py (ferry.cpp runs the compiler and
 # Ninja, which would inherit the preloaded runtime and report the compiler's own leaks),
-# test_core_stub.py and test_subproject.py (they run mypy's stubtest and CMake, which would
-# report their own leaks; they check a stub and a configure, no memory), tests/python/tschema (the schema compiler is pure
-# Python plus C++ compiles of generated code; its C++ runs under build-asan's ctest), the worked
+# test_core_stub.py, test_subproject.py and test_dev_build.py (they run mypy's stubtest and
+# CMake, which would report their own leaks; they check a stub, configures and the tree, no
+# memory), tests/python/tschema (the schema compiler is pure Python plus C++ compiles of generated code; its C++ runs under build-asan's ctest), the worked
 # example and the documentation (they run compilers and build trees of their own), test_dask.py
 # (a Dask cluster under ASan takes minutes, and `import distributed` alone leaves CPython
 # allocations LSan reports; the pickles it sends run under ASan in test_multiprocessing.py and
@@ -21,10 +21,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkg="$PWD/build-asan/python-pkg"
-[ -f "$pkg/ferry/_core.so" ] || { echo "asan_python.sh: build build-asan/ first (scripts/test.sh)" >&2; exit 1; }
-# The package's Python sources next to the ASan build of the extension.
-tar -C python --exclude='_core*.so' --exclude=__pycache__ -cf - ferry | tar -C "$pkg" -xf -
+# The package's sources, python/ferry/, with the ASan build's extension: `import ferry` finds it
+# in the build tree FERRY_BUILD_DIR names (python/ferry/_build_tree.py), and the tests take the
+# test-support and test libraries from the same tree (tests/python/ferry_testing.py).
+build="$PWD/build-asan"
+compgen -G "$build/python/ferry/_core*.so" >/dev/null ||
+  { echo "asan_python.sh: build build-asan/ first (scripts/test.sh)" >&2; exit 1; }
 
 asan_runtime=$(c++ -print-file-name=libasan.so)
 [ -f "$asan_runtime" ] || { echo "asan_python.sh: no libasan.so next to c++" >&2; exit 1; }
@@ -40,7 +42,7 @@ tests=()
 for t in tests/python/test_*.py; do
   case "$t" in
     tests/python/test_packaging.py|tests/python/test_cpp.py|tests/python/test_dask.py) ;;
-    tests/python/test_core_stub.py|tests/python/test_subproject.py) ;;
+    tests/python/test_core_stub.py|tests/python/test_subproject.py|tests/python/test_dev_build.py) ;;
     *) tests+=("$t") ;;
   esac
 done
@@ -50,7 +52,6 @@ PYTHONMALLOC=malloc \
 ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:fast_unwind_on_malloc=0 \
 LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan_python.supp:print_suppressions=0" \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-FERRY_TESTING_LIB="$PWD/build-asan/tests/python/ferry_testing.so" \
-FERRY_TEST_MODULE_DIR="$PWD/build-asan/tests/modules" \
-PYTHONPATH="$pkg" \
+FERRY_BUILD_DIR="$build" \
+PYTHONPATH="$PWD/python" \
   "$python" -m pytest "${tests[@]}" -q -p no:cacheprovider "$@"

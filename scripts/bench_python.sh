@@ -63,7 +63,7 @@ raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"
   apt_install python3-dev python3-venv
 fi
 
-# -- Ferry: ferry._core (written into python/ferry/) and the test-support library.
+# -- Ferry: ferry._core (build/python/ferry/, found from python/) and the test-support library.
 if [ ! -f build/build.ninja ] || ! grep -q '^FERRY_BUILD_PYTHON:BOOL=ON' build/CMakeCache.txt; then
   echo "== configuring build/ (RelWithDebInfo, FERRY_BUILD_PYTHON=ON)" >&2
   quiet cmake -S . -B build -G Ninja -DFERRY_WERROR=ON -DFERRY_BUILD_PYTHON=ON

@@ -4,9 +4,9 @@
 #   lint         formatting, ruff, mypy and clang-tidy (scripts/lint.sh)
 #   build        RelWithDebInfo, -Wall -Wextra -Werror (build/)
 #   ctest        the C and C++ tests
-#   pytest       the Python tests (against the extension built in place into python/ferry/,
-#                including a `pip install .` of the package, the worked example's tests and the
-#                code blocks of the documentation)
+#   pytest       the Python tests (PYTHONPATH=python: the package's sources, which find the
+#                extension in build/python/ferry/), including a `pip install .` of the package,
+#                the worked example's tests and the code blocks of the documentation
 #   asan         AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the C and C++ tests,
 #                then the Python tests of the extension (tests/python/test_*.py) in a Python with
 #                the ASan runtime preloaded, PYTHONMALLOC=malloc and leak detection
@@ -46,15 +46,14 @@ stage ctest "C and C++ tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 stage pytest "Python tests"
-PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/python examples/arith/tests tests/docs \
-  -q -p no:cacheprovider
+FERRY_BUILD_DIR="$PWD/build" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 -m pytest tests/python examples/arith/tests tests/docs -q -p no:cacheprovider
 
 stage asan "AddressSanitizer + UndefinedBehaviorSanitizer: build, C and C++ tests, Python tests"
-# The extension of this build goes to build-asan/python-pkg/ferry/, next to a copy of the
-# package's Python sources, so that it never replaces the one of build/ in python/ferry/.
+# Its extension stays in build-asan/python/ferry/ (every build tree keeps its own); asan_python.sh
+# points `import ferry` at it with FERRY_BUILD_DIR.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_WERROR=ON \
-  -DFERRY_SANITIZE=address,undefined -DFERRY_BUILD_EXAMPLES=OFF -DFERRY_BUILD_PYTHON=ON \
-  -DFERRY_PYTHON_OUTPUT_DIR="$PWD/build-asan/python-pkg/ferry" >/dev/null
+  -DFERRY_SANITIZE=address,undefined -DFERRY_BUILD_EXAMPLES=OFF -DFERRY_BUILD_PYTHON=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -462,9 +462,12 @@ int FerryErrorGetInfo(FerryObjectHandle error, const char** out_kind, const char
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(error);
   const ferry::ErrorObj* err = ErrorFromHandle(error, "FerryErrorGetInfo");
+  // The text first: formatting it may fail, and then nothing is written.
+  const char* backtrace =
+      out_backtrace != nullptr ? ferry::details::ErrorBacktraceText(err).c_str() : nullptr;
   if (out_kind != nullptr) *out_kind = err->kind.c_str();
   if (out_message != nullptr) *out_message = err->message.c_str();
-  if (out_backtrace != nullptr) *out_backtrace = ferry::details::ErrorBacktraceText(err).c_str();
+  if (out_backtrace != nullptr) *out_backtrace = backtrace;
   FERRY_C_API_END();
 }
 

@@ -133,6 +133,8 @@ class CallbackFunctionObj : public FunctionObj {
     *result = NoneCell();
     int rc = obj->callback_(obj->resource_, args, num_args, result);
     if (rc != 0) {
+      // The rule "Results" of c_api.h: None after a failure, whatever the callback wrote.
+      FerryAnyRelease(result);
       FerryObjectHandle raised = nullptr;
       FerryErrorMoveFromRaised(&raised);
       if (raised == nullptr) {
@@ -152,6 +154,7 @@ class CallbackFunctionObj : public FunctionObj {
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
         0) {
+      FerryAnyRelease(&out);  // what a failing callback wrote is not a result
       ThrowRaised();
     }
     *result = Any::FromOwned(out);
@@ -302,10 +305,10 @@ int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_
   FERRY_C_API_CHECK_NOT_NULL(func);
   FERRY_C_API_CHECK_NOT_NULL(out_callback);
   FERRY_C_API_CHECK_NOT_NULL(out_resource);
+  const ferry::FunctionObj* obj = FunctionFromHandle(func, "FerryFunctionGetCallback");
   *out_callback = nullptr;
   *out_resource = nullptr;
-  ferry::details::CallbackFunctionObj::Unwrap(FunctionFromHandle(func, "FerryFunctionGetCallback"),
-                                              out_callback, out_resource);
+  ferry::details::CallbackFunctionObj::Unwrap(obj, out_callback, out_resource);
   FERRY_C_API_END();
 }
 

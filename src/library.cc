@@ -223,9 +223,10 @@ int FerryLibraryOfGlobal(const char* name, const char** out_path) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(name);
   FERRY_C_API_CHECK_NOT_NULL(out_path);
-  *out_path = nullptr;
+  const char* path = nullptr;
   if (std::optional<ferry::Function> f = ferry::Function::GetGlobal(name)) {
-    *out_path = ferry::details::LibraryRecords::Global()->OfGlobal(name, f->get());
+    path = ferry::details::LibraryRecords::Global()->OfGlobal(name, f->get());
   }
+  *out_path = path;
   FERRY_C_API_END();
 }

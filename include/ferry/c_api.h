@@ -13,12 +13,14 @@
 /// report an error of its own), and FerryErrorBuiltinKinds, which returns its static table.
 ///
 /// Results. Results come back through `out_*` pointers and the `result` cell of a call; a
-/// function overwrites them without releasing what they held. After a success they are owned by
-/// the caller when the function says "new reference" or the result is a cell (release a cell with
-/// FerryAnyRelease), borrowed otherwise; after a failure they own nothing and must not be read.
-/// A call's `result` cell is the one result defined after a failure: it holds None.
-/// FerryFunctionCall sets it to None first; a FerryFunctionSafeCall or FerryFunctionCallback
-/// receives it holding None and leaves it None when it fails.
+/// function overwrites them without releasing what they held, and only when it succeeds. After a
+/// success they are owned by the caller when the function says "new reference" or the result is
+/// a cell (release a cell with FerryAnyRelease), borrowed otherwise. After a failure they hold
+/// what the caller put there, and the caller owns nothing new (tests/c/test_c_results.c fails
+/// each function that can fail and checks this). A call's `result` cell is the one result
+/// written on failure too: it holds None. FerryFunctionCall sets it to None first; a
+/// FerryFunctionSafeCall or FerryFunctionCallback receives it holding None and should leave it
+/// None when it fails (what a failing one wrote there is released, not returned).
 ///
 ///     int32_t index;
 ///     if (FerryTypeKeyToIndex("ferry.String", &index) != 0) { /* take the error */ }
@@ -329,8 +331,8 @@ FERRY_DLL int FerryListSetItem(FerryObjectHandle list, int64_t index, const Ferr
 // Functions.
 //
 // Arguments are borrowed: the callee must not release them. The result cell arrives holding
-// None; the callee stores an owned value there, which the caller releases with FerryAnyRelease,
-// and leaves it None when it fails (the rule "Results" at the top).
+// None; the callee stores an owned value there, which the caller releases with FerryAnyRelease.
+// After a failure the caller finds None there (the rule "Results" at the top).
 
 /// The C entry point of every Function object: `self` is the function's own handle.
 typedef int (*FerryFunctionSafeCall)(void* self, const FerryAny* args, int32_t num_args,

@@ -84,6 +84,8 @@ int PackedSafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny*
   } catch (...) {
     FERRY_RETHROW_FORCED_UNWIND();
     SetRaisedFromCurrentException();
+    // The rule "Results" of c_api.h: None after a failure, whatever the body wrote first.
+    *reinterpret_cast<Any*>(result) = Any();
     return -1;
   }
 }

@@ -8,6 +8,12 @@
 See docs/python.md for the full guide.
 """
 
+from ._build_tree import core_dir as _core_dir
+
+# A checkout's python/ferry/ has no extension: it is in the build tree (see _build_tree.py).
+if (_extension_dir := _core_dir(__path__[0])) is not None:
+    __path__.append(_extension_dir)
+
 from . import _core
 from .error import _make_error
 

@@ -104,4 +104,58 @@ TEST(CApi, ACallsResultCellHoldsNoneAfterAFailure) {
   EXPECT_EQ(result.v_int64, 7);
 }
 
+int WritesThenFails(void* resource, const FerryAny*, int32_t, FerryAny* result) {
+  // Stores a new reference to the String at `resource`, then fails.
+  auto* kept = static_cast<ferry::String*>(resource);
+  FerryObjectHandle handle =
+      const_cast<ferry::Object*>(static_cast<const ferry::Object*>(kept->get()));
+  FerryObjectIncRef(handle);
+  result->type_index = kFerryString;
+  result->v_obj = static_cast<FerryObject*>(handle);
+  FerryErrorSetRaisedFromCStr("ValueError", "after the write");
+  return -1;
+}
+
+TEST(CApi, WhatAFailingCallbackWroteIsReleasedNotReturned) {
+  // Called from C++, a C callback's failure is an exception; the reference it stored goes.
+  ferry::String kept("kept");
+  FerryObjectHandle handle = nullptr;
+  ASSERT_EQ(FerryFunctionCreate(&kept, WritesThenFails, nullptr, &handle), 0);
+  ferry::Function f(ferry::details::ObjectUnsafe::PtrFromOwned<ferry::Object>(
+      ferry::details::ObjectUnsafe::FromHeader(static_cast<FerryObject*>(handle))));
+  const int64_t before = kept.use_count();
+  EXPECT_THROW(f(), ferry::Error);
+  EXPECT_EQ(kept.use_count(), before);
+}
+
+TEST(CApi, WhatAFailingBodyWroteIsReleasedNotReturned) {
+  // A packed body that stores its result and then throws: the C caller gets None back, and the
+  // stored object is released (its count shows it; LeakSanitizer would report it otherwise).
+  ferry::String kept("kept");
+  ferry::Function writes_then_throws =
+      ferry::Function::FromPacked([kept](const ferry::AnyView*, int32_t, ferry::Any* out) {
+        *out = kept;
+        FERRY_THROW(ferry::ValueError) << "after the write";
+      });
+  FerryObjectHandle handle =
+      const_cast<ferry::Object*>(static_cast<const ferry::Object*>(writes_then_throws.get()));
+  FerryAny result;
+  result.type_index = kFerryNone;
+  result.small_len = 0;
+  result.v_int64 = 0;
+  const int64_t before = kept.use_count();
+  EXPECT_EQ(FerryFunctionCall(handle, nullptr, 0, &result), -1);
+  EXPECT_EQ(result.type_index, kFerryNone);
+  EXPECT_EQ(kept.use_count(), before);
+  FerryFunctionSafeCall safe_call = nullptr;
+  ASSERT_EQ(FerryFunctionGetSafeCall(handle, &safe_call), 0);
+  EXPECT_EQ(safe_call(handle, nullptr, 0, &result), -1);
+  EXPECT_EQ(result.type_index, kFerryNone);
+  EXPECT_EQ(kept.use_count(), before);
+  FerryObjectHandle error = nullptr;
+  FerryErrorMoveFromRaised(&error);
+  ASSERT_NE(error, nullptr);
+  FerryObjectDecRef(error);
+}
+
 }  // namespace

@@ -17,7 +17,9 @@ import tempfile
 import threading
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BUILD = pathlib.Path(os.environ.get("FERRY_DOCS_BUILD", ROOT / "build")).resolve()
+BUILD = pathlib.Path(
+    os.environ.get("FERRY_DOCS_BUILD") or os.environ.get("FERRY_BUILD_DIR") or ROOT / "build"
+).resolve()
 PYTHONPATH = pathlib.Path(os.environ.get("FERRY_DOCS_PYTHONPATH", ROOT / "python")).resolve()
 CACHE = pathlib.Path(
     os.environ.get("FERRY_DOCS_CACHE") or pathlib.Path(tempfile.gettempdir()) / "ferry-docs-cache"
@@ -669,6 +671,7 @@ def _env(workdir):
     if _SHIMS is not None:
         env["PATH"] = f"{_SHIMS}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = str(PYTHONPATH)
+    env["FERRY_BUILD_DIR"] = str(BUILD)  # `import ferry` from python/ takes this build's extension
     env.pop("PYTHONSTARTUP", None)
     # ferry.cpp builds of the pages: not in the user's ~/.cache/ferry.
     env.setdefault("FERRY_CACHE_DIR", str(CACHE / "ferry-cpp"))

@@ -19,7 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 LIB_DIR = (
     pathlib.Path(os.environ["FERRY_TESTING_LIB"]).parent
     if "FERRY_TESTING_LIB" in os.environ
-    else ROOT / "build" / "tests" / "python"
+    else pathlib.Path(os.environ.get("FERRY_BUILD_DIR") or ROOT / "build") / "tests" / "python"
 )
 TREE_LIB = LIB_DIR / "ferry_pickle_ptest.so"
 #: The same library under the namespace "pmissing": loaded only from a deleted copy.

@@ -2,7 +2,8 @@
 
 Tests import this module by name (`from ferry_testing import IntImm`), so that pickling and
 multiprocessing workers find the classes. scripts/test.sh builds the library
-(FERRY_BUILD_PYTHON=ON); FERRY_TESTING_LIB may point at another build of it.
+(FERRY_BUILD_PYTHON=ON) in build/, or in the build tree FERRY_BUILD_DIR names (the one whose
+extension `import ferry` takes); FERRY_TESTING_LIB may point at another build of it.
 """
 
 import os
@@ -11,8 +12,10 @@ import pathlib
 import ferry
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+#: The build tree under test: its libferry and extension are the ones this process uses.
+BUILD = pathlib.Path(os.environ.get("FERRY_BUILD_DIR") or ROOT / "build")
 TESTING_LIB = pathlib.Path(
-    os.environ.get("FERRY_TESTING_LIB", ROOT / "build" / "tests" / "python" / "ferry_testing.so")
+    os.environ.get("FERRY_TESTING_LIB", BUILD / "tests" / "python" / "ferry_testing.so")
 )
 
 if not TESTING_LIB.exists():

@@ -115,7 +115,7 @@ def test_an_inline_global_function_is_built_loaded_and_called(inline_lib, cache)
     assert inline_lib.path == inline_lib.__file__
     assert inline_lib.path.startswith(str(cache) + os.sep)
     assert os.path.basename(inline_lib.path) == "libjit_inline.so"
-    # What load returns is the library's path (DESIGN.md), with the module's attributes.
+    # What load returns is the library's path (docs/python.md), with the module's attributes.
     assert isinstance(inline_lib, str) and inline_lib == inline_lib.path
     assert os.path.exists(inline_lib)
     # Loading it again returns the same module, without registering anything twice.

@@ -346,9 +346,9 @@ def test_function_objects_are_objects(f):
 
 
 def test_a_library_registering_a_node_twice_fails_cleanly():
-    from ferry_testing import ROOT
+    from ferry_testing import BUILD
 
-    path = ROOT / "build" / "tests" / "modules" / "duplicate_node_module.so"
+    path = BUILD / "tests" / "modules" / "duplicate_node_module.so"
     with pytest.raises(RuntimeError, match="testing.Twice.*registered twice"):
         ferry.load_library(path)
 
@@ -356,9 +356,9 @@ def test_a_library_registering_a_node_twice_fails_cleanly():
 def test_load_library_by_bare_file_name_in_the_current_directory(tmp_path, monkeypatch):
     import shutil
 
-    from ferry_testing import ROOT
+    from ferry_testing import BUILD
 
-    shutil.copy(ROOT / "build" / "tests" / "modules" / "good_module.so", tmp_path / "good.so")
+    shutil.copy(BUILD / "tests" / "modules" / "good_module.so", tmp_path / "good.so")
     monkeypatch.chdir(tmp_path)
     ferry.load_library("good.so")  # the file here, not a search of the system path
     assert "testing.module.make_counter" in ferry.list_global_func_names()

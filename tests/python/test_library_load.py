@@ -7,14 +7,12 @@ import pathlib
 import subprocess
 import sys
 
-from ferry_testing import ROOT
+from ferry_testing import BUILD
 
 import ferry
 
 # The test libraries of the build under test (scripts/asan_python.sh points at build-asan/).
-MODULES = pathlib.Path(
-    os.environ.get("FERRY_TEST_MODULE_DIR", ROOT / "build" / "tests" / "modules")
-)
+MODULES = pathlib.Path(os.environ.get("FERRY_TEST_MODULE_DIR", BUILD / "tests" / "modules"))
 # The subprocesses import the same ferry package as this process.
 PACKAGE_ROOT = pathlib.Path(ferry.__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-using namespace ferry;  // NOLINT
+using namespace ferry;
 
 class LeafNode : public Object {
  public:
