@@ -63,6 +63,27 @@ inline const FerryAny* FieldCell(const FieldInfo& field, const Object* obj, Ferr
   return box->raw();
 }
 
+/// GetNodeInfo by type index, remembered for the walk: a node type met once is looked up
+/// once, not at every node (the registry's lookup is a call into another file and an atomic
+/// load). Direct-mapped; a miss asks the registry. NodeInfo records are never freed.
+class NodeInfoCache {
+ public:
+  const NodeInfo* Get(const Object* obj) {
+    const int32_t type_index = obj->type_index();
+    Entry& entry = entries_[static_cast<uint32_t>(type_index) % kEntries];
+    if (entry.type_index != type_index) entry = Entry{type_index, GetNodeInfo(obj)};
+    return entry.info;
+  }
+
+ private:
+  static constexpr uint32_t kEntries = 16;
+  struct Entry {
+    int32_t type_index = -1;
+    const NodeInfo* info = nullptr;
+  };
+  Entry entries_[kEntries];
+};
+
 const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {
   if (info == nullptr) return nullptr;
   for (const FieldInfo& field : info->fields) {
@@ -329,32 +350,28 @@ class SHashHandler {
       if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
       if (frame.next < frame.end) {
         const size_t i = frame.next++;
-        const Child child = children_[i];
-        if (!Immediate(&child.cell, &hashes_[i])) Enter(&child.cell, child.define, i);
+        Child& child = children_[i];
+        if (!Immediate(&child.cell, &child.hash)) Enter(&child.cell, child.define, i);
         continue;
       }
-      const uint64_t hash = Finish(frame);
-      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
-      const size_t slot = frame.slot;
-      children_.resize(frame.begin);
-      hashes_.resize(frame.begin);
-      frames_.pop_back();
-      Slot(slot) = hash;
+      Leave(frame);
     }
     return result_;
   }
 
   /// `addr` is where the value lives, or nullptr when unknown.
   void Reduce(const AnyView& value, const void* addr, bool define) {
-    uint64_t hash;
-    if (Immediate(value.raw(), &hash)) {
-      current_->acc = HashCombine(current_->acc, hash);
+    const FerryAny* cell = value.raw();
+    if (!IsWalked(cell->type_index)) {
+      current_->acc = HashCombine(current_->acc, AnyHash(cell));
       return;
     }
+    // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
+    // visit instead of two, and no early load of its header.
     if (addr == nullptr || !IsMember(addr, current_->obj, current_info_)) {
       keep_alive_.emplace_back(value);  // maybe a temporary
     }
-    AddChild(value.raw(), define);
+    AddChild(cell, define);
   }
   void FreeVarHash(const Object* var) {
     const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
@@ -365,17 +382,19 @@ class SHashHandler {
   bool map_free_vars() const { return map_free_vars_; }
 
  private:
+  /// A value waiting for the walk; `hash` is its hash once known.
   struct Child {
     FerryAny cell;
+    uint64_t hash;
     bool define;
   };
   struct Frame {
     const Object* obj;
     uint64_t acc;
     size_t begin, end, next;
+    size_t slot;                // where the hash goes: an index into children_, or kRootSlot
     bool commutative;           // a map: entries in any order hash alike
     bool memo;                  // shared: has an entry in memo_
-    size_t slot;                // where the hash goes: an index into hashes_, or kRootSlot
     uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
     uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
@@ -384,7 +403,13 @@ class SHashHandler {
     bool done;  // false while the object's frame is open
   };
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
-  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : hashes_[slot]; }
+  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : children_[slot].hash; }
+
+  /// Whether the walk looks into the value: objects other than strings. Strings (in any form)
+  /// and plain values hash by value.
+  static bool IsWalked(int32_t type_index) {
+    return IsObjectIndex(type_index) && type_index != kFerryString;
+  }
 
   /// Between the entries of a map (and after the last): each entry numbers the variables it
   /// defines from the same start, so the hash does not depend on the order of the entries, as
@@ -409,8 +434,8 @@ class SHashHandler {
 
   /// Hashes values that need no walk: plain values, strings, shapes, visited objects.
   bool Immediate(const FerryAny* v, uint64_t* out) {
-    std::string_view text;
-    if (AnyToStringView(v, &text) || !IsObjectIndex(v->type_index)) {
+    const int32_t type_index = v->type_index;
+    if (!IsWalked(type_index)) {
       *out = AnyHash(v);
       return true;
     }
@@ -422,12 +447,12 @@ class SHashHandler {
         return true;
       }
     }
-    if (obj->type_index() == kFerryTensor) {
+    if (type_index == kFerryTensor) {
       *out = HashCombine(KeyHash(TensorObj::_type_key),
                          details::TensorContentHash(static_cast<const TensorObj*>(obj)));
       return true;
     }
-    if (obj->type_index() == kFerryShape) {
+    if (type_index == kFerryShape) {
       const auto* shape = static_cast<const ShapeObj*>(obj);
       uint64_t h = KeyHash(ShapeObj::_type_key);
       for (uint64_t i = 0; i < shape->size; ++i) {
@@ -439,7 +464,8 @@ class SHashHandler {
     return false;
   }
 
-  /// Starts the frame of `v`'s object; its hash lands in Slot(slot) when the frame finishes.
+  /// Starts the frame of `v`'s object; its hash lands in Slot(slot) when the frame finishes
+  /// (at once when the object has nothing left to walk).
   void Enter(const FerryAny* v, bool define, size_t slot) {
     const Object* obj = ObjectOf(v);
     const bool memo = MaybeShared(obj);
@@ -449,14 +475,18 @@ class SHashHandler {
       Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
       return;
     }
-    frames_.push_back(Frame{obj, 0, children_.size(), 0, 0, false, memo, slot});
+    const size_t begin = children_.size();
+    frames_.push_back(Frame{obj, 0, begin, begin, begin, slot, false, memo});
     Frame& frame = frames_.back();
     current_ = &frame;
-    if (const auto* array = obj->as<ArrayObj>()) {
+    const int32_t type_index = obj->type_index();
+    if (type_index == kFerryArray) {
+      const auto* array = static_cast<const ArrayObj*>(obj);
       static const uint64_t kArrayKeyHash = KeyHash(ArrayObj::_type_key);
       frame.acc = HashCombine(kArrayKeyHash, array->size());
       for (const Any& cell : *array) AddChild(cell.raw(), define);
-    } else if (const auto* map = obj->as<MapObj>()) {
+    } else if (type_index == kFerryMap) {
+      const auto* map = static_cast<const MapObj*>(obj);
       static const uint64_t kMapKeyHash = KeyHash(MapObj::_type_key);
       frame.acc = HashCombine(kMapKeyHash, map->size());
       frame.commutative = true;
@@ -466,7 +496,7 @@ class SHashHandler {
         AddChild(e->key.raw(), define);
         AddChild(e->value.raw(), define);
       }
-    } else if (const NodeInfo* info = GetNodeInfo(obj)) {
+    } else if (const NodeInfo* info = infos_.Get(obj)) {
       frame.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
       current_define_ = define;
       current_info_ = info;
@@ -488,34 +518,43 @@ class SHashHandler {
       frame.acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
     }
     frame.end = children_.size();
-    frame.next = frame.begin;
-    hashes_.resize(children_.size());
+    // Nothing to walk (a leaf): finish here rather than in one more turn of Run's loop.
+    if (frame.end == frame.begin && !frame.commutative) Leave(frame);
+  }
+
+  /// Finishes the innermost frame: its hash goes to its slot (and its memo entry).
+  void Leave(const Frame& frame) {
+    const uint64_t hash = Finish(frame);
+    if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
+    const size_t slot = frame.slot;
+    children_.resize(frame.begin);
+    frames_.pop_back();
+    Slot(slot) = hash;
   }
 
   void AddChild(const FerryAny* cell, bool define) {
-    children_.push_back(Child{*cell, define});
-    hashes_.push_back(0);
+    children_.push_back(Child{*cell, 0, define});
   }
 
-  uint64_t Finish(const Frame& frame) {
+  uint64_t Finish(const Frame& frame) const {
     uint64_t hash = frame.acc;
     if (frame.commutative) {
       uint64_t sum = 0;
       for (size_t i = frame.begin; i + 1 < frame.end; i += 2) {
-        sum += Mix(HashCombine(hashes_[i], hashes_[i + 1]));
+        sum += Mix(HashCombine(children_[i].hash, children_[i + 1].hash));
       }
       return HashCombine(hash, sum);
     }
-    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, hashes_[i]);
+    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, children_[i].hash);
     return hash;
   }
 
   const bool map_free_vars_;
   std::vector<Frame> frames_;
   std::vector<Child> children_;
-  std::vector<uint64_t> hashes_;
   std::vector<Any> keep_alive_;
   PointerMap<Memo> memo_;
+  NodeInfoCache infos_;
   const Object* root_ = nullptr;
   Frame* current_ = nullptr;
   const NodeInfo* current_info_ = nullptr;  // of current_->obj, while its reducer runs
