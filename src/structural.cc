@@ -11,9 +11,12 @@
 /// reducer visits the same field twice: that field is then walked twice, with the same result.
 /// The root counts as shared: the caller may only borrow it, so a cycle back to it can leave its
 /// count at one.
-#include <algorithm>   // std::reverse
-#include <functional>  // std::hash
-#include <sstream>     // mismatch paths
+#include <algorithm>    // std::reverse
+#include <cstdlib>      // PodStack storage
+#include <functional>   // std::hash
+#include <new>          // std::bad_alloc
+#include <sstream>      // mismatch paths
+#include <type_traits>  // PodStack
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
@@ -62,6 +65,42 @@ inline const FerryAny* FieldCell(const FieldInfo& field, const Object* obj, Ferr
   *box = field.type->get(addr);
   return box->raw();
 }
+
+/// A stack of trivially copyable entries: push, pop, truncate and index without the checks and
+/// the element-wise resize of std::vector (the walks do one of each per object).
+template <typename T>
+class PodStack {
+ public:
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  PodStack() = default;
+  PodStack(const PodStack&) = delete;
+  PodStack& operator=(const PodStack&) = delete;
+  ~PodStack() { std::free(data_); }
+
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T& back() { return data_[size_ - 1]; }
+  void push_back(const T& value) {
+    if (FERRY_UNLIKELY(size_ == capacity_)) Grow();
+    data_[size_++] = value;
+  }
+  void pop_back() { --size_; }
+  void truncate(size_t size) { size_ = size; }
+
+ private:
+  void Grow() {
+    const size_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
+    T* data = static_cast<T*>(std::realloc(static_cast<void*>(data_), capacity * sizeof(T)));
+    if (data == nullptr) throw std::bad_alloc();
+    data_ = data;
+    capacity_ = capacity;
+  }
+  T* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 /// GetNodeInfo by type index, remembered for the walk: a node type met once is looked up
 /// once, not at every node (the registry's lookup is a call into another file and an atomic
@@ -344,17 +383,22 @@ class SHashHandler {
   uint64_t Run(const AnyView& value) {
     if (Immediate(value.raw(), &result_)) return result_;
     root_ = ObjectOf(value.raw());
-    Enter(value.raw(), false, kRootSlot);
+    Enter(ObjectOf(value.raw()), false, kRootSlot);
     while (!frames_.empty()) {
       Frame& frame = frames_.back();
       if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
       if (frame.next < frame.end) {
         const size_t i = frame.next++;
         Child& child = children_[i];
-        if (!Immediate(&child.cell, &child.hash)) Enter(&child.cell, child.define, i);
+        if (!Immediate(&child.cell, &child.hash)) Enter(ObjectOf(&child.cell), child.define, i);
         continue;
       }
-      Leave(frame);
+      const uint64_t hash = Finish(frame);
+      const size_t slot = frame.slot;
+      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
+      children_.truncate(frame.begin);
+      frames_.pop_back();
+      Slot(slot) = hash;
     }
     return result_;
   }
@@ -363,12 +407,12 @@ class SHashHandler {
   void Reduce(const AnyView& value, const void* addr, bool define) {
     const FerryAny* cell = value.raw();
     if (!IsWalked(cell->type_index)) {
-      current_->acc = HashCombine(current_->acc, AnyHash(cell));
+      acc_ = HashCombine(acc_, PlainHash(cell));
       return;
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
     // visit instead of two, and no early load of its header.
-    if (addr == nullptr || !IsMember(addr, current_->obj, current_info_)) {
+    if (addr == nullptr || addr < node_begin_ || addr >= node_end_) {
       keep_alive_.emplace_back(value);  // maybe a temporary
     }
     AddChild(cell, define);
@@ -376,9 +420,9 @@ class SHashHandler {
   void FreeVarHash(const Object* var) {
     const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
                                                             : Mix(reinterpret_cast<uint64_t>(var));
-    current_->acc = HashCombine(current_->acc, hash);
+    acc_ = HashCombine(acc_, hash);
   }
-  void HashedValue(uint64_t hash) { current_->acc = HashCombine(current_->acc, hash); }
+  void HashedValue(uint64_t hash) { acc_ = HashCombine(acc_, hash); }
   bool map_free_vars() const { return map_free_vars_; }
 
  private:
@@ -388,10 +432,11 @@ class SHashHandler {
     uint64_t hash;
     bool define;
   };
+  /// An object whose children are being walked.
   struct Frame {
     const Object* obj;
-    uint64_t acc;
-    size_t begin, end, next;
+    uint64_t acc;               // its own part of the hash, before the children's
+    size_t begin, end, next;    // its children: children_[begin, end)
     size_t slot;                // where the hash goes: an index into children_, or kRootSlot
     bool commutative;           // a map: entries in any order hash alike
     bool memo;                  // shared: has an entry in memo_
@@ -409,6 +454,13 @@ class SHashHandler {
   /// and plain values hash by value.
   static bool IsWalked(int32_t type_index) {
     return IsObjectIndex(type_index) && type_index != kFerryString;
+  }
+  /// AnyHash, with the most common case (an int) without the call.
+  static uint64_t PlainHash(const FerryAny* v) {
+    if (v->type_index == kFerryInt) {
+      return Mix(static_cast<uint64_t>(v->v_int64) ^ (uint64_t{kFerryInt} << 56));
+    }
+    return AnyHash(v);
   }
 
   /// Between the entries of a map (and after the last): each entry numbers the variables it
@@ -436,56 +488,106 @@ class SHashHandler {
   bool Immediate(const FerryAny* v, uint64_t* out) {
     const int32_t type_index = v->type_index;
     if (!IsWalked(type_index)) {
-      *out = AnyHash(v);
+      *out = PlainHash(v);
       return true;
     }
     const Object* obj = ObjectOf(v);
-    if (MaybeShared(obj)) {  // only shared objects are memoized (see the top of the file)
+    if (FERRY_UNLIKELY(MaybeShared(obj))) {  // only shared objects are memoized (file top)
       const Memo* memo = memo_.Find(obj);
       if (memo != nullptr && memo->done) {
         *out = memo->hash;
         return true;
       }
     }
-    if (type_index == kFerryTensor) {
-      *out = HashCombine(KeyHash(TensorObj::_type_key),
-                         details::TensorContentHash(static_cast<const TensorObj*>(obj)));
-      return true;
-    }
-    if (type_index == kFerryShape) {
-      const auto* shape = static_cast<const ShapeObj*>(obj);
-      uint64_t h = KeyHash(ShapeObj::_type_key);
-      for (uint64_t i = 0; i < shape->size; ++i) {
-        h = HashCombine(h, Mix(static_cast<uint64_t>(shape->data[i])));
-      }
-      *out = h;
+    if (FERRY_UNLIKELY(type_index == kFerryTensor || type_index == kFerryShape)) {
+      *out = ContentHash(obj);
       return true;
     }
     return false;
   }
 
-  /// Starts the frame of `v`'s object; its hash lands in Slot(slot) when the frame finishes
-  /// (at once when the object has nothing left to walk).
-  void Enter(const FerryAny* v, bool define, size_t slot) {
-    const Object* obj = ObjectOf(v);
+  /// Tensors and shapes hash by content, without a frame.
+  static uint64_t ContentHash(const Object* obj) {
+    if (obj->type_index() == kFerryTensor) {
+      return HashCombine(KeyHash(TensorObj::_type_key),
+                         details::TensorContentHash(static_cast<const TensorObj*>(obj)));
+    }
+    const auto* shape = static_cast<const ShapeObj*>(obj);
+    uint64_t h = KeyHash(ShapeObj::_type_key);
+    for (uint64_t i = 0; i < shape->size; ++i) {
+      h = HashCombine(h, Mix(static_cast<uint64_t>(shape->data[i])));
+    }
+    return h;
+  }
+
+  /// Hashes `obj`'s own part and queues its children; its hash lands in Slot(slot) when they
+  /// are done, or here at once when it has none (a frame is opened only for an object with
+  /// children).
+  void Enter(const Object* obj, bool define, size_t slot) {
     const bool memo = MaybeShared(obj);
     // Immediate() found no finished entry, so an entry here is an open frame: a cycle. Hash
     // the object by its type alone.
-    if (memo && !memo_.Insert(obj, Memo{0, false}).second) {
+    if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
       Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
       return;
     }
     const size_t begin = children_.size();
-    frames_.push_back(Frame{obj, 0, begin, begin, begin, slot, false, memo});
-    Frame& frame = frames_.back();
-    current_ = &frame;
     const int32_t type_index = obj->type_index();
-    if (type_index == kFerryArray) {
+    if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap)) {
+      EnterContainer(obj, define, slot, memo, begin);
+      return;
+    }
+    const NodeInfo* info = infos_.Get(obj);
+    if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
+      acc_ = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      current_define_ = define;
+      node_begin_ = obj;
+      node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
+      info->shash_reduce(obj, SHashReducer(this));
+    } else {
+      ReduceWithoutReducer(obj, info);
+    }
+    if (children_.size() == begin) {  // a leaf: done
+      if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{acc_, true};
+      Slot(slot) = acc_;
+      return;
+    }
+    frames_.push_back(Frame{obj, acc_, begin, children_.size(), begin, slot, false, memo});
+  }
+
+  /// Enter for a node without SHashReduce: all its compared fields, or its identity.
+  void ReduceWithoutReducer(const Object* obj, const NodeInfo* info) {
+    if (info == nullptr) {
+      acc_ = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
+      return;
+    }
+    acc_ = info->type_key_hash;
+    if (!info->sequal_by_fields) {
+      acc_ = HashCombine(acc_, Mix(reinterpret_cast<uint64_t>(obj)));
+      return;
+    }
+    current_define_ = false;
+    node_begin_ = obj;
+    node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
+    for (const FieldInfo& field : info->fields) {
+      if (!field.compare) continue;
+      FerryAny cell;
+      Any box;
+      const FerryAny* value = FieldCell(field, obj, &cell, &box);
+      Reduce(*reinterpret_cast<const AnyView*>(value),
+             reinterpret_cast<const char*>(obj) + field.offset, false);
+    }
+  }
+
+  /// Enter for an Array or a Map: always a frame (a map's hash is made in Run's loop).
+  void EnterContainer(const Object* obj, bool define, size_t slot, bool memo, size_t begin) {
+    Frame frame{obj, 0, begin, begin, begin, slot, false, memo};
+    if (obj->type_index() == kFerryArray) {
       const auto* array = static_cast<const ArrayObj*>(obj);
       static const uint64_t kArrayKeyHash = KeyHash(ArrayObj::_type_key);
       frame.acc = HashCombine(kArrayKeyHash, array->size());
       for (const Any& cell : *array) AddChild(cell.raw(), define);
-    } else if (type_index == kFerryMap) {
+    } else {
       const auto* map = static_cast<const MapObj*>(obj);
       static const uint64_t kMapKeyHash = KeyHash(MapObj::_type_key);
       frame.acc = HashCombine(kMapKeyHash, map->size());
@@ -496,45 +598,12 @@ class SHashHandler {
         AddChild(e->key.raw(), define);
         AddChild(e->value.raw(), define);
       }
-    } else if (const NodeInfo* info = infos_.Get(obj)) {
-      frame.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
-      current_define_ = define;
-      current_info_ = info;
-      if (info->shash_reduce != nullptr) {
-        info->shash_reduce(obj, SHashReducer(this));
-      } else if (info->sequal_by_fields) {
-        for (const FieldInfo& field : info->fields) {
-          if (!field.compare) continue;
-          FerryAny cell;
-          Any box;
-          const FerryAny* value = FieldCell(field, obj, &cell, &box);
-          Reduce(*reinterpret_cast<const AnyView*>(value),
-                 reinterpret_cast<const char*>(obj) + field.offset, false);
-        }
-      } else {
-        frame.acc = HashCombine(frame.acc, Mix(reinterpret_cast<uint64_t>(obj)));
-      }
-    } else {
-      frame.acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
     }
     frame.end = children_.size();
-    // Nothing to walk (a leaf): finish here rather than in one more turn of Run's loop.
-    if (frame.end == frame.begin && !frame.commutative) Leave(frame);
+    frames_.push_back(frame);
   }
 
-  /// Finishes the innermost frame: its hash goes to its slot (and its memo entry).
-  void Leave(const Frame& frame) {
-    const uint64_t hash = Finish(frame);
-    if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
-    const size_t slot = frame.slot;
-    children_.resize(frame.begin);
-    frames_.pop_back();
-    Slot(slot) = hash;
-  }
-
-  void AddChild(const FerryAny* cell, bool define) {
-    children_.push_back(Child{*cell, 0, define});
-  }
+  void AddChild(const FerryAny* cell, bool define) { children_.push_back(Child{*cell, 0, define}); }
 
   uint64_t Finish(const Frame& frame) const {
     uint64_t hash = frame.acc;
@@ -550,14 +619,16 @@ class SHashHandler {
   }
 
   const bool map_free_vars_;
-  std::vector<Frame> frames_;
-  std::vector<Child> children_;
+  PodStack<Frame> frames_;
+  PodStack<Child> children_;
   std::vector<Any> keep_alive_;
   PointerMap<Memo> memo_;
   NodeInfoCache infos_;
   const Object* root_ = nullptr;
-  Frame* current_ = nullptr;
-  const NodeInfo* current_info_ = nullptr;  // of current_->obj, while its reducer runs
+  // The node whose reducer runs: its hash so far, and where its members lie.
+  uint64_t acc_ = 0;
+  const void* node_begin_ = nullptr;
+  const void* node_end_ = nullptr;
   uint64_t result_ = 0;
   bool current_define_ = false;
   uint64_t free_var_counter_ = 0;
