@@ -11,12 +11,12 @@
 /// reducer visits the same field twice: that field is then walked twice, with the same result.
 /// The root counts as shared: the caller may only borrow it, so a cycle back to it can leave its
 /// count at one.
-#include <algorithm>    // std::reverse
 #include <cstdlib>      // PodStack storage
 #include <functional>   // std::hash
 #include <new>          // std::bad_alloc
 #include <sstream>      // mismatch paths
 #include <type_traits>  // PodStack
+#include <utility>      // std::swap
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
@@ -36,25 +36,33 @@ inline uint64_t HashCombine(uint64_t seed, uint64_t value) {
 /// What comparing two cells without walking gives.
 enum class CellOrder { kUnequal, kEqual, kWalk };
 
-inline CellOrder CompareCells(const FerryAny* a, const FerryAny* b) {
+/// Whether a walk looks into the value: objects other than strings. Strings (in any form) and
+/// plain values compare and hash by value.
+inline bool IsWalked(int32_t type_index) {
+  return IsObjectIndex(type_index) && type_index != kFerryString;
+}
+
+/// CompareCells for everything but two walked objects and two ints.
+__attribute__((noinline)) CellOrder CompareOtherCells(const FerryAny* a, const FerryAny* b) {
   std::string_view ta, tb;
   const bool sa = AnyToStringView(a, &ta), sb = AnyToStringView(b, &tb);
   if (sa || sb) return sa && sb && ta == tb ? CellOrder::kEqual : CellOrder::kUnequal;
   const bool oa = IsObjectIndex(a->type_index), ob = IsObjectIndex(b->type_index);
   if (!oa || !ob) return !oa && !ob && AnyEqual(a, b) ? CellOrder::kEqual : CellOrder::kUnequal;
-  // Even one object on both sides is walked: a variable inside it may be mapped to another.
   return CellOrder::kWalk;
 }
 
-inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
-
-/// Whether `addr` lies inside the node `obj` of type `info`: a member lives as long as the
-/// node (which the walk holds), anything else may be a temporary of the reducer.
-inline bool IsMember(const void* addr, const Object* obj, const NodeInfo* info) {
-  const char* at = static_cast<const char*>(addr);
-  const char* base = reinterpret_cast<const char*>(obj);
-  return at >= base && at < base + info->object_size;
+inline CellOrder CompareCells(const FerryAny* a, const FerryAny* b) {
+  const int32_t ia = a->type_index, ib = b->type_index;
+  // Even one object on both sides is walked: a variable inside it may be mapped to another.
+  if (FERRY_LIKELY(IsWalked(ia) && IsWalked(ib))) return CellOrder::kWalk;
+  if (ia == kFerryInt && ib == kFerryInt) {
+    return a->v_int64 == b->v_int64 ? CellOrder::kEqual : CellOrder::kUnequal;
+  }
+  return CompareOtherCells(a, b);
 }
+
+inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
 
 /// The field's value as a cell: borrowed when its type allows (no reference count traffic),
 /// else boxed in `*box`. An object in a boxed value is held by the node too.
@@ -171,23 +179,15 @@ class SEqualHandler {
   }
 
   bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr, bool define) {
-    const bool member = IsMember(lhs_addr, current_lhs_, current_info_);
     const CellOrder order = CompareCells(lhs.raw(), rhs.raw());
     if (order == CellOrder::kEqual) return true;
-    const int32_t path =
-        trace_ ? AddPath(current_path_, member ? PathStep::kField : PathStep::kUnknown,
-                         static_cast<size_t>(static_cast<const char*>(lhs_addr) -
-                                             reinterpret_cast<const char*>(current_lhs_)),
-                         current_lhs_)
-               : -1;
-    if (order == CellOrder::kUnequal) return Fail(path);
-    if (!member) {
-      // Maybe a temporary: keep its objects alive until the walk reaches them.
-      keep_alive_.emplace_back(lhs);
-      keep_alive_.emplace_back(rhs);
+    // The common case inline: two objects in members of the node, no path kept.
+    if (FERRY_LIKELY(order == CellOrder::kWalk && !trace_ && lhs_addr >= node_begin_ &&
+                     lhs_addr < node_end_)) {
+      stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, -1});
+      return true;
     }
-    stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, path});
-    return true;
+    return ReduceSlow(order, lhs, rhs, lhs_addr, define);
   }
 
   bool FreeVarEqual(const Object* lhs, const Object* rhs) const {
@@ -241,10 +241,30 @@ class SEqualHandler {
     }
   }
 
+  __attribute__((noinline)) bool ReduceSlow(CellOrder order, const AnyView& lhs, const AnyView& rhs,
+                                            const void* lhs_addr, bool define) {
+    const bool member = lhs_addr >= node_begin_ && lhs_addr < node_end_;
+    const int32_t path =
+        trace_ ? AddPath(current_path_, member ? PathStep::kField : PathStep::kUnknown,
+                         static_cast<size_t>(static_cast<const char*>(lhs_addr) -
+                                             reinterpret_cast<const char*>(current_lhs_)),
+                         current_lhs_)
+               : -1;
+    if (order == CellOrder::kUnequal) return Fail(path);
+    if (!member) {
+      // Maybe a temporary: keep its objects alive until the walk reaches them.
+      keep_alive_.emplace_back(lhs);
+      keep_alive_.emplace_back(rhs);
+    }
+    stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, path});
+    return true;
+  }
+
   /// Children are pushed in field order; reversing them makes the first one run next, so
   /// the first mismatch found is the first in field order.
   void QueuedFrom(size_t mark) {
-    std::reverse(stack_.begin() + static_cast<ptrdiff_t>(mark), stack_.end());
+    for (size_t i = mark, j = stack_.size(); i + 1 < j; ++i, --j)
+      std::swap(stack_[i], stack_[j - 1]);
   }
 
   bool VisitObjects(const Task& task) {
@@ -290,10 +310,11 @@ class SEqualHandler {
       default:
         break;
     }
-    const NodeInfo* info = GetNodeInfo(lo);
+    const NodeInfo* info = infos_.Get(lo);
     if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
+    node_begin_ = lo;
+    node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
     if (info->sequal_reduce != nullptr) {
-      current_info_ = info;
       current_lhs_ = lo;
       current_path_ = task.path;
       current_define_ = task.define;
@@ -358,7 +379,7 @@ class SEqualHandler {
 
   const bool map_free_vars_;
   const bool trace_;
-  std::vector<Task> stack_;
+  PodStack<Task> stack_;
   std::vector<Any> keep_alive_;
   std::vector<PathStep> paths_;
   int32_t failed_path_ = -1;
@@ -366,9 +387,11 @@ class SEqualHandler {
   PointerMap<const Object*> rhs_to_lhs_;
   const Object* lhs_root_ = nullptr;
   const Object* rhs_root_ = nullptr;
-  // The node whose SEqualReduce is running.
-  const NodeInfo* current_info_ = nullptr;
+  NodeInfoCache infos_;
+  // The node whose SEqualReduce is running, and where its members lie.
   const Object* current_lhs_ = nullptr;
+  const void* node_begin_ = nullptr;
+  const void* node_end_ = nullptr;
   int32_t current_path_ = -1;
   bool current_define_ = false;
 };
@@ -412,8 +435,8 @@ class SHashHandler {
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
     // visit instead of two, and no early load of its header.
-    if (addr == nullptr || addr < node_begin_ || addr >= node_end_) {
-      keep_alive_.emplace_back(value);  // maybe a temporary
+    if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
+      KeepAlive(value);
     }
     AddChild(cell, define);
   }
@@ -450,11 +473,11 @@ class SHashHandler {
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
   uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : children_[slot].hash; }
 
-  /// Whether the walk looks into the value: objects other than strings. Strings (in any form)
-  /// and plain values hash by value.
-  static bool IsWalked(int32_t type_index) {
-    return IsObjectIndex(type_index) && type_index != kFerryString;
+  /// Holds a value that may be a temporary of the reducer until the walk reaches it.
+  __attribute__((noinline)) void KeepAlive(const AnyView& value) {
+    keep_alive_.emplace_back(value);
   }
+
   /// AnyHash, with the most common case (an int) without the call.
   static uint64_t PlainHash(const FerryAny* v) {
     if (v->type_index == kFerryInt) {
