@@ -90,9 +90,11 @@ class PodStack {
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
   T& back() { return data_[size_ - 1]; }
-  void push_back(const T& value) {
+  void push_back(const T& value) { push_uninitialized() = value; }
+  /// A new entry at the top, for the caller to fill in.
+  T& push_uninitialized() {
     if (FERRY_UNLIKELY(size_ == capacity_)) Grow();
-    data_[size_++] = value;
+    return data_[size_++];
   }
   void pop_back() { --size_; }
   void truncate(size_t size) { size_ = size; }
@@ -184,7 +186,11 @@ class SEqualHandler {
     // The common case inline: two objects in members of the node, no path kept.
     if (FERRY_LIKELY(order == CellOrder::kWalk && !trace_ && lhs_addr >= node_begin_ &&
                      lhs_addr < node_end_)) {
-      stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, -1});
+      Task& task = stack_.push_uninitialized();
+      task.lhs = *lhs.raw();
+      task.rhs = *rhs.raw();
+      task.define = define;
+      task.path = -1;
       return true;
     }
     return ReduceSlow(order, lhs, rhs, lhs_addr, define);
@@ -263,24 +269,51 @@ class SEqualHandler {
   /// Children are pushed in field order; reversing them makes the first one run next, so
   /// the first mismatch found is the first in field order.
   void QueuedFrom(size_t mark) {
-    for (size_t i = mark, j = stack_.size(); i + 1 < j; ++i, --j)
+    for (size_t i = mark, j = stack_.size(); i + 1 < j; ++i, --j) {
       std::swap(stack_[i], stack_[j - 1]);
+    }
   }
 
-  bool VisitObjects(const Task& task) {
+  /// Maps a shared lhs object to its rhs object: kEqual when the two were met (and mapped to
+  /// each other) before, kUnequal when either was mapped to another, kWalk when new.
+  __attribute__((noinline)) CellOrder MapShared(const Object* lo, const Object* ro) {
+    auto [lmapped, lnew] = lhs_to_rhs_.Insert(lo, ro);
+    if (!lnew) return *lmapped == ro ? CellOrder::kEqual : CellOrder::kUnequal;
+    auto [rmapped, rnew] = rhs_to_lhs_.Insert(ro, lo);
+    if (!rnew) return *rmapped == lo ? CellOrder::kEqual : CellOrder::kUnequal;
+    return CellOrder::kWalk;
+  }
+
+  __attribute__((always_inline)) bool VisitObjects(const Task& task) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
     // Each object maps to one object of the other side for the whole comparison. Objects
     // with one reference each are met only here (see the top of the file): no entry needed.
-    if (!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_) {
-      auto [lmapped, lnew] = lhs_to_rhs_.Insert(lo, ro);
-      if (!lnew) return *lmapped == ro ? true : Fail(task.path);
-      auto [rmapped, rnew] = rhs_to_lhs_.Insert(ro, lo);
-      if (!rnew) return *rmapped == lo ? true : Fail(task.path);
+    if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
+      switch (MapShared(lo, ro)) {
+        case CellOrder::kEqual:
+          return true;
+        case CellOrder::kUnequal:
+          return Fail(task.path);
+        case CellOrder::kWalk:
+          break;
+      }
     }
     if (lo->type_index() != ro->type_index()) return Fail(task.path);
+    const int32_t type_index = lo->type_index();
+    if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap ||
+                       type_index == kFerryTensor || type_index == kFerryShape)) {
+      return VisitBuiltins(task, lo, ro);
+    }
     const size_t mark = stack_.size();
+    const NodeInfo* info = infos_.Get(lo);
+    return VisitNode(task, lo, ro, info, mark);
+  }
 
+  /// VisitObjects for arrays, maps, tensors and shapes.
+  __attribute__((noinline)) bool VisitBuiltins(const Task& task, const Object* lo,
+                                               const Object* ro) {
+    const size_t mark = stack_.size();
     switch (lo->type_index()) {
       case kFerryArray: {
         const auto* la = static_cast<const ArrayObj*>(lo);
@@ -308,24 +341,34 @@ class SEqualHandler {
         return ls == rs ? true : Fail(task.path);
       }
       default:
-        break;
+        return true;
     }
-    const NodeInfo* info = infos_.Get(lo);
-    if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
+  }
+
+  /// VisitObjects, continued for registered nodes.
+  bool VisitNode(const Task& task, const Object* lo, const Object* ro, const NodeInfo* info,
+                 size_t mark) {
+    if (FERRY_UNLIKELY(info == nullptr || info->sequal_reduce == nullptr)) {
+      return VisitFields(task, lo, ro, info, mark);
+    }
     node_begin_ = lo;
     node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
-    if (info->sequal_reduce != nullptr) {
-      current_lhs_ = lo;
-      current_path_ = task.path;
-      current_define_ = task.define;
-      const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
-      if (!equal) {
-        if (failed_path_ < 0) failed_path_ = task.path;
-        return false;
-      }
-      QueuedFrom(mark);
-      return true;
+    current_lhs_ = lo;
+    current_path_ = task.path;
+    current_define_ = task.define;
+    const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
+    if (!equal) {
+      if (failed_path_ < 0) failed_path_ = task.path;
+      return false;
     }
+    QueuedFrom(mark);
+    return true;
+  }
+
+  /// VisitNode for a node without SEqualReduce: its compared fields, or its identity.
+  __attribute__((noinline)) bool VisitFields(const Task& task, const Object* lo, const Object* ro,
+                                             const NodeInfo* info, size_t mark) {
+    if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
     if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
     for (const FieldInfo& field : info->fields) {
       if (!field.compare) continue;
@@ -508,7 +551,7 @@ class SHashHandler {
   bool MaybeShared(const Object* obj) const { return !obj->unique() || obj == root_; }
 
   /// Hashes values that need no walk: plain values, strings, shapes, visited objects.
-  bool Immediate(const FerryAny* v, uint64_t* out) {
+  __attribute__((always_inline)) bool Immediate(const FerryAny* v, uint64_t* out) {
     const int32_t type_index = v->type_index;
     if (!IsWalked(type_index)) {
       *out = PlainHash(v);
@@ -530,7 +573,7 @@ class SHashHandler {
   }
 
   /// Tensors and shapes hash by content, without a frame.
-  static uint64_t ContentHash(const Object* obj) {
+  __attribute__((noinline)) static uint64_t ContentHash(const Object* obj) {
     if (obj->type_index() == kFerryTensor) {
       return HashCombine(KeyHash(TensorObj::_type_key),
                          details::TensorContentHash(static_cast<const TensorObj*>(obj)));
@@ -626,7 +669,11 @@ class SHashHandler {
     frames_.push_back(frame);
   }
 
-  void AddChild(const FerryAny* cell, bool define) { children_.push_back(Child{*cell, 0, define}); }
+  void AddChild(const FerryAny* cell, bool define) {
+    Child& child = children_.push_uninitialized();
+    child.cell = *cell;
+    child.define = define;
+  }
 
   uint64_t Finish(const Frame& frame) const {
     uint64_t hash = frame.acc;
