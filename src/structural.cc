@@ -71,6 +71,28 @@ inline void CopyCell(FerryAny* dst, const FerryAny* src) {
   dst->v_int64 = src->v_int64;
 }
 
+/// A cell holding `obj` (not null) as an object whose type is read from its header when the
+/// walk reaches it (ReduceObjects / ReduceObject): the walk looks only at v_obj of such cells.
+inline FerryAny UnreadObjectCell(const Object* obj) {
+  FerryAny cell;
+  cell.type_index = kFerryObject;
+  cell.small_len = 0;
+  cell.v_obj = ObjectUnsafe::GetHeader(obj);
+  return cell;
+}
+/// The cell AnyView(ref) makes: None for null, else the object with its type index.
+inline FerryAny CellOfObject(const Object* obj) {
+  if (obj == nullptr) return NoneCell();
+  FerryAny cell;
+  cell.type_index = obj->type_index();
+  cell.small_len = 0;
+  cell.v_obj = ObjectUnsafe::GetHeader(obj);
+  return cell;
+}
+inline const AnyView& AsView(const FerryAny& cell) {
+  return *reinterpret_cast<const AnyView*>(&cell);
+}
+
 inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
 
 /// The field's value as a cell: borrowed when its type allows (no reference count traffic),
@@ -206,6 +228,20 @@ class SEqualHandler {
     return ReduceSlow(order, lhs, rhs, lhs_addr, define);
   }
 
+  bool ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr, bool define) {
+    if (FERRY_LIKELY(lhs != nullptr && rhs != nullptr && !trace_ && lhs_addr >= node_begin_ &&
+                     lhs_addr < node_end_)) {
+      Task& task = stack_.push_uninitialized();
+      task.lhs = UnreadObjectCell(lhs);
+      task.rhs = UnreadObjectCell(rhs);
+      task.define = define;
+      task.path = -1;
+      return true;
+    }
+    const FerryAny l = CellOfObject(lhs), r = CellOfObject(rhs);
+    return Reduce(AsView(l), AsView(r), lhs_addr, define);
+  }
+
   bool FreeVarEqual(const Object* lhs, const Object* rhs) const {
     return lhs == rhs || current_define_ || map_free_vars_;
   }
@@ -322,7 +358,8 @@ class SEqualHandler {
     if (lo->type_index() != ro->type_index()) return Fail(task.path);
     const int32_t type_index = lo->type_index();
     if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap ||
-                       type_index == kFerryTensor || type_index == kFerryShape)) {
+                       type_index == kFerryTensor || type_index == kFerryShape ||
+                       type_index == kFerryString)) {
       return VisitBuiltins(task, lo, ro);
     }
     const size_t mark = stack_.size();
@@ -359,6 +396,10 @@ class SEqualHandler {
         Shape ls = GetRef<Shape>(static_cast<const ShapeObj*>(lo));
         Shape rs = GetRef<Shape>(static_cast<const ShapeObj*>(ro));
         return ls == rs ? true : Fail(task.path);
+      }
+      case kFerryString: {  // from an object field of a reducer (ReduceObjects): by content
+        const FerryAny l = CellOfObject(lo), r = CellOfObject(ro);
+        return CompareCells(&l, &r) == CellOrder::kEqual ? true : Fail(task.path);
       }
       default:
         return true;
@@ -503,6 +544,21 @@ class SHashHandler {
     }
     AddChild(cell, define);
   }
+  void ReduceObject(const Object* value, const void* addr, bool define) {
+    if (FERRY_UNLIKELY(value == nullptr)) {
+      const FerryAny none = NoneCell();
+      acc_ = HashCombine(acc_, PlainHash(&none));
+      return;
+    }
+    if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
+      const FerryAny cell = CellOfObject(value);
+      KeepAlive(AsView(cell));
+    }
+    Child& child = children_.push_uninitialized();
+    child.cell = UnreadObjectCell(value);
+    child.define = define;
+  }
+
   void FreeVarHash(const Object* var) {
     const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
                                                             : Mix(reinterpret_cast<uint64_t>(var));
@@ -585,15 +641,22 @@ class SHashHandler {
         return true;
       }
     }
-    if (FERRY_UNLIKELY(type_index == kFerryTensor || type_index == kFerryShape)) {
+    // The cell's index may be kFerryObject (ReduceObject): the header has the type.
+    const int32_t object_index = obj->type_index();
+    if (FERRY_UNLIKELY(object_index == kFerryTensor || object_index == kFerryShape ||
+                       object_index == kFerryString)) {
       *out = ContentHash(obj);
       return true;
     }
     return false;
   }
 
-  /// Tensors and shapes hash by content, without a frame.
+  /// Strings, tensors and shapes hash by content, without a frame.
   __attribute__((noinline)) static uint64_t ContentHash(const Object* obj) {
+    if (obj->type_index() == kFerryString) {  // as AnyHash hashes a string
+      const FerryAny cell = CellOfObject(obj);
+      return AnyHash(&cell);
+    }
     if (obj->type_index() == kFerryTensor) {
       return HashCombine(KeyHash(TensorObj::_type_key),
                          details::TensorContentHash(static_cast<const TensorObj*>(obj)));
@@ -730,6 +793,10 @@ bool SEqualReducer::Reduce(const AnyView& lhs, const AnyView& rhs, const void* l
                            bool define) const {
   return handler_->Reduce(lhs, rhs, lhs_addr, define);
 }
+bool SEqualReducer::ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr,
+                                  bool define) const {
+  return handler_->ReduceObjects(lhs, rhs, lhs_addr, define);
+}
 bool SEqualReducer::FreeVarEqualImpl(const Object* lhs, const Object* rhs) const {
   return handler_->FreeVarEqual(lhs, rhs);
 }
@@ -740,6 +807,9 @@ void SHashReducer::Reduce(const AnyView& value, bool define) const {
 }
 void SHashReducer::Reduce(const AnyView& value, const void* addr, bool define) const {
   handler_->Reduce(value, addr, define);
+}
+void SHashReducer::ReduceObject(const Object* value, const void* addr, bool define) const {
+  handler_->ReduceObject(value, addr, define);
 }
 void SHashReducer::FreeVarHashImpl(const Object* var) const { handler_->FreeVarHash(var); }
 void SHashReducer::SHashReduceHashedValue(uint64_t hash) const { handler_->HashedValue(hash); }
