@@ -343,6 +343,13 @@ class SEqualHandler {
   __attribute__((always_inline)) bool VisitObjects(const Task& task) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
+    const int32_t type_index = lo->type_index();
+    // A String from an object field of a reducer (ReduceObjects): by content, and never in the
+    // tables below, as a string that came in a cell.
+    if (FERRY_UNLIKELY(type_index == kFerryString || ro->type_index() == kFerryString)) {
+      const FerryAny l = CellOfObject(lo), r = CellOfObject(ro);
+      return CompareCells(&l, &r) == CellOrder::kEqual ? true : Fail(task.path);
+    }
     // Each object maps to one object of the other side for the whole comparison. Objects
     // with one reference each are met only here (see the top of the file): no entry needed.
     if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
@@ -355,11 +362,9 @@ class SEqualHandler {
           break;
       }
     }
-    if (lo->type_index() != ro->type_index()) return Fail(task.path);
-    const int32_t type_index = lo->type_index();
+    if (type_index != ro->type_index()) return Fail(task.path);
     if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap ||
-                       type_index == kFerryTensor || type_index == kFerryShape ||
-                       type_index == kFerryString)) {
+                       type_index == kFerryTensor || type_index == kFerryShape)) {
       return VisitBuiltins(task, lo, ro);
     }
     const size_t mark = stack_.size();
@@ -396,10 +401,6 @@ class SEqualHandler {
         Shape ls = GetRef<Shape>(static_cast<const ShapeObj*>(lo));
         Shape rs = GetRef<Shape>(static_cast<const ShapeObj*>(ro));
         return ls == rs ? true : Fail(task.path);
-      }
-      case kFerryString: {  // from an object field of a reducer (ReduceObjects): by content
-        const FerryAny l = CellOfObject(lo), r = CellOfObject(ro);
-        return CompareCells(&l, &r) == CellOrder::kEqual ? true : Fail(task.path);
       }
       default:
         return true;

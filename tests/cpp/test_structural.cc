@@ -103,6 +103,14 @@ TEST(Structural, ObjectFieldsOfReducersKeepTheirMeaning) {
             "root.label");
   // A String field against one that holds the same text.
   EXPECT_EQ(Hash(Box(String("abc"))), Hash(Box(String(std::string("ab") + "c"))));
+  // Strings never take part in the one-to-one mapping of shared objects: one shared string
+  // equals two others of the same text.
+  String shared("abc"), other1("abc"), other2("abc");
+  const Array<ObjectRef> lhs{Box(shared), Box(shared)}, rhs{Box(other1), Box(other2)};
+  EXPECT_TRUE(Equal(lhs, rhs));
+  EXPECT_TRUE(Equal(rhs, lhs));
+  EXPECT_EQ(Hash(lhs), Hash(rhs));
+  EXPECT_TRUE(Equal(Array<ObjectRef>{shared, shared}, Array<ObjectRef>{other1, other2}));
 }
 
 TEST(Structural, NodesCompareByTheirReducers) {
