@@ -7,7 +7,8 @@ by name: BM_Ferry_X is compared with BM_Floor_X from the same run.
     python3 bench/report.py --callgrind N annotate.txt [order.txt]
         instructions per operation from `callgrind_annotate --inclusive=yes --threshold=100`
         of callgrind_ops run with N iterations: the inclusive count of Loop<Op> divided by N;
-        order.txt (what callgrind_ops printed) lists the operations in program order
+        order.txt (what callgrind_ops printed) lists the operations in program order. A line
+        "Op K" there (callgrind_walks: K nodes per operation) divides Op's count by K as well
 """
 
 import json
@@ -73,8 +74,14 @@ def report_callgrind(n, path, order_path=None):
             if m:
                 counts[m.group(2)] = int(m.group(1).replace(",", "")) / n
     if order_path:
+        order = []
         with open(order_path) as f:
-            order = [line.strip() for line in f if line.strip() in counts]
+            for line in f:
+                words = line.split()
+                if words and words[0] in counts:
+                    order.append(words[0])
+                    if len(words) == 2:
+                        counts[words[0]] /= int(words[1])
         counts = {op: counts[op] for op in order}
     print("| operation | Ferry Ir/op | floor Ir/op | ratio |")
     print("|---|---|---|---|")

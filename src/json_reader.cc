@@ -2,7 +2,8 @@
 /// The JSON reader (json_reader_internal.h): text in, a tape of JNodes out, every syntax error
 /// with its line and column. It knows nothing of objects; json.cc reads the tape.
 #include <charconv>  // from_chars: locale-free numbers
-#include <cstring>   // strlen
+#include <cstring>   // strlen, memcpy
+#include <optional>  // the key set of a large object
 #include <string>
 #include <string_view>
 #include <unordered_set>  // the keys of a large object
@@ -174,7 +175,7 @@ void JsonReader::ParseValue(int depth, bool stream) {
         // Duplicate keys: the members so far are searched in place up to kLinearKeys of
         // them, then through a set (a hostile object of 1e5 keys took 17 s to check).
         constexpr uint64_t kLinearKeys = 16;
-        std::unordered_set<std::string_view> seen;
+        std::optional<std::unordered_set<std::string_view>> seen;  // made when needed
         do {
           SkipSpace();
           const size_t key_pos = pos_;
@@ -187,12 +188,13 @@ void JsonReader::ParseValue(int depth, bool stream) {
             tape_[at].size = count;  // Find looks at the members so far
             duplicate = Find(at, name) != 0;
           } else {
-            if (seen.empty()) {
+            if (!seen) {
+              seen.emplace();
               for (size_t k = at + 1, m = 0; m < count; ++m, k = Next(k + 1)) {
-                seen.insert(tape_[k].str());
+                seen->insert(tape_[k].str());
               }
             }
-            duplicate = !seen.insert(name).second;
+            duplicate = !seen->insert(name).second;
           }
           if (duplicate) FailAt(key_pos, "duplicate key \"" + QuoteText(name) + "\"");
           Expect(':');
@@ -252,6 +254,12 @@ void JsonReader::ParseNumber() {
   const char* first = text_.data() + start;
   const char* last = text_.data() + pos_;
   JNode& v = tape_[at];
+  if (!is_float && int_digits <= 18) {  // fits: no overflow check, no from_chars
+    int64_t value = 0;
+    for (const char* d = text_.data() + int_start; d != last; ++d) value = value * 10 + (*d - '0');
+    v.i = *first == '-' ? -value : value;
+    return;
+  }
   std::from_chars_result r;
   if (is_float) {
     v.kind = JNode::kFloat;
@@ -265,14 +273,48 @@ void JsonReader::ParseNumber() {
   }
 }
 
+void JsonReader::SkipPlain() {
+  const char* p = text_.data() + pos_;
+  const char* const end = text_.data() + text_.size();
+  // Most strings of a document (keys, type keys) are short: the first bytes one at a time.
+  for (const char* const first = end - p > 8 ? p + 8 : end; p != first; ++p) {
+    if (!kPlain.is[static_cast<unsigned char>(*p)]) {
+      pos_ = static_cast<size_t>(p - text_.data());
+      return;
+    }
+  }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // Eight bytes per step (SWAR): a flag at the top bit of each byte that is a quote, a
+  // backslash, a control character or not ASCII. Each test may also flag a byte above the
+  // first real match (a borrow carries upward), never one below it, so the lowest flag is the
+  // first byte that ends the run; on a little-endian machine it is the lowest set bit.
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t quote = w ^ (kOnes * '"'), backslash = w ^ (kOnes * '\\');
+    const uint64_t stop = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
+                          ((backslash - kOnes) & ~backslash) | w;
+    const uint64_t flags = stop & kHigh;
+    if (flags != 0) {
+      pos_ = static_cast<size_t>(p - text_.data()) + (__builtin_ctzll(flags) >> 3);
+      return;
+    }
+    p += 8;
+  }
+#endif
+  while (p != end && kPlain.is[static_cast<unsigned char>(*p)]) ++p;
+  pos_ = static_cast<size_t>(p - text_.data());
+}
+
 std::string_view JsonReader::ParseString() {
   ++pos_;  // the opening quote
   const size_t begin = pos_;
   std::string* out = nullptr;  // set at the first escape
   while (true) {
-    // Most of a document is plain ASCII in strings: skip it a byte per table look-up.
+    // Most of a document is plain ASCII in strings: skip it eight bytes a step.
     const size_t run = pos_;
-    SkipRun(kPlain);
+    SkipPlain();
     if (out != nullptr) out->append(text_.data() + run, pos_ - run);
     if (pos_ >= text_.size()) Fail("unterminated string");
     const auto c = static_cast<unsigned char>(text_[pos_]);

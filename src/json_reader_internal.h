@@ -104,6 +104,8 @@ class JsonReader {
   /// reader's hottest, and through the members it reloads text_ and pos_ every byte.
   inline void SkipRun(const ByteTable& table);
   inline void SkipSpace();
+  /// Skips the bytes of a string that stand for themselves (SkipRun(kPlain), faster).
+  void SkipPlain();
   inline bool Peek(char c);
   inline void Expect(char c);
   void ExpectWord(const char* word);

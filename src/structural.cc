@@ -11,9 +11,11 @@
 /// reducer visits the same field twice: that field is then walked twice, with the same result.
 /// The root counts as shared: the caller may only borrow it, so a cycle back to it can leave its
 /// count at one.
-#include <algorithm>   // std::reverse
-#include <functional>  // std::hash
-#include <sstream>     // mismatch paths
+#include <cstdlib>      // PodStack storage
+#include <functional>   // std::hash
+#include <new>          // std::bad_alloc
+#include <sstream>      // mismatch paths
+#include <type_traits>  // PodStack
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
@@ -33,25 +35,65 @@ inline uint64_t HashCombine(uint64_t seed, uint64_t value) {
 /// What comparing two cells without walking gives.
 enum class CellOrder { kUnequal, kEqual, kWalk };
 
-inline CellOrder CompareCells(const FerryAny* a, const FerryAny* b) {
+/// Whether a walk looks into the value: objects other than strings. Strings (in any form) and
+/// plain values compare and hash by value.
+inline bool IsWalked(int32_t type_index) {
+  return IsObjectIndex(type_index) && type_index != kFerryString;
+}
+
+/// CompareCells for everything but two walked objects and two ints.
+__attribute__((noinline)) CellOrder CompareOtherCells(const FerryAny* a, const FerryAny* b) {
   std::string_view ta, tb;
   const bool sa = AnyToStringView(a, &ta), sb = AnyToStringView(b, &tb);
   if (sa || sb) return sa && sb && ta == tb ? CellOrder::kEqual : CellOrder::kUnequal;
   const bool oa = IsObjectIndex(a->type_index), ob = IsObjectIndex(b->type_index);
   if (!oa || !ob) return !oa && !ob && AnyEqual(a, b) ? CellOrder::kEqual : CellOrder::kUnequal;
-  // Even one object on both sides is walked: a variable inside it may be mapped to another.
   return CellOrder::kWalk;
 }
 
-inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
-
-/// Whether `addr` lies inside the node `obj` of type `info`: a member lives as long as the
-/// node (which the walk holds), anything else may be a temporary of the reducer.
-inline bool IsMember(const void* addr, const Object* obj, const NodeInfo* info) {
-  const char* at = static_cast<const char*>(addr);
-  const char* base = reinterpret_cast<const char*>(obj);
-  return at >= base && at < base + info->object_size;
+inline CellOrder CompareCells(const FerryAny* a, const FerryAny* b) {
+  const int32_t ia = a->type_index, ib = b->type_index;
+  // Even one object on both sides is walked: a variable inside it may be mapped to another.
+  if (FERRY_LIKELY(IsWalked(ia) && IsWalked(ib))) return CellOrder::kWalk;
+  if (ia == kFerryInt && ib == kFerryInt) {
+    return a->v_int64 == b->v_int64 ? CellOrder::kEqual : CellOrder::kUnequal;
+  }
+  return CompareOtherCells(a, b);
 }
+
+/// Copies a cell field by field. A reducer builds its AnyView on the stack with a store per
+/// field, and the walk copies the cell right after: a 16-byte load across those stores cannot
+/// be forwarded from the store buffer and waits for them to reach the cache (about a dozen
+/// cycles, for each field a reducer queues). Loads of the same width as the stores forward.
+inline void CopyCell(FerryAny* dst, const FerryAny* src) {
+  dst->type_index = src->type_index;
+  dst->small_len = src->small_len;
+  dst->v_int64 = src->v_int64;
+}
+
+/// A cell holding `obj` (not null) as an object whose type is read from its header when the
+/// walk reaches it (ReduceObjects / ReduceObject): the walk looks only at v_obj of such cells.
+inline FerryAny UnreadObjectCell(const Object* obj) {
+  FerryAny cell;
+  cell.type_index = kFerryObject;
+  cell.small_len = 0;
+  cell.v_obj = ObjectUnsafe::GetHeader(obj);
+  return cell;
+}
+/// The cell AnyView(ref) makes: None for null, else the object with its type index.
+inline FerryAny CellOfObject(const Object* obj) {
+  if (obj == nullptr) return NoneCell();
+  FerryAny cell;
+  cell.type_index = obj->type_index();
+  cell.small_len = 0;
+  cell.v_obj = ObjectUnsafe::GetHeader(obj);
+  return cell;
+}
+inline const AnyView& AsView(const FerryAny& cell) {
+  return *reinterpret_cast<const AnyView*>(&cell);
+}
+
+inline const Object* ObjectOf(const FerryAny* v) { return ObjectUnsafe::FromHeader(v->v_obj); }
 
 /// The field's value as a cell: borrowed when its type allows (no reference count traffic),
 /// else boxed in `*box`. An object in a boxed value is held by the node too.
@@ -62,6 +104,65 @@ inline const FerryAny* FieldCell(const FieldInfo& field, const Object* obj, Ferr
   *box = field.type->get(addr);
   return box->raw();
 }
+
+/// A stack of trivially copyable entries: push, pop, truncate and index without the checks and
+/// the element-wise resize of std::vector (the walks do one of each per object).
+template <typename T>
+class PodStack {
+ public:
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  PodStack() = default;
+  PodStack(const PodStack&) = delete;
+  PodStack& operator=(const PodStack&) = delete;
+  ~PodStack() { std::free(data_); }
+
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T& back() { return data_[size_ - 1]; }
+  void push_back(const T& value) { push_uninitialized() = value; }
+  /// A new entry at the top, for the caller to fill in.
+  T& push_uninitialized() {
+    if (FERRY_UNLIKELY(size_ == capacity_)) Grow();
+    return data_[size_++];
+  }
+  void pop_back() { --size_; }
+  void truncate(size_t size) { size_ = size; }
+
+ private:
+  void Grow() {
+    const size_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
+    T* data = static_cast<T*>(std::realloc(static_cast<void*>(data_), capacity * sizeof(T)));
+    if (data == nullptr) throw std::bad_alloc();
+    data_ = data;
+    capacity_ = capacity;
+  }
+  T* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+/// GetNodeInfo by type index, remembered for the walk: a node type met once is looked up
+/// once, not at every node (the registry's lookup is a call into another file and an atomic
+/// load). Direct-mapped; a miss asks the registry. NodeInfo records are never freed.
+class NodeInfoCache {
+ public:
+  const NodeInfo* Get(const Object* obj) {
+    const int32_t type_index = obj->type_index();
+    Entry& entry = entries_[static_cast<uint32_t>(type_index) % kEntries];
+    if (entry.type_index != type_index) entry = Entry{type_index, GetNodeInfo(obj)};
+    return entry.info;
+  }
+
+ private:
+  static constexpr uint32_t kEntries = 16;
+  struct Entry {
+    int32_t type_index = -1;
+    const NodeInfo* info = nullptr;
+  };
+  Entry entries_[kEntries];
+};
 
 const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {
   if (info == nullptr) return nullptr;
@@ -94,7 +195,8 @@ class SEqualHandler {
         stack_.push_back(root);
     }
     while (!stack_.empty()) {
-      Task task = stack_.back();
+      Task task;
+      CopyTask(&task, stack_.back());
       stack_.pop_back();
       if (!VisitObjects(task)) return false;
     }
@@ -111,23 +213,33 @@ class SEqualHandler {
   }
 
   bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr, bool define) {
-    const bool member = IsMember(lhs_addr, current_lhs_, current_info_);
     const CellOrder order = CompareCells(lhs.raw(), rhs.raw());
     if (order == CellOrder::kEqual) return true;
-    const int32_t path =
-        trace_ ? AddPath(current_path_, member ? PathStep::kField : PathStep::kUnknown,
-                         static_cast<size_t>(static_cast<const char*>(lhs_addr) -
-                                             reinterpret_cast<const char*>(current_lhs_)),
-                         current_lhs_)
-               : -1;
-    if (order == CellOrder::kUnequal) return Fail(path);
-    if (!member) {
-      // Maybe a temporary: keep its objects alive until the walk reaches them.
-      keep_alive_.emplace_back(lhs);
-      keep_alive_.emplace_back(rhs);
+    // The common case inline: two objects in members of the node, no path kept.
+    if (FERRY_LIKELY(order == CellOrder::kWalk && !trace_ && lhs_addr >= node_begin_ &&
+                     lhs_addr < node_end_)) {
+      Task& task = stack_.push_uninitialized();
+      CopyCell(&task.lhs, lhs.raw());
+      CopyCell(&task.rhs, rhs.raw());
+      task.define = define;
+      task.path = -1;
+      return true;
     }
-    stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, path});
-    return true;
+    return ReduceSlow(order, lhs, rhs, lhs_addr, define);
+  }
+
+  bool ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr, bool define) {
+    if (FERRY_LIKELY(lhs != nullptr && rhs != nullptr && !trace_ && lhs_addr >= node_begin_ &&
+                     lhs_addr < node_end_)) {
+      Task& task = stack_.push_uninitialized();
+      task.lhs = UnreadObjectCell(lhs);
+      task.rhs = UnreadObjectCell(rhs);
+      task.define = define;
+      task.path = -1;
+      return true;
+    }
+    const FerryAny l = CellOfObject(lhs), r = CellOfObject(rhs);
+    return Reduce(AsView(l), AsView(r), lhs_addr, define);
   }
 
   bool FreeVarEqual(const Object* lhs, const Object* rhs) const {
@@ -141,6 +253,13 @@ class SEqualHandler {
     bool define;
     int32_t path;
   };
+  /// Field by field, as CopyCell (a task is written so, and read back soon after).
+  static void CopyTask(Task* dst, const Task& src) {
+    CopyCell(&dst->lhs, &src.lhs);
+    CopyCell(&dst->rhs, &src.rhs);
+    dst->define = src.define;
+    dst->path = src.path;
+  }
   struct PathStep {
     enum Kind { kRoot, kField, kIndex, kMapKey, kUnknown };
     int32_t parent;
@@ -181,26 +300,82 @@ class SEqualHandler {
     }
   }
 
+  __attribute__((noinline)) bool ReduceSlow(CellOrder order, const AnyView& lhs, const AnyView& rhs,
+                                            const void* lhs_addr, bool define) {
+    const bool member = lhs_addr >= node_begin_ && lhs_addr < node_end_;
+    const int32_t path =
+        trace_ ? AddPath(current_path_, member ? PathStep::kField : PathStep::kUnknown,
+                         static_cast<size_t>(static_cast<const char*>(lhs_addr) -
+                                             reinterpret_cast<const char*>(current_lhs_)),
+                         current_lhs_)
+               : -1;
+    if (order == CellOrder::kUnequal) return Fail(path);
+    if (!member) {
+      // Maybe a temporary: keep its objects alive until the walk reaches them.
+      keep_alive_.emplace_back(lhs);
+      keep_alive_.emplace_back(rhs);
+    }
+    stack_.push_back(Task{*lhs.raw(), *rhs.raw(), define, path});
+    return true;
+  }
+
   /// Children are pushed in field order; reversing them makes the first one run next, so
   /// the first mismatch found is the first in field order.
   void QueuedFrom(size_t mark) {
-    std::reverse(stack_.begin() + static_cast<ptrdiff_t>(mark), stack_.end());
+    for (size_t i = mark, j = stack_.size(); i + 1 < j; ++i, --j) {
+      Task t;
+      CopyTask(&t, stack_[i]);
+      CopyTask(&stack_[i], stack_[j - 1]);
+      CopyTask(&stack_[j - 1], t);
+    }
   }
 
-  bool VisitObjects(const Task& task) {
+  /// Maps a shared lhs object to its rhs object: kEqual when the two were met (and mapped to
+  /// each other) before, kUnequal when either was mapped to another, kWalk when new.
+  __attribute__((noinline)) CellOrder MapShared(const Object* lo, const Object* ro) {
+    auto [lmapped, lnew] = lhs_to_rhs_.Insert(lo, ro);
+    if (!lnew) return *lmapped == ro ? CellOrder::kEqual : CellOrder::kUnequal;
+    auto [rmapped, rnew] = rhs_to_lhs_.Insert(ro, lo);
+    if (!rnew) return *rmapped == lo ? CellOrder::kEqual : CellOrder::kUnequal;
+    return CellOrder::kWalk;
+  }
+
+  __attribute__((always_inline)) bool VisitObjects(const Task& task) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
+    const int32_t type_index = lo->type_index();
+    // A String from an object field of a reducer (ReduceObjects): by content, and never in the
+    // tables below, as a string that came in a cell.
+    if (FERRY_UNLIKELY(type_index == kFerryString || ro->type_index() == kFerryString)) {
+      const FerryAny l = CellOfObject(lo), r = CellOfObject(ro);
+      return CompareCells(&l, &r) == CellOrder::kEqual ? true : Fail(task.path);
+    }
     // Each object maps to one object of the other side for the whole comparison. Objects
     // with one reference each are met only here (see the top of the file): no entry needed.
-    if (!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_) {
-      auto [lmapped, lnew] = lhs_to_rhs_.Insert(lo, ro);
-      if (!lnew) return *lmapped == ro ? true : Fail(task.path);
-      auto [rmapped, rnew] = rhs_to_lhs_.Insert(ro, lo);
-      if (!rnew) return *rmapped == lo ? true : Fail(task.path);
+    if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
+      switch (MapShared(lo, ro)) {
+        case CellOrder::kEqual:
+          return true;
+        case CellOrder::kUnequal:
+          return Fail(task.path);
+        case CellOrder::kWalk:
+          break;
+      }
     }
-    if (lo->type_index() != ro->type_index()) return Fail(task.path);
+    if (type_index != ro->type_index()) return Fail(task.path);
+    if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap ||
+                       type_index == kFerryTensor || type_index == kFerryShape)) {
+      return VisitBuiltins(task, lo, ro);
+    }
     const size_t mark = stack_.size();
+    const NodeInfo* info = infos_.Get(lo);
+    return VisitNode(task, lo, ro, info, mark);
+  }
 
+  /// VisitObjects for arrays, maps, tensors and shapes.
+  __attribute__((noinline)) bool VisitBuiltins(const Task& task, const Object* lo,
+                                               const Object* ro) {
+    const size_t mark = stack_.size();
     switch (lo->type_index()) {
       case kFerryArray: {
         const auto* la = static_cast<const ArrayObj*>(lo);
@@ -228,23 +403,34 @@ class SEqualHandler {
         return ls == rs ? true : Fail(task.path);
       }
       default:
-        break;
+        return true;
     }
-    const NodeInfo* info = GetNodeInfo(lo);
+  }
+
+  /// VisitObjects, continued for registered nodes.
+  bool VisitNode(const Task& task, const Object* lo, const Object* ro, const NodeInfo* info,
+                 size_t mark) {
+    if (FERRY_UNLIKELY(info == nullptr || info->sequal_reduce == nullptr)) {
+      return VisitFields(task, lo, ro, info, mark);
+    }
+    node_begin_ = lo;
+    node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
+    current_lhs_ = lo;
+    current_path_ = task.path;
+    current_define_ = task.define;
+    const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
+    if (!equal) {
+      if (failed_path_ < 0) failed_path_ = task.path;
+      return false;
+    }
+    QueuedFrom(mark);
+    return true;
+  }
+
+  /// VisitNode for a node without SEqualReduce: its compared fields, or its identity.
+  __attribute__((noinline)) bool VisitFields(const Task& task, const Object* lo, const Object* ro,
+                                             const NodeInfo* info, size_t mark) {
     if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
-    if (info->sequal_reduce != nullptr) {
-      current_info_ = info;
-      current_lhs_ = lo;
-      current_path_ = task.path;
-      current_define_ = task.define;
-      const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
-      if (!equal) {
-        if (failed_path_ < 0) failed_path_ = task.path;
-        return false;
-      }
-      QueuedFrom(mark);
-      return true;
-    }
     if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
     for (const FieldInfo& field : info->fields) {
       if (!field.compare) continue;
@@ -298,7 +484,7 @@ class SEqualHandler {
 
   const bool map_free_vars_;
   const bool trace_;
-  std::vector<Task> stack_;
+  PodStack<Task> stack_;
   std::vector<Any> keep_alive_;
   std::vector<PathStep> paths_;
   int32_t failed_path_ = -1;
@@ -306,9 +492,11 @@ class SEqualHandler {
   PointerMap<const Object*> rhs_to_lhs_;
   const Object* lhs_root_ = nullptr;
   const Object* rhs_root_ = nullptr;
-  // The node whose SEqualReduce is running.
-  const NodeInfo* current_info_ = nullptr;
+  NodeInfoCache infos_;
+  // The node whose SEqualReduce is running, and where its members lie.
   const Object* current_lhs_ = nullptr;
+  const void* node_begin_ = nullptr;
+  const void* node_end_ = nullptr;
   int32_t current_path_ = -1;
   bool current_define_ = false;
 };
@@ -323,21 +511,20 @@ class SHashHandler {
   uint64_t Run(const AnyView& value) {
     if (Immediate(value.raw(), &result_)) return result_;
     root_ = ObjectOf(value.raw());
-    Enter(value.raw(), false, kRootSlot);
+    Enter(ObjectOf(value.raw()), false, kRootSlot);
     while (!frames_.empty()) {
       Frame& frame = frames_.back();
       if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
       if (frame.next < frame.end) {
         const size_t i = frame.next++;
-        const Child child = children_[i];
-        if (!Immediate(&child.cell, &hashes_[i])) Enter(&child.cell, child.define, i);
+        Child& child = children_[i];
+        if (!Immediate(&child.cell, &child.hash)) Enter(ObjectOf(&child.cell), child.define, i);
         continue;
       }
       const uint64_t hash = Finish(frame);
-      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
       const size_t slot = frame.slot;
-      children_.resize(frame.begin);
-      hashes_.resize(frame.begin);
+      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
+      children_.truncate(frame.begin);
       frames_.pop_back();
       Slot(slot) = hash;
     }
@@ -346,36 +533,56 @@ class SHashHandler {
 
   /// `addr` is where the value lives, or nullptr when unknown.
   void Reduce(const AnyView& value, const void* addr, bool define) {
-    uint64_t hash;
-    if (Immediate(value.raw(), &hash)) {
-      current_->acc = HashCombine(current_->acc, hash);
+    const FerryAny* cell = value.raw();
+    if (!IsWalked(cell->type_index)) {
+      acc_ = HashCombine(acc_, PlainHash(cell));
       return;
     }
-    if (addr == nullptr || !IsMember(addr, current_->obj, current_info_)) {
-      keep_alive_.emplace_back(value);  // maybe a temporary
+    // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
+    // visit instead of two, and no early load of its header.
+    if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
+      KeepAlive(value);
     }
-    AddChild(value.raw(), define);
+    AddChild(cell, define);
   }
+  void ReduceObject(const Object* value, const void* addr, bool define) {
+    if (FERRY_UNLIKELY(value == nullptr)) {
+      const FerryAny none = NoneCell();
+      acc_ = HashCombine(acc_, PlainHash(&none));
+      return;
+    }
+    if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
+      const FerryAny cell = CellOfObject(value);
+      KeepAlive(AsView(cell));
+    }
+    Child& child = children_.push_uninitialized();
+    child.cell = UnreadObjectCell(value);
+    child.define = define;
+  }
+
   void FreeVarHash(const Object* var) {
     const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
                                                             : Mix(reinterpret_cast<uint64_t>(var));
-    current_->acc = HashCombine(current_->acc, hash);
+    acc_ = HashCombine(acc_, hash);
   }
-  void HashedValue(uint64_t hash) { current_->acc = HashCombine(current_->acc, hash); }
+  void HashedValue(uint64_t hash) { acc_ = HashCombine(acc_, hash); }
   bool map_free_vars() const { return map_free_vars_; }
 
  private:
+  /// A value waiting for the walk; `hash` is its hash once known.
   struct Child {
     FerryAny cell;
+    uint64_t hash;
     bool define;
   };
+  /// An object whose children are being walked.
   struct Frame {
     const Object* obj;
-    uint64_t acc;
-    size_t begin, end, next;
+    uint64_t acc;               // its own part of the hash, before the children's
+    size_t begin, end, next;    // its children: children_[begin, end)
+    size_t slot;                // where the hash goes: an index into children_, or kRootSlot
     bool commutative;           // a map: entries in any order hash alike
     bool memo;                  // shared: has an entry in memo_
-    size_t slot;                // where the hash goes: an index into hashes_, or kRootSlot
     uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
     uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
@@ -384,7 +591,20 @@ class SHashHandler {
     bool done;  // false while the object's frame is open
   };
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
-  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : hashes_[slot]; }
+  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : children_[slot].hash; }
+
+  /// Holds a value that may be a temporary of the reducer until the walk reaches it.
+  __attribute__((noinline)) void KeepAlive(const AnyView& value) {
+    keep_alive_.emplace_back(value);
+  }
+
+  /// AnyHash, with the most common case (an int) without the call.
+  static uint64_t PlainHash(const FerryAny* v) {
+    if (v->type_index == kFerryInt) {
+      return Mix(static_cast<uint64_t>(v->v_int64) ^ (uint64_t{kFerryInt} << 56));
+    }
+    return AnyHash(v);
+  }
 
   /// Between the entries of a map (and after the last): each entry numbers the variables it
   /// defines from the same start, so the hash does not depend on the order of the entries, as
@@ -408,55 +628,117 @@ class SHashHandler {
   bool MaybeShared(const Object* obj) const { return !obj->unique() || obj == root_; }
 
   /// Hashes values that need no walk: plain values, strings, shapes, visited objects.
-  bool Immediate(const FerryAny* v, uint64_t* out) {
-    std::string_view text;
-    if (AnyToStringView(v, &text) || !IsObjectIndex(v->type_index)) {
-      *out = AnyHash(v);
+  __attribute__((always_inline)) bool Immediate(const FerryAny* v, uint64_t* out) {
+    const int32_t type_index = v->type_index;
+    if (!IsWalked(type_index)) {
+      *out = PlainHash(v);
       return true;
     }
     const Object* obj = ObjectOf(v);
-    if (MaybeShared(obj)) {  // only shared objects are memoized (see the top of the file)
+    if (FERRY_UNLIKELY(MaybeShared(obj))) {  // only shared objects are memoized (file top)
       const Memo* memo = memo_.Find(obj);
       if (memo != nullptr && memo->done) {
         *out = memo->hash;
         return true;
       }
     }
-    if (obj->type_index() == kFerryTensor) {
-      *out = HashCombine(KeyHash(TensorObj::_type_key),
-                         details::TensorContentHash(static_cast<const TensorObj*>(obj)));
-      return true;
-    }
-    if (obj->type_index() == kFerryShape) {
-      const auto* shape = static_cast<const ShapeObj*>(obj);
-      uint64_t h = KeyHash(ShapeObj::_type_key);
-      for (uint64_t i = 0; i < shape->size; ++i) {
-        h = HashCombine(h, Mix(static_cast<uint64_t>(shape->data[i])));
-      }
-      *out = h;
+    // The cell's index may be kFerryObject (ReduceObject): the header has the type.
+    const int32_t object_index = obj->type_index();
+    if (FERRY_UNLIKELY(object_index == kFerryTensor || object_index == kFerryShape ||
+                       object_index == kFerryString)) {
+      *out = ContentHash(obj);
       return true;
     }
     return false;
   }
 
-  /// Starts the frame of `v`'s object; its hash lands in Slot(slot) when the frame finishes.
-  void Enter(const FerryAny* v, bool define, size_t slot) {
-    const Object* obj = ObjectOf(v);
+  /// Strings, tensors and shapes hash by content, without a frame.
+  __attribute__((noinline)) static uint64_t ContentHash(const Object* obj) {
+    if (obj->type_index() == kFerryString) {  // as AnyHash hashes a string
+      const FerryAny cell = CellOfObject(obj);
+      return AnyHash(&cell);
+    }
+    if (obj->type_index() == kFerryTensor) {
+      return HashCombine(KeyHash(TensorObj::_type_key),
+                         details::TensorContentHash(static_cast<const TensorObj*>(obj)));
+    }
+    const auto* shape = static_cast<const ShapeObj*>(obj);
+    uint64_t h = KeyHash(ShapeObj::_type_key);
+    for (uint64_t i = 0; i < shape->size; ++i) {
+      h = HashCombine(h, Mix(static_cast<uint64_t>(shape->data[i])));
+    }
+    return h;
+  }
+
+  /// Hashes `obj`'s own part and queues its children; its hash lands in Slot(slot) when they
+  /// are done, or here at once when it has none (a frame is opened only for an object with
+  /// children).
+  void Enter(const Object* obj, bool define, size_t slot) {
     const bool memo = MaybeShared(obj);
     // Immediate() found no finished entry, so an entry here is an open frame: a cycle. Hash
     // the object by its type alone.
-    if (memo && !memo_.Insert(obj, Memo{0, false}).second) {
+    if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
       Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
       return;
     }
-    frames_.push_back(Frame{obj, 0, children_.size(), 0, 0, false, memo, slot});
-    Frame& frame = frames_.back();
-    current_ = &frame;
-    if (const auto* array = obj->as<ArrayObj>()) {
+    const size_t begin = children_.size();
+    const int32_t type_index = obj->type_index();
+    if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap)) {
+      EnterContainer(obj, define, slot, memo, begin);
+      return;
+    }
+    const NodeInfo* info = infos_.Get(obj);
+    if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
+      acc_ = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      current_define_ = define;
+      node_begin_ = obj;
+      node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
+      info->shash_reduce(obj, SHashReducer(this));
+    } else {
+      ReduceWithoutReducer(obj, info);
+    }
+    if (children_.size() == begin) {  // a leaf: done
+      if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{acc_, true};
+      Slot(slot) = acc_;
+      return;
+    }
+    frames_.push_back(Frame{obj, acc_, begin, children_.size(), begin, slot, false, memo});
+  }
+
+  /// Enter for a node without SHashReduce: all its compared fields, or its identity.
+  void ReduceWithoutReducer(const Object* obj, const NodeInfo* info) {
+    if (info == nullptr) {
+      acc_ = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
+      return;
+    }
+    acc_ = info->type_key_hash;
+    if (!info->sequal_by_fields) {
+      acc_ = HashCombine(acc_, Mix(reinterpret_cast<uint64_t>(obj)));
+      return;
+    }
+    current_define_ = false;
+    node_begin_ = obj;
+    node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
+    for (const FieldInfo& field : info->fields) {
+      if (!field.compare) continue;
+      FerryAny cell;
+      Any box;
+      const FerryAny* value = FieldCell(field, obj, &cell, &box);
+      Reduce(*reinterpret_cast<const AnyView*>(value),
+             reinterpret_cast<const char*>(obj) + field.offset, false);
+    }
+  }
+
+  /// Enter for an Array or a Map: always a frame (a map's hash is made in Run's loop).
+  void EnterContainer(const Object* obj, bool define, size_t slot, bool memo, size_t begin) {
+    Frame frame{obj, 0, begin, begin, begin, slot, false, memo};
+    if (obj->type_index() == kFerryArray) {
+      const auto* array = static_cast<const ArrayObj*>(obj);
       static const uint64_t kArrayKeyHash = KeyHash(ArrayObj::_type_key);
       frame.acc = HashCombine(kArrayKeyHash, array->size());
       for (const Any& cell : *array) AddChild(cell.raw(), define);
-    } else if (const auto* map = obj->as<MapObj>()) {
+    } else {
+      const auto* map = static_cast<const MapObj*>(obj);
       static const uint64_t kMapKeyHash = KeyHash(MapObj::_type_key);
       frame.acc = HashCombine(kMapKeyHash, map->size());
       frame.commutative = true;
@@ -466,59 +748,41 @@ class SHashHandler {
         AddChild(e->key.raw(), define);
         AddChild(e->value.raw(), define);
       }
-    } else if (const NodeInfo* info = GetNodeInfo(obj)) {
-      frame.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
-      current_define_ = define;
-      current_info_ = info;
-      if (info->shash_reduce != nullptr) {
-        info->shash_reduce(obj, SHashReducer(this));
-      } else if (info->sequal_by_fields) {
-        for (const FieldInfo& field : info->fields) {
-          if (!field.compare) continue;
-          FerryAny cell;
-          Any box;
-          const FerryAny* value = FieldCell(field, obj, &cell, &box);
-          Reduce(*reinterpret_cast<const AnyView*>(value),
-                 reinterpret_cast<const char*>(obj) + field.offset, false);
-        }
-      } else {
-        frame.acc = HashCombine(frame.acc, Mix(reinterpret_cast<uint64_t>(obj)));
-      }
-    } else {
-      frame.acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
     }
     frame.end = children_.size();
-    frame.next = frame.begin;
-    hashes_.resize(children_.size());
+    frames_.push_back(frame);
   }
 
   void AddChild(const FerryAny* cell, bool define) {
-    children_.push_back(Child{*cell, define});
-    hashes_.push_back(0);
+    Child& child = children_.push_uninitialized();
+    CopyCell(&child.cell, cell);
+    child.define = define;
   }
 
-  uint64_t Finish(const Frame& frame) {
+  uint64_t Finish(const Frame& frame) const {
     uint64_t hash = frame.acc;
     if (frame.commutative) {
       uint64_t sum = 0;
       for (size_t i = frame.begin; i + 1 < frame.end; i += 2) {
-        sum += Mix(HashCombine(hashes_[i], hashes_[i + 1]));
+        sum += Mix(HashCombine(children_[i].hash, children_[i + 1].hash));
       }
       return HashCombine(hash, sum);
     }
-    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, hashes_[i]);
+    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, children_[i].hash);
     return hash;
   }
 
   const bool map_free_vars_;
-  std::vector<Frame> frames_;
-  std::vector<Child> children_;
-  std::vector<uint64_t> hashes_;
+  PodStack<Frame> frames_;
+  PodStack<Child> children_;
   std::vector<Any> keep_alive_;
   PointerMap<Memo> memo_;
+  NodeInfoCache infos_;
   const Object* root_ = nullptr;
-  Frame* current_ = nullptr;
-  const NodeInfo* current_info_ = nullptr;  // of current_->obj, while its reducer runs
+  // The node whose reducer runs: its hash so far, and where its members lie.
+  uint64_t acc_ = 0;
+  const void* node_begin_ = nullptr;
+  const void* node_end_ = nullptr;
   uint64_t result_ = 0;
   bool current_define_ = false;
   uint64_t free_var_counter_ = 0;
@@ -530,6 +794,10 @@ bool SEqualReducer::Reduce(const AnyView& lhs, const AnyView& rhs, const void* l
                            bool define) const {
   return handler_->Reduce(lhs, rhs, lhs_addr, define);
 }
+bool SEqualReducer::ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr,
+                                  bool define) const {
+  return handler_->ReduceObjects(lhs, rhs, lhs_addr, define);
+}
 bool SEqualReducer::FreeVarEqualImpl(const Object* lhs, const Object* rhs) const {
   return handler_->FreeVarEqual(lhs, rhs);
 }
@@ -540,6 +808,9 @@ void SHashReducer::Reduce(const AnyView& value, bool define) const {
 }
 void SHashReducer::Reduce(const AnyView& value, const void* addr, bool define) const {
   handler_->Reduce(value, addr, define);
+}
+void SHashReducer::ReduceObject(const Object* value, const void* addr, bool define) const {
+  handler_->ReduceObject(value, addr, define);
 }
 void SHashReducer::FreeVarHashImpl(const Object* var) const { handler_->FreeVarHash(var); }
 void SHashReducer::SHashReduceHashedValue(uint64_t hash) const { handler_->HashedValue(hash); }

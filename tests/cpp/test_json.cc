@@ -183,6 +183,33 @@ TEST(JSON, MalformedAndHostileInputIsAValueErrorSayingWhere) {
   }
 }
 
+TEST(JSON, StringsEndAndEscapeAtEveryOffset) {
+  // The reader skips plain bytes of a string eight at a time: a quote, a backslash, a control
+  // character or a non-ASCII byte must be seen at every offset of such a step, and the plain
+  // bytes before and after it kept.
+  const std::string head = R"({"ferry_json": 1, "nodes": [], "root": ")";
+  auto load = [&](const std::string& s) { return LoadJSON(head + s + "\"}").cast<std::string>(); };
+  for (size_t at = 0; at < 20; ++at) {
+    SCOPED_TRACE(at);
+    const std::string before(at, 'a'), after = std::string(13, 'b');
+    const std::vector<std::pair<std::string, std::string>> specials = {{"\\\"", "\""},
+                                                                       {"\\n", "\n"},
+                                                                       {"\\u00e9", "\xc3\xa9"},
+                                                                       {"\xc3\xa9", "\xc3\xa9"},
+                                                                       {"~\x7f", "~\x7f"}};
+    for (const auto& [text, value] : specials) {
+      EXPECT_EQ(load(before + text + after), before + value + after) << text;
+    }
+    EXPECT_EQ(load(before), before);
+    const std::string column = "column " + std::to_string(head.size() + at + 1);
+    ExpectError([&] { load(before + "\x01" + after); }, "ValueError",
+                {"control character", column.c_str()});
+    ExpectError([&] { load(before + "\xff" + after); }, "ValueError",
+                {"invalid UTF-8", column.c_str()});
+    ExpectError([&] { LoadJSON(head + before); }, "ValueError", {"unterminated string"});
+  }
+}
+
 TEST(JSON, DuplicateKeysOfLargeObjectsAreFound) {
   // Past 16 members the keys are checked through a set: a late duplicate of an early key, of
   // the key just before it, and of a key with an escape are all caught, with their position.

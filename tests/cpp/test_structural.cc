@@ -12,6 +12,37 @@ namespace {
 
 using namespace test_ir;
 
+/// A node whose reducers take an ObjectRef field, a temporary ObjectRef and a String field:
+/// the reducers hand such references to the walk without reading them (kIsWalkedRef).
+class BoxNode : public Object {
+ public:
+  ObjectRef item;
+  String label;
+  void VisitAttrs(AttrVisitor* v) {
+    v->Visit("item", &item);
+    v->Visit("label", &label);
+  }
+  bool SEqualReduce(const BoxNode* other, SEqualReducer equal) const {
+    return equal(item, other->item) && equal(label, other->label) &&
+           equal(ObjectRef(item), ObjectRef(other->item));  // a temporary: kept alive
+  }
+  void SHashReduce(SHashReducer hash) const {
+    hash(item);
+    hash(label);
+    hash(ObjectRef(item));
+  }
+  static constexpr const char* _type_key = "test.Box";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(BoxNode, Object);
+};
+FERRY_REGISTER_NODE_TYPE(BoxNode);
+
+ObjectRef Box(ObjectRef item, String label = String("l")) {
+  auto n = make_object<BoxNode>();
+  n->item = std::move(item);
+  n->label = std::move(label);
+  return ObjectRef(n);
+}
+
 bool Equal(const AnyView& a, const AnyView& b, bool map_free_vars = false) {
   return StructuralEqual()(a, b, map_free_vars);
 }
@@ -36,6 +67,50 @@ TEST(Structural, PlainValuesStringsAndContainers) {
   EXPECT_TRUE(Equal(Shape({2, 3}), Shape({2, 3})));
   EXPECT_EQ(Hash(Shape({2, 3})), Hash(Shape({2, 3})));
   EXPECT_FALSE(Equal(Shape({2, 3}), Shape({3, 2})));
+}
+
+TEST(Structural, ObjectFieldsOfReducersKeepTheirMeaning) {
+  // Strings in an ObjectRef field compare by content, None only with None, shapes by value,
+  // arrays elementwise, other objects by their reducers: as when the field was an AnyView.
+  const std::vector<std::pair<ObjectRef, ObjectRef>> same = {
+      {String("abc"), String("abc")}, {ObjectRef(), ObjectRef()},
+      {Shape({2, 3}), Shape({2, 3})}, {Array<int64_t>{1, 2}, Array<int64_t>{1, 2}},
+      {IntImm(7), IntImm(7)},         {Box(IntImm(1)), Box(IntImm(1))},
+  };
+  for (const auto& [a, b] : same) {
+    SCOPED_TRACE(details::AnyRepr(Any(a).raw()));
+    EXPECT_TRUE(Equal(Box(a), Box(b)));
+    EXPECT_EQ(Hash(Box(a)), Hash(Box(b)));
+    EXPECT_EQ(StructuralMismatch(Box(a), Box(b)), std::nullopt);
+  }
+  const std::vector<std::pair<ObjectRef, ObjectRef>> different = {
+      {String("abc"), String("abd")},   {ObjectRef(), String("")},
+      {String("7"), IntImm(7)},         {Shape({2, 3}), Shape({3, 2})},
+      {IntImm(7), IntImm(8)},           {ObjectRef(), IntImm(0)},
+      {Box(IntImm(1)), Box(IntImm(2))}, {Array<int64_t>{1}, Array<int64_t>{2}},
+  };
+  for (const auto& [a, b] : different) {
+    SCOPED_TRACE(details::AnyRepr(Any(a).raw()));
+    EXPECT_FALSE(Equal(Box(a), Box(b)));
+    EXPECT_FALSE(Equal(Box(b), Box(a)));
+    EXPECT_NE(Hash(Box(a)), Hash(Box(b)));
+    auto path = StructuralMismatch(Box(a), Box(b));
+    ASSERT_TRUE(path.has_value());
+    EXPECT_EQ(path->rfind("root.item", 0), 0u) << *path;
+  }
+  EXPECT_FALSE(Equal(Box(IntImm(1), String("x")), Box(IntImm(1), String("y"))));
+  EXPECT_EQ(*StructuralMismatch(Box(IntImm(1), String("x")), Box(IntImm(1), String("y"))),
+            "root.label");
+  // A String field against one that holds the same text.
+  EXPECT_EQ(Hash(Box(String("abc"))), Hash(Box(String(std::string("ab") + "c"))));
+  // Strings never take part in the one-to-one mapping of shared objects: one shared string
+  // equals two others of the same text.
+  String shared("abc"), other1("abc"), other2("abc");
+  const Array<ObjectRef> lhs{Box(shared), Box(shared)}, rhs{Box(other1), Box(other2)};
+  EXPECT_TRUE(Equal(lhs, rhs));
+  EXPECT_TRUE(Equal(rhs, lhs));
+  EXPECT_EQ(Hash(lhs), Hash(rhs));
+  EXPECT_TRUE(Equal(Array<ObjectRef>{shared, shared}, Array<ObjectRef>{other1, other2}));
 }
 
 TEST(Structural, NodesCompareByTheirReducers) {

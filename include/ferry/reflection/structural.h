@@ -27,17 +27,25 @@
 #ifndef FERRY_REFLECTION_STRUCTURAL_H_
 #define FERRY_REFLECTION_STRUCTURAL_H_
 
-#include <cstdint>   // uint64_t
-#include <optional>  // StructuralMismatch
-#include <string>    // mismatch paths
+#include <cstdint>      // uint64_t
+#include <optional>     // StructuralMismatch
+#include <string>       // mismatch paths
+#include <type_traits>  // is_base_of
 
 #include "ferry/any.h"
+#include "ferry/string.h"
 
 namespace ferry {
 
 namespace details {
 class SEqualHandler;
 class SHashHandler;
+/// A field the reducers hand to the walk as an object pointer, without reading the object: an
+/// object reference other than String (a String compares by content). The walk reads the
+/// object's header when it reaches it, so a node's children are not touched twice (on a large
+/// graph, a cache miss each).
+template <typename T>
+constexpr bool kIsWalkedRef = std::is_base_of_v<ObjectRef, T> && !std::is_base_of_v<String, T>;
 }  // namespace details
 
 /// Handed to SEqualReduce; compares the fields of two nodes.
@@ -46,12 +54,20 @@ class SEqualReducer {
   /// Compares two field values: plain values at once, objects when the walk reaches them.
   template <typename T>
   bool operator()(const T& lhs, const T& rhs) const {
-    return Reduce(AnyView(lhs), AnyView(rhs), &lhs, false);
+    if constexpr (details::kIsWalkedRef<T>) {
+      return ReduceObjects(lhs.get(), rhs.get(), &lhs, false);
+    } else {
+      return Reduce(AnyView(lhs), AnyView(rhs), &lhs, false);
+    }
   }
   /// Compares two definition sites, mapping the free variables in them to each other.
   template <typename T>
   bool DefEqual(const T& lhs, const T& rhs) const {
-    return Reduce(AnyView(lhs), AnyView(rhs), &lhs, true);
+    if constexpr (details::kIsWalkedRef<T>) {
+      return ReduceObjects(lhs.get(), rhs.get(), &lhs, true);
+    } else {
+      return Reduce(AnyView(lhs), AnyView(rhs), &lhs, true);
+    }
   }
   /// For variable nodes: true when the two variables may be mapped to each other here (at a
   /// definition site, or anywhere with map_free_vars); the mapping is then kept.
@@ -62,6 +78,9 @@ class SEqualReducer {
   explicit SEqualReducer(details::SEqualHandler* handler) : handler_(handler) {}
   FERRY_DLL bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr,
                         bool define) const;
+  /// Reduce for two object references (either may be null), without reading the objects.
+  FERRY_DLL bool ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr,
+                               bool define) const;
   details::SEqualHandler* handler_;
   friend class details::SEqualHandler;
 };
@@ -71,12 +90,20 @@ class SHashReducer {
  public:
   template <typename T>
   void operator()(const T& value) const {
-    Reduce(AnyView(value), &value, false);
+    if constexpr (details::kIsWalkedRef<T>) {
+      ReduceObject(value.get(), &value, false);
+    } else {
+      Reduce(AnyView(value), &value, false);
+    }
   }
   /// Hashes a definition site: its variables hash by the order they are defined in.
   template <typename T>
   void DefHash(const T& value) const {
-    Reduce(AnyView(value), &value, true);
+    if constexpr (details::kIsWalkedRef<T>) {
+      ReduceObject(value.get(), &value, true);
+    } else {
+      Reduce(AnyView(value), &value, true);
+    }
   }
   /// For variable nodes: by definition order at a definition site (or with map_free_vars),
   /// else by identity.
@@ -91,6 +118,8 @@ class SHashReducer {
   /// As above; `addr` is where the value lives: a member of the node needs no extra reference
   /// to stay alive until the walk reaches it, a temporary does.
   FERRY_DLL void Reduce(const AnyView& value, const void* addr, bool define) const;
+  /// Reduce for an object reference (maybe null), without reading the object.
+  FERRY_DLL void ReduceObject(const Object* value, const void* addr, bool define) const;
   details::SHashHandler* handler_;
   friend class details::SHashHandler;
 };

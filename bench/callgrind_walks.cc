@@ -1,0 +1,103 @@
+// Instructions per node of the structural walks and of JSON, for `valgrind --tool=callgrind`
+// (the wall-clock figures are bench_structural's): each operation runs REPS times in its own
+// Loop<Op>, after one warm-up call; the order file it prints names each operation with its
+// node count, so bench/report.py divides the inclusive count of Loop<Op> by REPS x nodes.
+//
+//     valgrind --tool=callgrind --callgrind-out-file=cg.out callgrind_walks 500000 2 >order.txt
+//     callgrind_annotate --inclusive=yes --threshold=100 cg.out >cg.txt
+//     python3 bench/report.py --callgrind 2 cg.txt order.txt
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "structural_nodes.h"
+
+namespace ferry_bench {
+
+using benchmark::DoNotOptimize;
+
+/// Never inlined, so callgrind reports its cost under its own name.
+template <typename Op>
+__attribute__((noinline)) void Loop(Op& op, long n) {
+  for (long i = 0; i < n; ++i) op();
+}
+
+struct Ferry_HashTree {
+  ObjectRef tree;
+  explicit Ferry_HashTree(int64_t leaves) : tree(Tree(0, leaves)) {}
+  void operator()() { DoNotOptimize(StructuralHash()(tree)); }
+};
+struct Floor_HashTree {
+  ObjectRef tree;
+  int32_t num = NumNode::RuntimeTypeIndex();
+  explicit Floor_HashTree(int64_t leaves) : tree(Tree(0, leaves)) {}
+  void operator()() { DoNotOptimize(FloorHash(tree.get(), num)); }
+};
+struct Ferry_EqualTree {
+  ObjectRef a, b;
+  explicit Ferry_EqualTree(int64_t leaves) : a(Tree(0, leaves)), b(Tree(0, leaves)) {}
+  void operator()() { DoNotOptimize(StructuralEqual()(a, b)); }
+};
+struct Floor_EqualTree {
+  ObjectRef a, b;
+  int32_t num = NumNode::RuntimeTypeIndex();
+  explicit Floor_EqualTree(int64_t leaves) : a(Tree(0, leaves)), b(Tree(0, leaves)) {}
+  void operator()() { DoNotOptimize(FloorEqual(a.get(), b.get(), num)); }
+};
+struct Ferry_HashDag {
+  ObjectRef dag = Dag(1000);
+  explicit Ferry_HashDag(int64_t) {}
+  void operator()() { DoNotOptimize(StructuralHash()(dag)); }
+};
+struct Ferry_EqualDag {
+  ObjectRef a = Dag(1000), b = Dag(1000);
+  explicit Ferry_EqualDag(int64_t) {}
+  void operator()() { DoNotOptimize(StructuralEqual()(a, b)); }
+};
+struct Ferry_SaveJSON {
+  ObjectRef tree;
+  explicit Ferry_SaveJSON(int64_t leaves) : tree(Tree(0, leaves)) {}
+  void operator()() {
+    std::string text = SaveJSON(tree);
+    DoNotOptimize(text.data());
+  }
+};
+struct Ferry_LoadJSON {
+  std::string text;
+  explicit Ferry_LoadJSON(int64_t leaves) : text(SaveJSON(Tree(0, leaves))) {}
+  void operator()() { DoNotOptimize(LoadJSON(text).raw()); }
+};
+
+/// Prints the name and the node count of one walk, the report's order and divisor.
+template <typename Op>
+void Measure(const char* name, int64_t leaves, int64_t nodes, long reps) {
+  Op op(leaves);
+  op();
+  Loop(op, reps);
+  std::printf("%s %lld\n", name, static_cast<long long>(nodes));
+}
+
+}  // namespace ferry_bench
+
+int main(int argc, char** argv) {
+  if (argc != 3 || std::atol(argv[1]) <= 0 || std::atol(argv[2]) <= 0) {
+    std::fprintf(stderr, "usage: %s LEAVES REPS  (a tree of 2 * LEAVES - 1 nodes)\n", argv[0]);
+    return 2;
+  }
+  const int64_t leaves = std::atol(argv[1]);
+  const int64_t nodes = 2 * leaves - 1;
+  const long reps = std::atol(argv[2]);
+  using namespace ferry_bench;
+#define MEASURE(Op, n) Measure<Op>(#Op, leaves, n, reps)
+  MEASURE(Ferry_HashTree, nodes);
+  MEASURE(Floor_HashTree, nodes);
+  MEASURE(Ferry_EqualTree, nodes);
+  MEASURE(Floor_EqualTree, nodes);
+  MEASURE(Ferry_HashDag, 1001);
+  MEASURE(Ferry_EqualDag, 1001);
+  MEASURE(Ferry_SaveJSON, nodes);
+  MEASURE(Ferry_LoadJSON, nodes);
+  return 0;
+}
