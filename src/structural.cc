@@ -330,6 +330,17 @@ class SEqualHandler {
     }
   }
 
+  static bool IsEmptyValue(const Object* obj) {
+    switch (obj->type_index()) {
+      case kFerryArray:
+        return static_cast<const ArrayObj*>(obj)->size() == 0;
+      case kFerryMap:
+        return static_cast<const MapObj*>(obj)->size() == 0;
+      default:
+        return false;
+    }
+  }
+
   /// Maps a shared lhs object to its rhs object: kEqual when the two were met (and mapped to
   /// each other) before, kUnequal when either was mapped to another, kWalk when new.
   __attribute__((noinline)) CellOrder MapShared(const Object* lo, const Object* ro) {
@@ -353,6 +364,12 @@ class SEqualHandler {
     // Each object maps to one object of the other side for the whole comparison. Objects
     // with one reference each are met only here (see the top of the file): no entry needed.
     if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
+      // An empty Array or Map holds nothing that could differ, and every default-constructed
+      // one is the same shared object: mapping it would tie unrelated fields together (two
+      // empty lists' data against two separately made empty arrays would compare unequal).
+      if (FERRY_UNLIKELY(IsEmptyValue(lo) && IsEmptyValue(ro))) {
+        return type_index == ro->type_index() ? true : Fail(task.path);
+      }
       switch (MapShared(lo, ro)) {
         case CellOrder::kEqual:
           return true;

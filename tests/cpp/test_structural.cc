@@ -69,6 +69,28 @@ TEST(Structural, PlainValuesStringsAndContainers) {
   EXPECT_FALSE(Equal(Shape({2, 3}), Shape({3, 2})));
 }
 
+TEST(Structural, EmptyContainersAreValuesNotSharedObjects) {
+  // Default-constructed Lists share the one empty Array as their data; JSON loads each empty
+  // array as an object of its own. Structurally, both are two empty lists.
+  Array<List<int64_t>> shared{List<int64_t>(), List<int64_t>()};
+  Array<List<int64_t>> fresh{List<int64_t>(), List<int64_t>()};
+  for (List<int64_t> list : fresh) {  // a List mutates in place: each gets an array of its own
+    list.push_back(1);
+    list.pop_back();
+  }
+  ASSERT_TRUE(fresh[0].empty() && fresh[1].empty());
+  ASSERT_NE(fresh[0].get()->data.get(), fresh[1].get()->data.get());
+  ASSERT_EQ(shared[0].get()->data.get(), shared[1].get()->data.get());
+  EXPECT_TRUE(StructuralEqual()(shared, fresh));
+  EXPECT_TRUE(StructuralEqual()(fresh, shared));
+  EXPECT_EQ(StructuralHash()(shared), StructuralHash()(fresh));
+  Any loaded = LoadJSON(SaveJSON(shared));
+  EXPECT_TRUE(StructuralEqual()(loaded, shared));
+  // An empty Map against an empty Array is still a mismatch.
+  EXPECT_FALSE(StructuralEqual()(Array<Any>{Any(Array<Any>()), Any(Array<Any>())},
+                                 Array<Any>{Any(Map<Any, Any>()), Any(Map<Any, Any>())}));
+}
+
 TEST(Structural, ObjectFieldsOfReducersKeepTheirMeaning) {
   // Strings in an ObjectRef field compare by content, None only with None, shapes by value,
   // arrays elementwise, other objects by their reducers: as when the field was an AnyView.
