@@ -8,18 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int passed = 0;
-static int failed = 0;
-
-#define EXPECT(cond)                                                      \
-  do {                                                                    \
-    if (cond) {                                                           \
-      ++passed;                                                           \
-    } else {                                                              \
-      ++failed;                                                           \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                     \
-  } while (0)
+#include "c_check.h"
 
 /* Takes the raised error and checks its kind. */
 static void expect_raised(const char* kind, int line) {
