@@ -228,8 +228,8 @@ PyObject* RegisterType(PyObject* module, PyObject* args);
 PyObject* CreateObject(PyObject* module, PyObject* const* args, Py_ssize_t nargs);
 PyObject* InstallInit(PyObject* module, PyObject* args);
 /// Makes the fresh wrapper `self` (no handle yet) own `handle` (a reference handed over), which
-/// the caller knows fits `self`'s class: 0 (or -1 with an exception when it cannot be entered).
-int AttachNewHandle(PyObject* self, FerryObjectHandle handle);
+/// the caller knows fits `self`'s class.
+void AttachNewHandle(PyObject* self, FerryObjectHandle handle);
 /// Sets the package's class hook (module function _set_class_hook; see object.cc Lookup).
 PyObject* SetClassHook(PyObject* module, PyObject* hook);
 /// (registered classes by key, classes made on first sight by key), copies (module function

@@ -230,10 +230,9 @@ int AdoptHandle(PyObject* self, PyObject* made) {
 
 int AdoptNewHandle(PyObject* self, FerryObjectHandle handle) { return ReplaceHandle(self, handle); }
 
-int AttachNewHandle(PyObject* self, FerryObjectHandle handle) {
+void AttachNewHandle(PyObject* self, FerryObjectHandle handle) {
   reinterpret_cast<PyFerryObject*>(self)->handle = handle;
   RememberWrapper(handle, self);
-  return 0;
 }
 
 /// MakeNode(key, **fields) with the fields converted here, so that a value that does not

@@ -253,10 +253,11 @@ PyObject* PyClassVectorcall(PyObject* callable, PyObject* const* args, size_t na
   PyObject* self = plan.tp_new(type, nullptr, nullptr);  // ferry.Object.__new__
   if (self == nullptr) return nullptr;
   FerryObjectHandle made = MakeFromValues(plan.type_index, plan.names, values, n);
-  if (made == nullptr || AttachNewHandle(self, made) != 0) {
+  if (made == nullptr) {
     Py_DECREF(self);
     return nullptr;
   }
+  AttachNewHandle(self, made);
   return self;
 }
 
