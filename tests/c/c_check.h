@@ -18,4 +18,4 @@ static int failed = 0;
     }                                                                     \
   } while (0)
 
-#endif  /* FERRY_TESTS_C_CHECK_H_ */
+#endif /* FERRY_TESTS_C_CHECK_H_ */
