@@ -4,6 +4,7 @@
 #include "ferry/function.h"
 
 #include <algorithm>     // sort
+#include <memory>  // unique_ptr
 #include <mutex>         // unique_lock
 #include <shared_mutex>  // readers share the registry
 #include <string>
@@ -26,7 +27,8 @@ namespace details {
 namespace {
 
 /// Name -> Function. Keys are views into the entry's own String, so lookups by string_view
-/// allocate nothing.
+/// allocate nothing; the entry lives on the heap because a short String keeps its bytes inline
+/// and a view of it must not move.
 class GlobalTable {
  public:
   static GlobalTable* Global() {
@@ -39,7 +41,7 @@ class GlobalTable {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
     if (it == table_.end()) return std::nullopt;
-    return it->second.func;
+    return it->second->func;
   }
 
   void Set(std::string_view name, Function func, bool override) {
@@ -47,7 +49,7 @@ class GlobalTable {
     if (!func.defined()) {
       FERRY_THROW(ValueError) << "cannot register global function '" << name << "': it is null";
     }
-    Entry entry{String(name), std::move(func)};
+    auto entry = std::make_unique<Entry>(Entry{String(name), std::move(func)});
     Function replaced;  // released after the lock: its deleter may use the registry
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
@@ -56,10 +58,10 @@ class GlobalTable {
         FERRY_THROW(RuntimeError) << "global function '" << name
                                   << "' is already registered (pass override=true to replace it)";
       }
-      replaced = std::move(it->second.func);
+      replaced = std::move(it->second->func);
       table_.erase(it);
     }
-    std::string_view key = entry.name.view();
+    std::string_view key = entry->name.view();
     table_.emplace(key, std::move(entry));
     lock.unlock();
   }
@@ -69,7 +71,7 @@ class GlobalTable {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
     if (it == table_.end()) return false;
-    removed = std::move(it->second.func);
+    removed = std::move(it->second->func);
     table_.erase(it);
     lock.unlock();
     return true;
@@ -80,8 +82,8 @@ class GlobalTable {
     Function removed;  // released after the lock, as in Set
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
-    if (it == table_.end() || it->second.func.get() != func) return;
-    removed = std::move(it->second.func);
+    if (it == table_.end() || it->second->func.get() != func) return;
+    removed = std::move(it->second->func);
     table_.erase(it);
     lock.unlock();
   }
@@ -91,7 +93,7 @@ class GlobalTable {
     {
       std::shared_lock<std::shared_mutex> lock(mutex_);
       names.reserve(table_.size());
-      for (const auto& kv : table_) names.push_back(kv.second.name);
+      for (const auto& kv : table_) names.push_back(kv.second->name);
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -103,7 +105,7 @@ class GlobalTable {
     Function func;
   };
   std::shared_mutex mutex_;
-  std::unordered_map<std::string_view, Entry> table_;
+  std::unordered_map<std::string_view, std::unique_ptr<Entry>> table_;
 };
 
 /// A Function around a C callback and its resource.

@@ -162,6 +162,16 @@ ObjectPtr<Object> MakeBytes(const char* data, size_t size) {
   return obj;
 }
 
+String ConcatToString(std::string_view a, std::string_view b) {
+  if (a.size() + b.size() <= String::kInlineCapacity) {
+    char bytes[String::kInlineCapacity];
+    if (!a.empty()) std::memcpy(bytes, a.data(), a.size());
+    if (!b.empty()) std::memcpy(bytes + a.size(), b.data(), b.size());
+    return String(bytes, a.size() + b.size());
+  }
+  return String(ConcatString(a, b));
+}
+
 const ObjectPtr<Object>& EmptyString() {
   // Never destroyed, so String() stays valid during static destruction.
   static const ObjectPtr<Object>* empty = new ObjectPtr<Object>(AllocateString(0));
@@ -169,12 +179,22 @@ const ObjectPtr<Object>& EmptyString() {
 }
 
 }  // namespace details
+
+String::operator ObjectRef() const {
+  if (!is_inline()) {
+    return ObjectRef(details::ObjectUnsafe::PtrFromRaw<Object>(
+        details::ObjectUnsafe::FromHeader(cell_.v_obj)));
+  }
+  return ObjectRef(details::MakeString(cell_.v_bytes, cell_.small_len));
+}
+
 }  // namespace ferry
 
 int FerryStringCreate(const char* data, size_t size, FerryObjectHandle* out_string) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(out_string);
-  *out_string = ferry::details::MoveToHandle(ferry::String(data, size));
+  *out_string =
+      ferry::details::MoveToHandle(ferry::ObjectRef(ferry::details::MakeString(data, size)));
   FERRY_C_API_END();
 }
 

@@ -343,6 +343,27 @@ struct TypeTraits<Ref, std::enable_if_t<std::is_base_of_v<ObjectRef, Ref> &&
   static std::string TypeStr() { return Target::_type_key; }
 };
 
+/// String is a copy of its cell: an inline string stays inline, a long one shares its StringObj.
+/// Reading back accepts every form of string (a borrowed C string is copied).
+template <>
+struct TypeTraits<String> {
+  static constexpr bool kEnabled = true;
+  static void CopyToAnyView(const String& src, FerryAny* out) { *out = src.cell(); }
+  static void MoveToAny(String src, FerryAny* out) { *out = src.release(); }
+  static bool Check(const FerryAny* v) {
+    return v->type_index == kFerrySmallStr || v->type_index == kFerryString ||
+           v->type_index == kFerryRawStr;
+  }
+  static std::optional<String> TryCast(const FerryAny* v) {
+    if (v->type_index == kFerrySmallStr || v->type_index == kFerryString) {
+      return String::FromCell(*v);
+    }
+    if (v->type_index == kFerryRawStr) return String(v->v_c_str);
+    return std::nullopt;
+  }
+  static std::string TypeStr() { return StringObj::_type_key; }
+};
+
 /// Any and AnyView pass through typed calls unchanged (an Any argument takes a reference).
 template <>
 struct TypeTraits<Any> {

@@ -423,7 +423,9 @@ inline bool Object::IsInstance() const {
 ///     Add add = Downcast<Add>(expr);
 template <typename SubRef, typename BaseRef>
 inline SubRef Downcast(BaseRef ref) {
-  static_assert(std::is_base_of_v<ObjectRef, SubRef>, "Downcast<R>(): R must be an ObjectRef");
+  // An ObjectRef, or a value that adopts an object (String).
+  static_assert(std::is_constructible_v<SubRef, ObjectPtr<Object>>,
+                "Downcast<R>(): R must be an object reference");
   using Target = typename SubRef::ContainerType;
   if (ref.defined()) {
     if (!ref.get()->template IsInstance<Target>()) {

@@ -1,6 +1,7 @@
 /// \file ferry/string.h
-/// `String`: an immutable, never-null string object. The bytes live in the same allocation as
-/// the object header, so every string costs one allocation; copies share it.
+/// `String`: an immutable, never-null string. Up to 7 bytes live inline in the 16-byte value;
+/// longer strings live in a StringObj whose bytes follow the header in one allocation, shared
+/// by copies.
 ///
 ///     String s = "hello";
 ///     std::string_view v = s;
@@ -12,6 +13,7 @@
 #include <string>       // std::string conversions
 #include <string_view>  // the view every String hands out
 #include <type_traits>  // enable_if for the comparisons
+#include <utility>      // std::swap
 
 #include "ferry/object.h"
 
@@ -33,25 +35,60 @@ namespace details {
 FERRY_DLL ObjectPtr<Object> MakeString(const char* data, size_t size);
 /// Makes a StringObj holding `a` followed by `b`.
 FERRY_DLL ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b);
-/// The shared empty string.
+/// A StringObj holding no bytes, shared and never destroyed (what FerryStringCreate("") and
+/// readers of the C ABI may see; `String()` itself is inline).
 FERRY_DLL const ObjectPtr<Object>& EmptyString();
 }  // namespace details
 
-class String : public ObjectRef {
+/// `String` is a value of 16 bytes laid out as a FerryAny cell. A string of up to
+/// `kInlineCapacity` (7) bytes is kept inline (kFerrySmallStr: the bytes and a NUL in the cell,
+/// no allocation); a longer one holds a reference to a StringObj (kFerryString), which copies
+/// share. Either way it is immutable and never null, and an `Any` made from it is a copy of the
+/// cell. It is not an `ObjectRef` subclass (an inline string has no object to point at), but it
+/// converts to one implicitly, materializing a StringObj for an inline string, and
+/// `Downcast<String>(ref)`, `GetRef<String>(obj)` and `ref.as<StringObj>()` work as before.
+class String {
  public:
-  String() : ObjectRef(details::EmptyString()) {}
-  String(const char* str)  // NOLINT(google-explicit-constructor)
-      : ObjectRef(FromCStr(str)) {}
-  String(const char* str, size_t size) : ObjectRef(details::MakeString(str, size)) {}
-  String(std::string_view str)  // NOLINT(google-explicit-constructor)
-      : ObjectRef(details::MakeString(str.data(), str.size())) {}
-  String(const std::string& str)  // NOLINT(google-explicit-constructor)
-      : ObjectRef(details::MakeString(str.data(), str.size())) {}
+  using ContainerType = StringObj;
+  static constexpr bool _type_is_nullable = false;
+  /// The longest string kept inline.
+  static constexpr size_t kInlineCapacity = 7;
 
-  const char* data() const { return get()->data; }
+  String() noexcept { SetInline(nullptr, 0); }
+  String(const char* str)  // NOLINT(google-explicit-constructor)
+  {
+    if (str == nullptr) details::ThrowError("ValueError", "String: cannot construct from nullptr");
+    Init(str, std::strlen(str));
+  }
+  String(const char* str, size_t size) { Init(str, size); }
+  String(std::string_view str) { Init(str.data(), str.size()); }  // NOLINT
+  String(const std::string& str) { Init(str.data(), str.size()); }  // NOLINT
+  /// Adopts a reference to a StringObj (what Downcast and GetRef use); the caller has checked
+  /// the type. A null pointer makes the empty string.
+  explicit String(ObjectPtr<Object> ptr) noexcept { Adopt(std::move(ptr)); }
+  String(const String& other) noexcept : cell_(other.cell_) {
+    if (!is_inline()) FerryObjectIncRefInline(cell_.v_obj);
+  }
+  String(String&& other) noexcept : cell_(other.cell_) { other.SetInline(nullptr, 0); }
+  String& operator=(const String& other) noexcept {
+    String(other).swap(*this);
+    return *this;
+  }
+  String& operator=(String&& other) noexcept {
+    String(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~String() {
+    if (!is_inline()) FerryObjectDecRefInline(cell_.v_obj);
+  }
+  void swap(String& other) noexcept { std::swap(cell_, other.cell_); }
+
+  const char* data() const { return is_inline() ? cell_.v_bytes : heap()->data; }
   /// NUL-terminated; embedded NULs are kept and counted in size().
-  const char* c_str() const { return get()->data; }
-  size_t size() const { return static_cast<size_t>(get()->size); }
+  const char* c_str() const { return data(); }
+  size_t size() const {
+    return is_inline() ? cell_.small_len : static_cast<size_t>(heap()->size);
+  }
   size_t length() const { return size(); }
   bool empty() const { return size() == 0; }
   /// The byte at `pos`; an IndexError when out of range.
@@ -61,19 +98,79 @@ class String : public ObjectRef {
   }
   char operator[](size_t pos) const { return data()[pos]; }
 
-  std::string_view view() const { return std::string_view(data(), size()); }
+  std::string_view view() const {
+    return is_inline() ? std::string_view(cell_.v_bytes, cell_.small_len)
+                       : std::string_view(heap()->data, static_cast<size_t>(heap()->size));
+  }
   operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
   // NOLINTNEXTLINE(google-explicit-constructor)
   operator std::string() const { return std::string(data(), size()); }
   int compare(std::string_view other) const { return view().compare(other); }
 
-  FERRY_DEFINE_NOTNULLABLE_OBJECT_REF_METHODS(String, ObjectRef, StringObj);
+  /// The string as an object reference: the StringObj it holds, or a new one for an inline
+  /// string (one allocation).
+  FERRY_DLL operator ObjectRef() const;  // NOLINT(google-explicit-constructor)
+  /// Whether the bytes live in the cell (no object).
+  bool is_inline() const { return cell_.type_index == kFerrySmallStr; }
+  /// The StringObj behind a long string; nullptr for an inline one.
+  const StringObj* get() const { return is_inline() ? nullptr : heap(); }
+  /// Whether both hold the same StringObj, or are equal inline strings.
+  bool same_as(const String& other) const {
+    return cell_.type_index == other.cell_.type_index && cell_.small_len == other.cell_.small_len &&
+           cell_.v_int64 == other.cell_.v_int64;
+  }
+  /// Always true: a String is never null (kept for code written against ObjectRef).
+  bool defined() const { return true; }
+
+  /// The cell, for the value conversions (TypeTraits<String>) and the C ABI glue.
+  const FerryAny& cell() const { return cell_; }
+  /// Gives the cell (and its reference) to the caller; this String is left empty.
+  FerryAny release() noexcept {
+    FerryAny out = cell_;
+    SetInline(nullptr, 0);
+    return out;
+  }
+  /// A String from a string cell (kFerrySmallStr or kFerryString), taking a new reference.
+  static String FromCell(const FerryAny& cell) noexcept {
+    String s(Tag{});
+    s.cell_ = cell;
+    if (!s.is_inline()) FerryObjectIncRefInline(s.cell_.v_obj);
+    return s;
+  }
 
  private:
-  static ObjectPtr<Object> FromCStr(const char* str) {
-    if (str == nullptr) details::ThrowError("ValueError", "String: cannot construct from nullptr");
-    return details::MakeString(str, std::strlen(str));
+  struct Tag {};
+  explicit String(Tag) noexcept {}
+  const StringObj* heap() const {
+    return static_cast<const StringObj*>(details::ObjectUnsafe::FromHeader(cell_.v_obj));
   }
+  void SetInline(const char* str, size_t size) noexcept {
+    cell_.type_index = kFerrySmallStr;
+    cell_.small_len = static_cast<uint32_t>(size);
+    cell_.v_int64 = 0;  // the bytes end in a NUL
+    if (size != 0) std::memcpy(cell_.v_bytes, str, size);
+  }
+  void Adopt(ObjectPtr<Object> ptr) noexcept {
+    if (ptr == nullptr) {
+      SetInline(nullptr, 0);
+    } else {
+      cell_.type_index = kFerryString;
+      cell_.small_len = 0;
+      cell_.v_obj = details::ObjectUnsafe::GetHeader(details::ObjectUnsafe::MoveToOwned(&ptr));
+    }
+  }
+  void Init(const char* str, size_t size) {
+    if (str == nullptr && size != 0) {
+      details::ThrowError("ValueError", "String: nullptr with non-zero size");
+    }
+    if (size <= kInlineCapacity) {
+      SetInline(str, size);
+    } else {
+      Adopt(details::MakeString(str, size));
+    }
+  }
+
+  FerryAny cell_;
 };
 
 /// The data of a Bytes: `size` bytes at `data`, followed by a NUL (StringObj's layout).
@@ -130,14 +227,19 @@ FERRY_STRING_COMPARE_(<=)
 FERRY_STRING_COMPARE_(>=)
 #undef FERRY_STRING_COMPARE_
 
+namespace details {
+/// `a` followed by `b`, inline when it fits.
+FERRY_DLL String ConcatToString(std::string_view a, std::string_view b);
+}  // namespace details
+
 inline String operator+(const String& a, std::string_view b) {
-  return String(details::ConcatString(a.view(), b));
+  return details::ConcatToString(a.view(), b);
 }
 inline String operator+(std::string_view a, const String& b) {
-  return String(details::ConcatString(a, b.view()));
+  return details::ConcatToString(a, b.view());
 }
 inline String operator+(const String& a, const String& b) {
-  return String(details::ConcatString(a.view(), b.view()));
+  return details::ConcatToString(a.view(), b.view());
 }
 inline String operator+(const String& a, const std::string& b) { return a + std::string_view(b); }
 inline String operator+(const std::string& a, const String& b) { return std::string_view(a) + b; }

@@ -45,7 +45,7 @@ static_assert(kFerryStaticObjectBegin == 64 && kFerryObject == 64 && kFerryStrin
 static_assert(sizeof(ferry::Object) == sizeof(FerryObject));
 static_assert(sizeof(ferry::ObjectRef) == sizeof(void*));
 static_assert(sizeof(ferry::ObjectPtr<ferry::Object>) == sizeof(void*));
-static_assert(sizeof(ferry::String) == sizeof(void*));
+static_assert(sizeof(ferry::String) == sizeof(FerryAny));  // a cell: inline bytes or a StringObj
 static_assert(sizeof(ferry::StringObj) == 32);
 static_assert(sizeof(ferry::DataType) == sizeof(FerryDataType));
 
@@ -57,8 +57,8 @@ TEST(CApi, VersionIsOneString) {
 }
 
 TEST(CApi, HandleIsTheObjectAddress) {
-  ferry::String s = "abc";
-  FerryObjectHandle handle = const_cast<ferry::Object*>(static_cast<const ferry::Object*>(s.get()));
+  ferry::ObjectRef s = ferry::String("abc");
+  FerryObjectHandle handle = const_cast<ferry::Object*>(s.get());
   EXPECT_EQ(FerryObjectIncRef(handle), 0);
   EXPECT_EQ(s.use_count(), 2);
   EXPECT_EQ(FerryObjectDecRef(handle), 0);
@@ -106,9 +106,8 @@ TEST(CApi, ACallsResultCellHoldsNoneAfterAFailure) {
 
 int WritesThenFails(void* resource, const FerryAny*, int32_t, FerryAny* result) {
   // Stores a new reference to the String at `resource`, then fails.
-  auto* kept = static_cast<ferry::String*>(resource);
-  FerryObjectHandle handle =
-      const_cast<ferry::Object*>(static_cast<const ferry::Object*>(kept->get()));
+  auto* kept = static_cast<ferry::ObjectRef*>(resource);
+  FerryObjectHandle handle = const_cast<ferry::Object*>(kept->get());
   FerryObjectIncRef(handle);
   result->type_index = kFerryString;
   result->v_obj = static_cast<FerryObject*>(handle);
@@ -118,7 +117,7 @@ int WritesThenFails(void* resource, const FerryAny*, int32_t, FerryAny* result) 
 
 TEST(CApi, WhatAFailingCallbackWroteIsReleasedNotReturned) {
   // Called from C++, a C callback's failure is an exception; the reference it stored goes.
-  ferry::String kept("kept");
+  ferry::ObjectRef kept = ferry::String("a string object, too long to be inline");
   FerryObjectHandle handle = nullptr;
   ASSERT_EQ(FerryFunctionCreate(&kept, WritesThenFails, nullptr, &handle), 0);
   ferry::Function f(ferry::details::ObjectUnsafe::PtrFromOwned<ferry::Object>(
@@ -131,7 +130,7 @@ TEST(CApi, WhatAFailingCallbackWroteIsReleasedNotReturned) {
 TEST(CApi, WhatAFailingBodyWroteIsReleasedNotReturned) {
   // A packed body that stores its result and then throws: the C caller gets None back, and the
   // stored object is released (its count shows it; LeakSanitizer would report it otherwise).
-  ferry::String kept("kept");
+  ferry::ObjectRef kept = ferry::String("a string object, too long to be inline");
   ferry::Function writes_then_throws =
       ferry::Function::FromPacked([kept](const ferry::AnyView*, int32_t, ferry::Any* out) {
         *out = kept;

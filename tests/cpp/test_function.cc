@@ -384,8 +384,8 @@ TEST(CAbi, RejectsBadCalls) {
   FerryAny out;
   EXPECT_EQ(FerryFunctionCall(nullptr, nullptr, 0, &out), -1);
   EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "ValueError");
-  String not_a_function = "nope";
-  FerryObjectHandle handle = const_cast<Object*>(static_cast<const Object*>(not_a_function.get()));
+  ObjectRef not_a_function = String("nope");
+  FerryObjectHandle handle = const_cast<Object*>(not_a_function.get());
   EXPECT_EQ(FerryFunctionCall(handle, nullptr, 0, &out), -1);
   Error e = CaptureError([] { details::ThrowRaised(); });
   EXPECT_EQ(e.kind(), "TypeError");
@@ -481,8 +481,8 @@ TEST(CAbi, QuickRegistrationsCarryTheirFlag) {
   FerryErrorMoveFromRaised(&error);
   ASSERT_NE(error, nullptr);
   FerryObjectDecRef(error);
-  String not_a_function("x");
-  EXPECT_EQ(FerryFunctionGetFlags(const_cast<StringObj*>(not_a_function.get()), &flags), -1);
+  ObjectRef not_a_function = String("x");
+  EXPECT_EQ(FerryFunctionGetFlags(const_cast<Object*>(not_a_function.get()), &flags), -1);
   FerryErrorMoveFromRaised(&error);
   ASSERT_NE(error, nullptr);
   const char* kind = nullptr;

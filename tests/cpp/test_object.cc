@@ -259,7 +259,7 @@ TEST(TypeRegistry, IsInstanceOfATypeNotYetRegistered) {
   // IsInstance reads T's index without registering it first; before RuntimeTypeIndex ran the
   // hint must match no object, whatever its index (200 slots would cover every builtin one).
   EXPECT_EQ(UnseenBaseNode::_TypeIndexHint(), details::kTypeIndexUnseen);
-  String s("x");
+  ObjectRef s = String("x");
   ObjectPtr<Object> leaf = make_object<LeafNode>();
   EXPECT_FALSE(s->IsInstance<UnseenBaseNode>());
   EXPECT_FALSE(leaf->IsInstance<UnseenBaseNode>());

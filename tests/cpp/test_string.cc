@@ -2,11 +2,28 @@
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
+
+// Counts the global allocations of this thread, to show what allocates and what does not.
+// (GCC cannot see that these replacements pair malloc with free: silence its guess.)
+thread_local int64_t t_allocations = 0;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(size_t size) {
+  ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 
@@ -22,7 +39,7 @@ TEST(String, ConstructsFromEveryStringLikeType) {
   EXPECT_TRUE(empty.empty());
   EXPECT_EQ(empty.size(), 0u);
   EXPECT_STREQ(empty.c_str(), "");
-  EXPECT_TRUE(String().same_as(String())) << "the empty string is shared";
+  EXPECT_TRUE(String().same_as(String())) << "equal inline strings are the same value";
 }
 
 TEST(String, KeepsEmbeddedNulsAndTerminates) {
@@ -56,16 +73,19 @@ TEST(String, EveryLengthAroundTheSmallBlockSizeKeepsItsBytes) {
     EXPECT_EQ(std::string(strings[n]), text) << n;
     EXPECT_EQ(strings[n].c_str()[n], '\0') << n;
     EXPECT_EQ(bytes[n].view(), text) << n;
-    EXPECT_EQ(strings[n].data(), reinterpret_cast<const char*>(strings[n].get() + 1)) << n;
+    EXPECT_EQ(strings[n].is_inline(), n <= String::kInlineCapacity) << n;
+    if (n > String::kInlineCapacity) {
+      EXPECT_EQ(strings[n].data(), reinterpret_cast<const char*>(strings[n].get() + 1)) << n;
+    }
   }
 }
 
 TEST(String, ReusesTheBlockOfAReleasedSmallString) {
   const void* first = String("short one").get();
   // The block went back to this thread's cache; the next small string (or bytes) takes it.
-  String again("another");
+  String again("another one");
   EXPECT_EQ(static_cast<const void*>(again.get()), first);
-  EXPECT_EQ(again.view(), "another");
+  EXPECT_EQ(again.view(), "another one");
 }
 
 TEST(String, SmallStringsMadeOnOneThreadAndReleasedOnAnother) {
@@ -75,14 +95,16 @@ TEST(String, SmallStringsMadeOnOneThreadAndReleasedOnAnother) {
   std::vector<String> made;
   for (int round = 0; round < 3; ++round) {
     std::thread producer([&] {
-      for (int i = 0; i < kPerRound; ++i) made.emplace_back("s" + std::to_string(i));
+      for (int i = 0; i < kPerRound; ++i) made.emplace_back("string " + std::to_string(i));
     });
     producer.join();
     std::thread consumer([&] {
-      for (int i = 0; i < kPerRound; ++i) ASSERT_EQ(made[i].view(), "s" + std::to_string(i));
+      for (int i = 0; i < kPerRound; ++i) {
+        ASSERT_EQ(made[i].view(), "string " + std::to_string(i));
+      }
       made.clear();  // into the consumer's cache, up to its limit; the rest to the heap
       for (int i = 0; i < 100; ++i) {
-        EXPECT_EQ(String("t" + std::to_string(i)).size(), i < 10 ? 2u : 3u);
+        EXPECT_EQ(String("string " + std::to_string(i)).size(), i < 10 ? 8u : 9u);
       }
     });
     consumer.join();
@@ -91,7 +113,7 @@ TEST(String, SmallStringsMadeOnOneThreadAndReleasedOnAnother) {
   for (int t = 0; t < 4; ++t) {
     racers.emplace_back([t] {
       for (int i = 0; i < 5000; ++i) {
-        String a("x" + std::to_string(t * 100000 + i));
+        String a("a string " + std::to_string(t * 100000 + i));
         ferry::Bytes b(a.view());
         ASSERT_EQ(b.view(), a.view());
       }
@@ -104,7 +126,8 @@ TEST(String, ComparesByValue) {
   String a = "apple";
   String a2 = std::string("apple");
   String b = "banana";
-  EXPECT_FALSE(a.same_as(a2));
+  EXPECT_TRUE(a.same_as(a2)) << "inline strings are values";
+  EXPECT_FALSE(String("a long apple string").same_as(String("a long apple string")));
   EXPECT_TRUE(a == a2);
   EXPECT_TRUE(a != b);
   EXPECT_TRUE(a < b);
@@ -151,6 +174,136 @@ TEST(String, RejectsBadInput) {
   } catch (const ferry::Error& e) {
     EXPECT_EQ(e.kind(), "IndexError");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inline strings: up to 7 bytes live in the 16-byte value, longer ones in a StringObj.
+
+TEST(String, KeepsUpToSevenBytesInlineWithoutAnAllocation) {
+  static_assert(sizeof(String) == sizeof(FerryAny), "a String is one value cell");
+  static_assert(String::kInlineCapacity == 7);
+  const char* text = "abcdefghij";
+  for (size_t n = 0; n <= 10; ++n) {
+    const int64_t before = t_allocations;
+    {
+      String s(text, n);
+      EXPECT_EQ(s.view(), std::string_view(text, n));
+      EXPECT_EQ(s.c_str()[n], '\0') << n;
+      EXPECT_EQ(s.is_inline(), n <= 7) << n;
+      EXPECT_EQ(s.get() == nullptr, n <= 7) << n;
+      String copy = s;  // an inline copy is a copy of the bytes; a long one shares the object
+      EXPECT_EQ(copy.is_inline() ? copy.data() != s.data() : copy.data() == s.data(), true) << n;
+    }
+    // Long strings come from the per-thread block cache after the first, so count only the
+    // inline ones: they must never reach the allocator.
+    if (n <= 7) {
+      EXPECT_EQ(t_allocations, before) << n;
+    }
+  }
+  const int64_t before_vector = t_allocations;
+  std::vector<int> counted(100);
+  EXPECT_EQ(t_allocations, before_vector + 1) << "the counter sees allocations";
+  const int64_t before = t_allocations;
+  String joined = String("abc") + "def";
+  EXPECT_TRUE(joined.is_inline());
+  EXPECT_EQ(joined, "abcdef");
+  EXPECT_EQ(t_allocations, before) << "a short concatenation stays inline";
+  EXPECT_FALSE((joined + "gh").is_inline());
+}
+
+TEST(String, InlineAndObjectFormsAreOneValue) {
+  // The same bytes as an inline string and as a StringObj (what the C ABI or an old library
+  // may hand over): equal, equally hashed, interchangeable as Map keys.
+  String inline_form("key");
+  String object_form(ferry::details::MakeString("key", 3));
+  ASSERT_TRUE(inline_form.is_inline());
+  ASSERT_FALSE(object_form.is_inline());
+  EXPECT_EQ(inline_form, object_form);
+  EXPECT_FALSE(inline_form.same_as(object_form));
+  EXPECT_EQ(std::hash<String>()(inline_form), std::hash<String>()(object_form));
+  EXPECT_EQ(ferry::Any(inline_form).type_index(), kFerrySmallStr);
+  EXPECT_EQ(ferry::Any(object_form).type_index(), kFerryString);
+  EXPECT_TRUE(ferry::StructuralEqual()(ferry::Any(inline_form), ferry::Any(object_form)));
+  EXPECT_EQ(ferry::StructuralHash()(ferry::Any(inline_form)),
+            ferry::StructuralHash()(ferry::Any(object_form)));
+  ferry::Map<String, int64_t> by_inline = {{inline_form, 1}};
+  ferry::Map<String, int64_t> by_object = {{object_form, 2}};
+  EXPECT_EQ(by_inline.at(object_form), 1);
+  EXPECT_EQ(by_object.at(inline_form), 2);
+  EXPECT_EQ(by_object.at("key"), 2);
+}
+
+TEST(String, BecomesAnObjectRefWhereOneIsTaken) {
+  // Materialized for an inline string (a new StringObj), shared for a long one.
+  ferry::ObjectRef short_ref = String("abc");
+  ASSERT_TRUE(short_ref.defined());
+  EXPECT_EQ(short_ref->type_index(), kFerryString);
+  EXPECT_EQ(short_ref.as<ferry::StringObj>()->size, 3u);
+  EXPECT_EQ(ferry::Downcast<String>(short_ref), "abc");
+  String long_string("a string too long to keep inline");
+  ferry::ObjectRef long_ref = long_string;
+  EXPECT_EQ(long_ref.get(), long_string.get());
+  EXPECT_EQ(long_ref.use_count(), 2);
+  String back = ferry::Downcast<String>(long_ref);
+  EXPECT_TRUE(back.same_as(long_string));
+  EXPECT_EQ(long_ref.use_count(), 3);
+  EXPECT_EQ(ferry::GetRef<String>(long_string.get()), long_string);
+  ferry::ObjectRef not_a_string = ferry::Array<int64_t>({1});
+  try {
+    ferry::Downcast<String>(not_a_string);
+    FAIL();
+  } catch (const ferry::Error& e) {
+    EXPECT_EQ(e.kind(), "TypeError");
+    EXPECT_NE(std::string(e.message()).find("ferry.String"), std::string::npos) << e.message();
+  }
+  // An Any holding either form reads back as an ObjectRef, too.
+  EXPECT_EQ(ferry::Any(String("ab")).cast<ferry::ObjectRef>()->type_index(), kFerryString);
+}
+
+TEST(String, CopiesMovesAndAssignmentsOfBothForms) {
+  String a("short");
+  String b("a string that lives in a StringObj");
+  ferry::ObjectRef b_ref = b;
+  const int64_t shared = b_ref.use_count();
+  {
+    String c = b;
+    EXPECT_EQ(b_ref.use_count(), shared + 1);
+    c = a;  // drops its reference to b's object
+    EXPECT_EQ(b_ref.use_count(), shared);
+    EXPECT_EQ(c, "short");
+    c = std::move(b);
+    EXPECT_EQ(b_ref.use_count(), shared);
+    EXPECT_TRUE(b.empty()) << "a moved-from String is the empty string";
+    EXPECT_TRUE(b.is_inline());
+    String& self = c;
+    c = self;
+    EXPECT_EQ(c, "a string that lives in a StringObj");
+    EXPECT_EQ(b_ref.use_count(), shared);
+  }
+  EXPECT_EQ(b_ref.use_count(), shared - 1);
+  String d = std::move(a);
+  EXPECT_EQ(d, "short");
+  EXPECT_TRUE(a.empty());
+}
+
+TEST(String, TravelsThroughAnyArraysAndOptional) {
+  ferry::Array<String> names = {"x", "a much longer name", ""};
+  ferry::Any boxed = names;
+  auto back = boxed.cast<ferry::Array<String>>();
+  EXPECT_EQ(back[0], "x");
+  EXPECT_TRUE(back[0].is_inline());
+  EXPECT_EQ(back[1], "a much longer name");
+  EXPECT_EQ(back[2], "");
+  // A borrowed C string in a view becomes a String by copy.
+  ferry::AnyView view = "borrowed c string";
+  EXPECT_EQ(view.raw()->type_index, kFerryRawStr);
+  EXPECT_EQ(view.cast<String>(), "borrowed c string");
+  EXPECT_EQ(ferry::AnyView("tiny").cast<String>(), "tiny");
+  EXPECT_FALSE(ferry::Any(int64_t{1}).try_cast<String>().has_value());
+  ferry::Optional<String> maybe = String("opt");
+  EXPECT_EQ(*maybe, "opt");
+  EXPECT_EQ(ferry::Any(maybe).cast<String>(), "opt");
+  EXPECT_TRUE(ferry::Any(ferry::Optional<String>()).is_none());
 }
 
 TEST(String, CrossesTheCAbi) {

@@ -66,13 +66,15 @@ struct FieldType {
 
 namespace details {
 /// FieldType::view. Only for the types whose borrowed form is exact and cheap: object
-/// references (the cell points at the object), Any, and plain numbers. Others (std::string,
+/// references (the cell points at the object), Any, String (its own cell), and plain numbers. Others (std::string,
 /// whose view would be a C string cut at an embedded NUL; Optional of a value) return false.
 template <typename T>
 bool ViewField(const void* addr, FerryAny* out) {
   const T& field = *static_cast<const T*>(addr);
   if constexpr (std::is_same_v<T, Any>) {
     *out = *field.raw();
+  } else if constexpr (std::is_same_v<T, String>) {
+    *out = field.cell();
   } else if constexpr (std::is_base_of_v<ObjectRef, T> || std::is_arithmetic_v<T>) {
     TypeTraitsOf<T>::CopyToAnyView(field, out);
   } else {
