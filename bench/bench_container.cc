@@ -104,6 +104,42 @@ void BM_Floor_MapLookup(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
 
+// The same lookups with keys of at most 7 bytes, which a String keeps inline ("k" and up to six
+// base-36 digits), against std::string keys (inline too, up to 15 bytes).
+std::vector<std::string> ShortKeys() {
+  std::vector<std::string> keys;
+  for (int64_t i = 0; i < kKeys; ++i) {
+    std::string key = "k";
+    for (int64_t n = i * 7919; n > 0; n /= 36) key += "0123456789abcdefghijklmnopqrstuvwxyz"[n % 36];
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+void BM_Ferry_MapLookupShortKeys(benchmark::State& state) {
+  std::vector<std::string> keys = ShortKeys();
+  std::vector<String> strings(keys.begin(), keys.end());
+  Map<String, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+void BM_Floor_MapLookupShortKeys(benchmark::State& state) {
+  std::vector<std::string> keys = ShortKeys();
+  std::unordered_map<std::string, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m[keys[i]] = i;
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(keys[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+
 BENCHMARK(BM_Ferry_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Floor_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_ArraySum)->Unit(benchmark::kMillisecond);
@@ -112,5 +148,7 @@ BENCHMARK(BM_Ferry_MapInsert)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapInsert)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_MapLookup)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapLookup)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_MapLookupShortKeys)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_MapLookupShortKeys)->Unit(benchmark::kMillisecond);
 
 }  // namespace

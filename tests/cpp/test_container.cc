@@ -460,6 +460,7 @@ TEST(Map, ConstructsFromStandardMaps) {
 // Optional, Variant, Shape
 
 TEST(Optional, OfAnObjectIsPointerSized) {
+  static_assert(sizeof(Optional<String>) == sizeof(String), "one cell: None or the String's");
   static_assert(sizeof(Optional<Array<int64_t>>) == sizeof(void*));
   Optional<String> none;
   EXPECT_FALSE(none.has_value());

@@ -1,6 +1,7 @@
 /// \file ferry/container/optional.h
 /// `Optional<T>`: a value or nothing, which travels as `T` or None. An Optional of an object
-/// reference is one pointer (null means nothing); of a plain value it wraps std::optional.
+/// reference is one pointer (null means nothing), of a String one cell (None means nothing);
+/// of a plain value it wraps std::optional.
 ///
 ///     Optional<String> name = map.Get("name");
 ///     if (name) use(*name);
@@ -91,6 +92,43 @@ class Optional<T, std::enable_if_t<std::is_base_of_v<ObjectRef, T>>> {
 
  private:
   ObjectPtr<Object> data_;
+};
+
+/// Optional of a String: one cell, as the String itself, whose None form is the empty Optional.
+template <>
+class Optional<String> {
+ public:
+  using value_type = String;
+  Optional() = default;
+  Optional(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
+  Optional(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
+  Optional(String value)       // NOLINT(google-explicit-constructor)
+      : data_(Any(std::move(value))) {}
+
+  bool has_value() const { return !data_.is_none(); }
+  explicit operator bool() const { return has_value(); }
+  /// The string; a ValueError when there is none.
+  String value() const {
+    if (!has_value()) details::ThrowEmptyOptional(StringObj::_type_key);
+    return String::FromCell(*data_.raw());
+  }
+  String operator*() const { return value(); }
+  String value_or(String other) const {
+    return has_value() ? String::FromCell(*data_.raw()) : std::move(other);
+  }
+  void reset() { data_.reset(); }
+
+  bool operator==(std::nullopt_t) const { return !has_value(); }
+  bool operator!=(std::nullopt_t) const { return has_value(); }
+  bool operator==(std::nullptr_t) const { return !has_value(); }
+  bool operator!=(std::nullptr_t) const { return has_value(); }
+  bool operator==(const Optional& other) const {
+    return has_value() == other.has_value() && (!has_value() || value() == other.value());
+  }
+  bool operator!=(const Optional& other) const { return !(*this == other); }
+
+ private:
+  Any data_;  // None, or the String's own cell
 };
 
 /// None is an empty Optional; anything else must convert to `T`.
