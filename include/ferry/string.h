@@ -47,6 +47,8 @@ FERRY_DLL const ObjectPtr<Object>& EmptyString();
 /// cell. It is not an `ObjectRef` subclass (an inline string has no object to point at), but it
 /// converts to one implicitly, materializing a StringObj for an inline string, and
 /// `Downcast<String>(ref)`, `GetRef<String>(obj)` and `ref.as<StringObj>()` work as before.
+/// As with std::string, `data()`, `c_str()` and views of an inline string point into the String
+/// itself: valid while it lives and is neither moved nor assigned.
 class String {
  public:
   using ContainerType = StringObj;
