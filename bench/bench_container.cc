@@ -110,7 +110,8 @@ std::vector<std::string> ShortKeys() {
   std::vector<std::string> keys;
   for (int64_t i = 0; i < kKeys; ++i) {
     std::string key = "k";
-    for (int64_t n = i * 7919; n > 0; n /= 36) key += "0123456789abcdefghijklmnopqrstuvwxyz"[n % 36];
+    for (int64_t n = i * 7919; n > 0; n /= 36)
+      key += "0123456789abcdefghijklmnopqrstuvwxyz"[n % 36];
     keys.push_back(key);
   }
   return keys;

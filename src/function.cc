@@ -4,7 +4,7 @@
 #include "ferry/function.h"
 
 #include <algorithm>     // sort
-#include <memory>  // unique_ptr
+#include <memory>        // unique_ptr
 #include <mutex>         // unique_lock
 #include <shared_mutex>  // readers share the registry
 #include <string>

@@ -182,8 +182,8 @@ const ObjectPtr<Object>& EmptyString() {
 
 String::operator ObjectRef() const {
   if (!is_inline()) {
-    return ObjectRef(details::ObjectUnsafe::PtrFromRaw<Object>(
-        details::ObjectUnsafe::FromHeader(cell_.v_obj)));
+    return ObjectRef(
+        details::ObjectUnsafe::PtrFromRaw<Object>(details::ObjectUnsafe::FromHeader(cell_.v_obj)));
   }
   return ObjectRef(details::MakeString(cell_.v_bytes, cell_.small_len));
 }

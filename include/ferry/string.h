@@ -63,7 +63,7 @@ class String {
     Init(str, std::strlen(str));
   }
   String(const char* str, size_t size) { Init(str, size); }
-  String(std::string_view str) { Init(str.data(), str.size()); }  // NOLINT
+  String(std::string_view str) { Init(str.data(), str.size()); }    // NOLINT
   String(const std::string& str) { Init(str.data(), str.size()); }  // NOLINT
   /// Adopts a reference to a StringObj (what Downcast and GetRef use); the caller has checked
   /// the type. A null pointer makes the empty string.
@@ -88,9 +88,7 @@ class String {
   const char* data() const { return is_inline() ? cell_.v_bytes : heap()->data; }
   /// NUL-terminated; embedded NULs are kept and counted in size().
   const char* c_str() const { return data(); }
-  size_t size() const {
-    return is_inline() ? cell_.small_len : static_cast<size_t>(heap()->size);
-  }
+  size_t size() const { return is_inline() ? cell_.small_len : static_cast<size_t>(heap()->size); }
   size_t length() const { return size(); }
   bool empty() const { return size() == 0; }
   /// The byte at `pos`; an IndexError when out of range.

@@ -66,8 +66,9 @@ struct FieldType {
 
 namespace details {
 /// FieldType::view. Only for the types whose borrowed form is exact and cheap: object
-/// references (the cell points at the object), Any, String (its own cell), and plain numbers. Others (std::string,
-/// whose view would be a C string cut at an embedded NUL; Optional of a value) return false.
+/// references (the cell points at the object), Any, String (its own cell), and plain numbers.
+/// Others (std::string, whose view would be a C string cut at an embedded NUL; Optional of a value)
+/// return false.
 template <typename T>
 bool ViewField(const void* addr, FerryAny* out) {
   const T& field = *static_cast<const T*>(addr);
