@@ -1,6 +1,11 @@
-// Containers beside the standard library.
+// Containers beside the standard library and, for Map<String, int64_t>, apache-tvm-ffi's Map
+// (BM_TvmFfi_X, when the build has the peer: FERRY_BENCH_TVM_FFI).
 #include <benchmark/benchmark.h>
 #include <ferry/ferry.h>
+#ifdef FERRY_BENCH_TVM_FFI
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/string.h>
+#endif
 
 #include <string>
 #include <unordered_map>
@@ -104,13 +109,44 @@ void BM_Floor_MapLookup(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
 
+#ifdef FERRY_BENCH_TVM_FFI
+void BM_TvmFfi_MapInsert(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
+  for (auto _ : state) {
+    tvm::ffi::Map<tvm::ffi::String, int64_t> m;
+    for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+    benchmark::DoNotOptimize(m.get());
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+void BM_TvmFfi_MapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
+  tvm::ffi::Map<tvm::ffi::String, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+#endif
+
 BENCHMARK(BM_Ferry_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Floor_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_ArraySum)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_ArraySum)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_MapInsert)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapInsert)->Unit(benchmark::kMillisecond);
+#ifdef FERRY_BENCH_TVM_FFI
+BENCHMARK(BM_TvmFfi_MapInsert)->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(BM_Ferry_MapLookup)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapLookup)->Unit(benchmark::kMillisecond);
+#ifdef FERRY_BENCH_TVM_FFI
+BENCHMARK(BM_TvmFfi_MapLookup)->Unit(benchmark::kMillisecond);
+#endif
 
 }  // namespace
