@@ -4,9 +4,9 @@
 // An operation is a struct whose constructor does the setup and whose operator() is one
 // repetition. `Ferry_X` is the Ferry operation, `Floor_X` the plain-C++ code doing the same
 // work and `TvmFfi_X` (ops_tvm_ffi.h, when the build has the peer) the same operation through
-// apache-tvm-ffi; bench/report.py gives Ferry / floor and Ferry / tvm-ffi. benchmark::DoNotOptimize keeps every
-// result alive, so neither side can be folded away: it forces the value into a register or
-// memory and tells the compiler that memory may have been read or written.
+// apache-tvm-ffi; bench/report.py gives Ferry / floor and Ferry / tvm-ffi. benchmark::DoNotOptimize
+// keeps every result alive, so neither side can be folded away: it forces the value into a register
+// or memory and tells the compiler that memory may have been read or written.
 #ifndef FERRY_BENCH_OPS_H_
 #define FERRY_BENCH_OPS_H_
 
