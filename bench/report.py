@@ -6,7 +6,10 @@ are left out and a note says so.
     python3 bench/report.py build-bench/results/bench_*.json
         the median of the repetitions of each benchmark, its coefficient of variation, and
         the ratios Ferry / floor and Ferry / tvm-ffi of the medians (Google Benchmark JSON with
-        aggregates)
+        aggregates), in wall-clock time
+    python3 bench/report.py --cpu build-bench/results/bench_*.json
+        the same in CPU time, which leaves out the time the thread was not running: the better
+        measure on a machine loaded beyond its cores
     python3 bench/report.py --callgrind N annotate.txt [order.txt]
         instructions per operation from `callgrind_annotate --inclusive=yes --threshold=100`
         of callgrind_ops run with N iterations: the inclusive count of Loop<Op> divided by N;
@@ -17,6 +20,9 @@ are left out and a note says so.
 import json
 import re
 import sys
+
+# The time a table uses: "real_time" (wall clock) or "cpu_time" (--cpu).
+TIME = "real_time"
 
 
 def load_aggregates(path):
@@ -32,19 +38,19 @@ def load_aggregates(path):
 
 
 def fmt_time(b):
-    return f"{b['real_time']:.3g} {b['time_unit']}"
+    return f"{b[TIME]:.3g} {b['time_unit']}"
 
 
 def fmt_cv(aggs):
     cv = aggs.get("cv")
-    return f"{100 * cv['real_time']:.1f}%" if cv else ""
+    return f"{100 * cv[TIME]:.1f}%" if cv else ""
 
 
 def ratio_text(a, b):
     """a / b of two medians as "1.23x", or "" when b is missing or in other units."""
-    if not a or not b or a["time_unit"] != b["time_unit"] or b["real_time"] <= 0:
+    if not a or not b or a["time_unit"] != b["time_unit"] or b[TIME] <= 0:
         return ""
-    return f"{a['real_time'] / b['real_time']:.2f}x"
+    return f"{a[TIME] / b[TIME]:.2f}x"
 
 
 NO_PEER_NOTE = (
@@ -145,6 +151,10 @@ def report_callgrind(n, path, order_path=None):
 
 
 def main(argv):
+    global TIME
+    if argv and argv[0] == "--cpu":
+        TIME = "cpu_time"
+        argv = argv[1:]
     if len(argv) in (3, 4) and argv[0] == "--callgrind":
         report_callgrind(int(argv[1]), *argv[2:])
     elif argv and not argv[0].startswith("-"):
