@@ -1,6 +1,11 @@
-// Containers beside the standard library.
+// Containers beside the standard library and, for Map<String, int64_t>, apache-tvm-ffi's Map
+// (BM_TvmFfi_X, when the build has the peer: FERRY_BENCH_TVM_FFI).
 #include <benchmark/benchmark.h>
 #include <ferry/ferry.h>
+#ifdef FERRY_BENCH_TVM_FFI
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/string.h>
+#endif
 
 #include <string>
 #include <unordered_map>
@@ -104,14 +109,40 @@ void BM_Floor_MapLookup(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
 
+#ifdef FERRY_BENCH_TVM_FFI
+void BM_TvmFfi_MapInsert(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
+  for (auto _ : state) {
+    tvm::ffi::Map<tvm::ffi::String, int64_t> m;
+    for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+    benchmark::DoNotOptimize(m.get());
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+void BM_TvmFfi_MapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = Keys();
+  std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
+  tvm::ffi::Map<tvm::ffi::String, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+#endif
+
 // The same lookups with keys of at most 7 bytes, which a String keeps inline ("k" and up to six
 // base-36 digits), against std::string keys (inline too, up to 15 bytes).
 std::vector<std::string> ShortKeys() {
   std::vector<std::string> keys;
   for (int64_t i = 0; i < kKeys; ++i) {
     std::string key = "k";
-    for (int64_t n = i * 7919; n > 0; n /= 36)
+    for (int64_t n = i * 7919; n > 0; n /= 36) {
       key += "0123456789abcdefghijklmnopqrstuvwxyz"[n % 36];
+    }
     keys.push_back(key);
   }
   return keys;
@@ -140,6 +171,20 @@ void BM_Floor_MapLookupShortKeys(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
+#ifdef FERRY_BENCH_TVM_FFI
+void BM_TvmFfi_MapLookupShortKeys(benchmark::State& state) {
+  std::vector<std::string> keys = ShortKeys();
+  std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
+  tvm::ffi::Map<tvm::ffi::String, int64_t> m;
+  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
+  for (auto _ : state) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * kKeys);
+}
+#endif
 
 BENCHMARK(BM_Ferry_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Floor_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);
@@ -147,9 +192,18 @@ BENCHMARK(BM_Ferry_ArraySum)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_ArraySum)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_MapInsert)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapInsert)->Unit(benchmark::kMillisecond);
+#ifdef FERRY_BENCH_TVM_FFI
+BENCHMARK(BM_TvmFfi_MapInsert)->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(BM_Ferry_MapLookup)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapLookup)->Unit(benchmark::kMillisecond);
+#ifdef FERRY_BENCH_TVM_FFI
+BENCHMARK(BM_TvmFfi_MapLookup)->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(BM_Ferry_MapLookupShortKeys)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_MapLookupShortKeys)->Unit(benchmark::kMillisecond);
+#ifdef FERRY_BENCH_TVM_FFI
+BENCHMARK(BM_TvmFfi_MapLookupShortKeys)->Unit(benchmark::kMillisecond);
+#endif
 
 }  // namespace

@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
 #define MEASURE(Op) Measure<Op>(#Op, n)
   MEASURE(Ferry_MakeDrop);
   MEASURE(Floor_MakeDrop);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_MakeDrop);
+#endif
   MEASURE(Ferry_CopyDrop);
   MEASURE(Floor_CopyDrop);
   MEASURE(Ferry_IsInstanceHit);
@@ -49,16 +52,31 @@ int main(int argc, char** argv) {
   MEASURE(Floor_IsInstanceMiss);
   MEASURE(Ferry_AsHit);
   MEASURE(Floor_AsHit);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_AsHit);
+#endif
   MEASURE(Ferry_Downcast);
   MEASURE(Floor_Downcast);
   MEASURE(Ferry_StringShort);
   MEASURE(Floor_StringShort);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_StringShort);
+#endif
   MEASURE(Ferry_String40);
   MEASURE(Floor_String40);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_String40);
+#endif
   MEASURE(Ferry_FromTypedDrop);
   MEASURE(Floor_FromTypedDrop);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_FromTypedDrop);
+#endif
   MEASURE(Ferry_TypedCall);
   MEASURE(Floor_TypedCall);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_TypedCall);
+#endif
   MEASURE(Ferry_CApiCall);
   MEASURE(Floor_CApiCall);
   MEASURE(Ferry_GetGlobal);

@@ -2,10 +2,11 @@
 // Benchmark (bench_object.cc, bench_function.cc) and counted by callgrind (callgrind_ops.cc).
 //
 // An operation is a struct whose constructor does the setup and whose operator() is one
-// repetition. `Ferry_X` is the Ferry operation and `Floor_X` the plain-C++ code doing the same
-// work; the pair is reported as a ratio (bench/report.py). benchmark::DoNotOptimize keeps every
-// result alive, so neither side can be folded away: it forces the value into a register or
-// memory and tells the compiler that memory may have been read or written.
+// repetition. `Ferry_X` is the Ferry operation, `Floor_X` the plain-C++ code doing the same
+// work and `TvmFfi_X` (ops_tvm_ffi.h, when the build has the peer) the same operation through
+// apache-tvm-ffi; bench/report.py gives Ferry / floor and Ferry / tvm-ffi. benchmark::DoNotOptimize
+// keeps every result alive, so neither side can be folded away: it forces the value into a register
+// or memory and tells the compiler that memory may have been read or written.
 #ifndef FERRY_BENCH_OPS_H_
 #define FERRY_BENCH_OPS_H_
 
@@ -185,7 +186,11 @@ struct Floor_IsInstanceMiss {
   }
 };
 
-/// obj->as<MidNode>() of a Leaf (a hit in Mid's reserved slots), vs dynamic_cast.
+/// obj->as<MidNode>() of a Leaf (a hit in Mid's reserved slots). dynamic_cast, the C++
+/// language's answer, is the IsInstanceHit row's floor; this row's floor is the least any
+/// type test can do: the same loop with one load of the object's type index and one compare
+/// against a constant, as if T's index were known at compile time (a final type with a static
+/// index). The constant need not match: the select costs the same either way.
 struct Ferry_AsHit {
   ObjectRef leaf{(RegisterHierarchy(), make_object<LeafNode>())};
   const Object* obj = leaf.get();
@@ -194,7 +199,15 @@ struct Ferry_AsHit {
     DoNotOptimize(obj->as<MidNode>());
   }
 };
-struct Floor_AsHit : Floor_IsInstanceHit {};
+struct Floor_AsHit {
+  static constexpr int32_t kIndex = 200;
+  ObjectRef leaf{(RegisterHierarchy(), make_object<LeafNode>())};
+  const Object* obj = leaf.get();
+  void operator()() {
+    DoNotOptimize(obj);
+    DoNotOptimize(obj->type_index() == kIndex ? static_cast<const MidNode*>(obj) : nullptr);
+  }
+};
 
 /// Downcast<Mid>(ref) of a Leaf: the type check plus the new reference it returns.
 struct Ferry_Downcast {
@@ -480,6 +493,15 @@ struct Floor_DictAt {
     if (++i == kDictKeys) i = 0;
   }
 };
+
+}  // namespace ferry_bench
+
+// The peer's operations (TvmFfi_X), when the build found apache-tvm-ffi's wheel.
+#ifdef FERRY_BENCH_TVM_FFI
+#include "ops_tvm_ffi.h"
+#endif
+
+namespace ferry_bench {
 
 /// One Google Benchmark run of Op: constructs it once, then times operator().
 template <typename Op>

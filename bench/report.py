@@ -1,9 +1,15 @@
 """Prints the benchmark results as Markdown tables, pairing each Ferry benchmark with its floor
-by name: BM_Ferry_X is compared with BM_Floor_X from the same run.
+and its peer by name: BM_Ferry_X is compared with BM_Floor_X and BM_TvmFfi_X (apache-tvm-ffi)
+from the same run. Without any BM_TvmFfi_ row (a build without the peer) the tvm-ffi columns
+are left out and a note says so.
 
     python3 bench/report.py build-bench/results/bench_*.json
         the median of the repetitions of each benchmark, its coefficient of variation, and
-        the ratio Ferry / floor of the medians (Google Benchmark JSON with aggregates)
+        the ratios Ferry / floor and Ferry / tvm-ffi of the medians (Google Benchmark JSON with
+        aggregates), in wall-clock time
+    python3 bench/report.py --cpu build-bench/results/bench_*.json
+        the same in CPU time, which leaves out the time the thread was not running: the better
+        measure on a machine loaded beyond its cores
     python3 bench/report.py --callgrind N annotate.txt [order.txt]
         instructions per operation from `callgrind_annotate --inclusive=yes --threshold=100`
         of callgrind_ops run with N iterations: the inclusive count of Loop<Op> divided by N;
@@ -14,6 +20,9 @@ by name: BM_Ferry_X is compared with BM_Floor_X from the same run.
 import json
 import re
 import sys
+
+# The time a table uses: "real_time" (wall clock) or "cpu_time" (--cpu).
+TIME = "real_time"
 
 
 def load_aggregates(path):
@@ -29,38 +38,70 @@ def load_aggregates(path):
 
 
 def fmt_time(b):
-    return f"{b['real_time']:.3g} {b['time_unit']}"
+    return f"{b[TIME]:.3g} {b['time_unit']}"
 
 
 def fmt_cv(aggs):
     cv = aggs.get("cv")
-    return f"{100 * cv['real_time']:.1f}%" if cv else ""
+    return f"{100 * cv[TIME]:.1f}%" if cv else ""
+
+
+def ratio_text(a, b):
+    """a / b of two medians as "1.23x", or "" when b is missing or in other units."""
+    if not a or not b or a["time_unit"] != b["time_unit"] or b[TIME] <= 0:
+        return ""
+    return f"{a[TIME] / b[TIME]:.2f}x"
+
+
+NO_PEER_NOTE = (
+    "No tvm-ffi rows in these results: the programs were built without apache-tvm-ffi "
+    "(scripts/bench.sh --no-peer, or its wheel could not be installed)."
+)
 
 
 def report_json(paths):
-    print("| benchmark | Ferry median | cv | floor median | cv | ratio | per item |")
-    print("|---|---|---|---|---|---|---|")
-    for path in paths:
-        results = load_aggregates(path)
+    all_results = [load_aggregates(path) for path in paths]
+    peer = any(name.startswith("BM_TvmFfi_") for r in all_results for name in r)
+    if peer:
+        print(
+            "| benchmark | Ferry median | cv | floor median | cv | tvm-ffi median | cv "
+            "| Ferry / floor | Ferry / tvm-ffi | per item |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+    else:
+        print("| benchmark | Ferry median | cv | floor median | cv | ratio | per item |")
+        print("|---|---|---|---|---|---|---|")
+    for results in all_results:
         for name, aggs in results.items():
             if not name.startswith("BM_Ferry_") or "median" not in aggs:
                 continue
             med = aggs["median"]
             floor_aggs = results.get(name.replace("BM_Ferry_", "BM_Floor_"), {})
             floor = floor_aggs.get("median")
-            ratio = ""
-            if floor and floor["time_unit"] == med["time_unit"] and floor["real_time"] > 0:
-                ratio = f"{med['real_time'] / floor['real_time']:.2f}x"
+            peer_aggs = results.get(name.replace("BM_Ferry_", "BM_TvmFfi_"), {})
+            peer_med = peer_aggs.get("median")
             extra = []
             if med.get("items_per_second"):
                 extra.append(f"{1e9 / med['items_per_second']:.1f} ns/item")
             if med.get("bytes_per_second"):
                 extra.append(f"{med['bytes_per_second'] / 1e6:.0f} MB/s")
-            print(
-                f"| {name[len('BM_Ferry_') :]} | {fmt_time(med)} | {fmt_cv(aggs)} | "
-                f"{fmt_time(floor) if floor else ''} | {fmt_cv(floor_aggs)} | {ratio} | "
-                f"{', '.join(extra)} |"
-            )
+            cells = [
+                name[len("BM_Ferry_") :],
+                fmt_time(med),
+                fmt_cv(aggs),
+                fmt_time(floor) if floor else "",
+                fmt_cv(floor_aggs),
+            ]
+            if peer:
+                cells += [fmt_time(peer_med) if peer_med else "", fmt_cv(peer_aggs)]
+            cells.append(ratio_text(med, floor))
+            if peer:
+                cells.append(ratio_text(med, peer_med))
+            cells.append(", ".join(extra))
+            print("| " + " | ".join(cells) + " |")
+    if not peer:
+        print()
+        print(NO_PEER_NOTE)
 
 
 LOOP = re.compile(r"^\s*([\d,]+)\s.*Loop<ferry_bench::(\w+)>")
@@ -83,19 +124,37 @@ def report_callgrind(n, path, order_path=None):
                     if len(words) == 2:
                         counts[words[0]] /= int(words[1])
         counts = {op: counts[op] for op in order}
-    print("| operation | Ferry Ir/op | floor Ir/op | ratio |")
-    print("|---|---|---|---|")
+    peer = any(op.startswith("TvmFfi_") for op in counts)
+    if peer:
+        print(
+            "| operation | Ferry Ir/op | floor Ir/op | tvm-ffi Ir/op "
+            "| Ferry / floor | Ferry / tvm-ffi |"
+        )
+        print("|---|---|---|---|---|---|")
+    else:
+        print("| operation | Ferry Ir/op | floor Ir/op | ratio |")
+        print("|---|---|---|---|")
     for op, ir in counts.items():
         if not op.startswith("Ferry_"):
             continue
         x = op[len("Ferry_") :]
-        floor = counts.get("Floor_" + x)
-        ratio = f"{ir / floor:.2f}x" if floor else ""
-        floor_text = f"{floor:.0f}" if floor is not None else ""
-        print(f"| {x} | {ir:.0f} | {floor_text} | {ratio} |")
+        cells = [x, f"{ir:.0f}"]
+        others = [counts.get("Floor_" + x)]
+        if peer:
+            others.append(counts.get("TvmFfi_" + x))
+        cells += [f"{other:.0f}" if other is not None else "" for other in others]
+        cells += [f"{ir / other:.2f}x" if other else "" for other in others]
+        print("| " + " | ".join(cells) + " |")
+    if not peer:
+        print()
+        print(NO_PEER_NOTE)
 
 
 def main(argv):
+    global TIME
+    if argv and argv[0] == "--cpu":
+        TIME = "cpu_time"
+        argv = argv[1:]
     if len(argv) in (3, 4) and argv[0] == "--callgrind":
         report_callgrind(int(argv[1]), *argv[2:])
     elif argv and not argv[0].startswith("-"):
