@@ -1,6 +1,7 @@
 // Tests of ferry/string.h: construction, access, comparison, hashing, concatenation.
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
+#include <malloc.h>  // mallinfo2: what malloc has handed out
 
 #include <cstdlib>
 #include <new>
@@ -200,6 +201,24 @@ TEST(String, KeepsUpToSevenBytesInlineWithoutAnAllocation) {
       EXPECT_EQ(t_allocations, before) << n;
     }
   }
+  // malloc too (make_object allocates with it): a thousand inline strings held at once take
+  // no byte from the heap.
+  std::vector<String> held;
+  held.reserve(1000);
+  const size_t heap_before = mallinfo2().uordblks;
+  char text7[] = "00abcde";
+  for (int i = 0; i < 1000; ++i) {
+    text7[0] = static_cast<char>('0' + i / 100 % 10);
+    text7[1] = static_cast<char>('0' + i / 10 % 10);
+    held.emplace_back(text7, 7);
+  }
+  EXPECT_EQ(mallinfo2().uordblks, heap_before);
+  EXPECT_TRUE(held.back().is_inline());
+  held.emplace_back("a string that needs a StringObj of its own");
+  held.emplace_back(std::string(100, 'x'));
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  EXPECT_GT(mallinfo2().uordblks, heap_before) << "mallinfo2 sees a long string's object";
+#endif
   const int64_t before_vector = t_allocations;
   std::vector<int> counted(100);
   EXPECT_EQ(t_allocations, before_vector + 1) << "the counter sees allocations";
