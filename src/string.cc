@@ -9,6 +9,7 @@
 #endif
 
 #include "c_api_internal.h"
+#include "ferry/memory.h"
 #include "ferry/string.h"
 
 namespace ferry {
@@ -23,8 +24,9 @@ namespace details {
 namespace {
 
 // Strings and byte strings of up to kSmallPayload bytes (names, keys, short messages: most of
-// them) take their block from a per-thread cache of equal blocks rather than from the heap: a
-// few instructions instead of a malloc and a free. A thread keeps at most kCacheBlocks free
+// them), and objects of up to kSmallBlock bytes made by make_object (memory.h: TakeCachedBlock),
+// take their block from a per-thread cache of equal blocks rather than from the heap: a few
+// instructions instead of a malloc and a free. A thread keeps at most kCacheBlocks free
 // blocks; one freed on another thread joins that thread's cache. Under AddressSanitizer a cached
 // block is poisoned, so a use after release is still reported.
 constexpr size_t kSmallBlock = 64;
@@ -139,6 +141,10 @@ ObjectPtr<T> AllocateBytesObject(size_t size) {
 ObjectPtr<StringObj> AllocateString(size_t size) { return AllocateBytesObject<StringObj>(size); }
 
 }  // namespace
+
+static_assert(kSmallBlock == kCachedBlockBytes, "strings and small objects share the blocks");
+void* TakeCachedBlock() { return TakeBlock(); }
+void GiveCachedBlock(void* block) noexcept { GiveBlock(block); }
 
 ObjectPtr<Object> MakeString(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "String: nullptr with non-zero size");
