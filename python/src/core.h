@@ -123,16 +123,14 @@ class TempScope {
   TempScope() = default;
   TempScope(const TempScope&) = delete;
   TempScope& operator=(const TempScope&) = delete;
+  /// Most calls keep nothing: then ending the scope is one compare.
   ~TempScope() {
-    for (int i = 0; i < num_inline_; ++i) DecRef(inline_[i]);
-    if (more_ != nullptr) {
-      for (FerryObjectHandle h : *more_) DecRef(h);
-      delete more_;
-    }
+    if (num_inline_ != 0) ReleaseAll();
   }
   void Keep(FerryObjectHandle h) {
     if (num_inline_ < kInline) {
       inline_[num_inline_++] = h;
+      if (num_inline_ == kInline) more_ = nullptr;
     } else {
       if (more_ == nullptr) more_ = new std::vector<FerryObjectHandle>();
       more_->push_back(h);
@@ -140,11 +138,20 @@ class TempScope {
   }
 
  private:
+  [[gnu::noinline]] void ReleaseAll() {
+    for (int i = 0; i < num_inline_; ++i) DecRef(inline_[i]);
+    if (num_inline_ == kInline && more_ != nullptr) {
+      for (FerryObjectHandle h : *more_) DecRef(h);
+      delete more_;
+    }
+  }
+
   static constexpr int kInline = 4;
   FerryObjectHandle inline_[kInline];
   int num_inline_ = 0;
-  /// Only calls with many temporaries pay for a vector (most calls make none).
-  std::vector<FerryObjectHandle>* more_ = nullptr;
+  /// Only calls with more than kInline temporaries pay for a vector (most calls make none); set
+  /// when the inline slots fill up, so that a scope which keeps nothing initializes one field.
+  std::vector<FerryObjectHandle>* more_;
 };
 
 /// PyToAny beyond its inline head: every kind of value.

@@ -225,12 +225,6 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   return 0;
 }
 
-/// The entry point calls go through: the cached `safe_call`, or the checked FerryFunctionCall
-/// for a function object whose handle was set some other way (unpickling).
-FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
-  return self->safe_call != nullptr ? self->safe_call : &FerryFunctionCall;
-}
-
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
 /// parameter name when the function `self` was registered with them).
 [[gnu::always_inline]] inline int ConvertArgs(PyFerryFunction* self, PyObject* const* args,
@@ -252,7 +246,7 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
   TempScope scope;
   if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
-  if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
+  if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     return RaiseFerryError();
   }
@@ -267,7 +261,7 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   TempScope scope;
   if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
-  if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
+  if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
     return nullptr;
@@ -297,9 +291,9 @@ namespace {
   return ConvertAndCall(self, args, nargs, cells.data());
 }
 
-PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
-                             PyObject* kwnames) {
-  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
+/// Every call with arguments, keyword arguments or no handle.
+[[gnu::noinline]] PyObject* VectorcallWithArgs(PyFerryFunction* self, PyObject* const* args,
+                                               size_t nargsf, PyObject* kwnames) {
   if (self->base.handle == nullptr) {
     PyErr_SetString(PyExc_ValueError, "ferry.Function is not initialized");
     return nullptr;
@@ -310,12 +304,31 @@ PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t n
   return ConvertAndCall(self, args, nargs, cells);
 }
 
+/// The vectorcall entry. A call without arguments (`f()`, the commonest shape of a quick
+/// function) is made here directly: no argument cells, no scope for temporaries, and nothing
+/// kept across the C++ call but its result cell, so this frame saves no registers. Everything
+/// else goes on to VectorcallWithArgs.
+PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
+  FerryObjectHandle handle = self->base.handle;
+  if (__builtin_expect(PyVectorcall_NARGS(nargsf) != 0 || kwnames != nullptr || handle == nullptr,
+                       0)) {
+    return VectorcallWithArgs(self, args, nargsf, kwnames);
+  }
+  FerryAny result;
+  if (CallRaw(self->safe_call, handle, nullptr, 0, self->release_gil != 0, &result) != 0) {
+    return RaiseFerryError();
+  }
+  return OwnedCellToPy(result);
+}
+
 PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
   PyObject* obj = type->tp_alloc(type, 0);
   if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->vectorcall = FunctionVectorcall;
-  self->safe_call = nullptr;
+  self->safe_call = &FerryFunctionCall;  // the checked entry until the handle is set
   self->release_gil = 1;
   return obj;
 }
@@ -490,7 +503,7 @@ int SetFunctionHandleFields(PyObject* obj) {
   int32_t flags = 0;
   if (FerryFunctionGetCallback(handle, &callback, &resource) != 0 ||
       FerryFunctionGetFlags(handle, &flags) != 0) {
-    self->safe_call = nullptr;
+    self->safe_call = &FerryFunctionCall;
     RaiseFerryError();
     return -1;
   }
@@ -499,7 +512,7 @@ int SetFunctionHandleFields(PyObject* obj) {
   self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;
   Py_CLEAR(self->param_names);
   if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
-    self->safe_call = nullptr;  // calls go through the checked FerryFunctionCall
+    self->safe_call = &FerryFunctionCall;  // calls go through the checked entry
     RaiseFerryError();
     return -1;
   }
@@ -533,8 +546,10 @@ int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   return 0;
 }
 
-int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
-                     int32_t n, FerryAny* result) {
+// Out of line: inlined, it would make every caller save registers for the thread state it keeps
+// across the call, also on the path that keeps the GIL.
+[[gnu::noinline]] int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func,
+                                       const FerryAny* args, int32_t n, FerryAny* result) {
   int rc;
   Py_BEGIN_ALLOW_THREADS;
   rc = call(func, args, n, result);
