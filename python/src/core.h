@@ -91,8 +91,14 @@ inline const FerryStringObject* StringOf(FerryObjectHandle h) {
 // ---------------------------------------------------------------------------------------------
 // Conversion.
 
+/// The class g_state.last_object_type referred to when it was cached (a plain global: no load
+/// through g_state). Compared first, so that a value of another type (a str, a float) costs one
+/// load and a compare; the weak reference is read only on a match, which it confirms (the class
+/// may have died and its address been reused).
+inline PyTypeObject* g_last_object_type_seen = nullptr;
+
 inline bool IsLastObjectType(PyTypeObject* type) {
-  return g_state.last_object_type != nullptr &&
+  return type == g_last_object_type_seen && g_state.last_object_type != nullptr &&
          PyWeakref_GET_OBJECT(g_state.last_object_type) == reinterpret_cast<PyObject*>(type);
 }
 
@@ -205,12 +211,16 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned);
 /// released on failure); otherwise the handle is borrowed. NULL with an exception on failure.
 PyObject* WrapObject(FerryObjectHandle handle, bool owned);
 
+/// A str of the ferry.String `h`, whose reference is taken over (released also on failure).
+PyObject* OwnedStringToPy(FerryObjectHandle h);
+
 /// AnyToPy of an owned cell, with the commonest kinds (None, int, objects of registered types)
-/// inline: call results and field reads.
+/// inline and strings one call away: call results and field reads.
 [[gnu::always_inline]] inline PyObject* OwnedCellToPy(const FerryAny& cell) {
   if (cell.type_index == kFerryNone) Py_RETURN_NONE;
   if (cell.type_index == kFerryInt) return PyLong_FromLongLong(cell.v_int64);
   if (cell.type_index >= kFerryDynamicObjectBegin) return WrapObject(cell.v_obj, true);
+  if (cell.type_index == kFerryString) return OwnedStringToPy(cell.v_obj);
   return AnyToPy(cell, /*owned=*/true);
 }
 
