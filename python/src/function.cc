@@ -304,10 +304,12 @@ namespace {
   return ConvertAndCall(self, args, nargs, cells);
 }
 
-/// The vectorcall entry. A call without arguments (`f()`, the commonest shape of a quick
-/// function) is made here directly: no argument cells, no scope for temporaries, and nothing
-/// kept across the C++ call but its result cell, so this frame saves no registers. Everything
-/// else goes on to VectorcallWithArgs.
+/// The vectorcall entry, one for each GIL policy (SetGilPolicy sets the one a function object
+/// uses). A call without arguments (`f()`, the commonest shape of a quick function) is made here
+/// directly: no argument cells, no scope for temporaries; with the GIL kept, nothing lives across
+/// the C++ call but its result cell, so the frame saves no registers. Everything else goes on to
+/// VectorcallWithArgs.
+template <bool kReleaseGil>
 PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
   auto* self = reinterpret_cast<PyFerryFunction*>(callable);
@@ -317,19 +319,24 @@ PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t n
     return VectorcallWithArgs(self, args, nargsf, kwnames);
   }
   FerryAny result;
-  if (CallRaw(self->safe_call, handle, nullptr, 0, self->release_gil != 0, &result) != 0) {
+  if (CallRaw(self->safe_call, handle, nullptr, 0, kReleaseGil, &result) != 0) {
     return RaiseFerryError();
   }
   return OwnedCellToPy(result);
+}
+
+/// Sets whether calls of `self` release the GIL, and the vectorcall entry made for that.
+void SetGilPolicy(PyFerryFunction* self, bool release_gil) {
+  self->release_gil = release_gil ? 1 : 0;
+  self->vectorcall = release_gil ? &FunctionVectorcall<true> : &FunctionVectorcall<false>;
 }
 
 PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
   PyObject* obj = type->tp_alloc(type, 0);
   if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
-  self->vectorcall = FunctionVectorcall;
   self->safe_call = &FerryFunctionCall;  // the checked entry until the handle is set
-  self->release_gil = 1;
+  SetGilPolicy(self, true);
   return obj;
 }
 
@@ -355,7 +362,7 @@ int SetReleaseGil(PyObject* self, PyObject* value, void*) {
   }
   int truth = PyObject_IsTrue(value);
   if (truth < 0) return -1;
-  reinterpret_cast<PyFerryFunction*>(self)->release_gil = truth;
+  SetGilPolicy(reinterpret_cast<PyFerryFunction*>(self), truth != 0);
   return 0;
 }
 PyObject* GetParamNames(PyObject* self, void*) {
@@ -509,7 +516,7 @@ int SetFunctionHandleFields(PyObject* obj) {
   }
   // Keep the GIL for functions made from Python callables (they would take it right back) and
   // for functions registered quick.
-  self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;
+  SetGilPolicy(self, callback != &CallPython && (flags & kFerryFunctionQuick) == 0);
   Py_CLEAR(self->param_names);
   if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
     self->safe_call = &FerryFunctionCall;  // calls go through the checked entry
@@ -527,7 +534,7 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
   }
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->base.handle = handle;
-  self->vectorcall = FunctionVectorcall;
+  SetGilPolicy(self, true);  // until SetFunctionHandleFields reads the function's flags
   self->param_names = nullptr;
   if (SetFunctionHandleFields(obj) != 0) {
     Py_DECREF(obj);
@@ -546,10 +553,8 @@ int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   return 0;
 }
 
-// Out of line: inlined, it would make every caller save registers for the thread state it keeps
-// across the call, also on the path that keeps the GIL.
-[[gnu::noinline]] int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func,
-                                       const FerryAny* args, int32_t n, FerryAny* result) {
+int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
+                     int32_t n, FerryAny* result) {
   int rc;
   Py_BEGIN_ALLOW_THREADS;
   rc = call(func, args, n, result);

@@ -278,6 +278,18 @@ def test_release_gil_can_be_turned_off_per_function(f):
         nop.release_gil = True
 
 
+def test_calls_without_arguments_follow_release_gil(f):
+    # A call of no arguments has a vectorcall entry for each GIL policy: setting release_gil
+    # must switch between them, both ways.
+    sleeper = f.echo(f.sleep_100ms)  # a Function object of its own
+    assert sleeper.release_gil
+    assert ticks_during(sleeper) > 10, "the worker thread did not run while C++ slept"
+    sleeper.release_gil = False
+    assert ticks_during(sleeper) <= 1, "another Python thread ran during the call"
+    sleeper.release_gil = True
+    assert ticks_during(sleeper) > 10
+
+
 def test_functions_registered_quick_keep_the_gil(f):
     quick = f.sleep_ms_quick
     assert not quick.release_gil, "FERRY_REGISTER_GLOBAL(...).quick() keeps the GIL"
