@@ -27,7 +27,12 @@ import timeit
 
 import bench_ffi
 
-OPS = ["nop()", "f(1, 2)", 'f("short str")', 'f("abc")']
+# Half of f("short str"): taking the str, not returning one (Ferry's nop ignores its argument;
+# nanobind's take_str converts it into a std::string and returns its size), to see where a
+# string's time goes.
+TAKE = 'take a str: f("short str")'
+
+OPS = ["nop()", "f(1, 2)", 'f("short str")', 'f("abc")', TAKE]
 PAIRS = [("Ferry, GIL held", "nanobind"), ("Ferry", "nanobind, GIL released")]
 
 
@@ -46,10 +51,17 @@ class CpuSample(bench_ffi.Sample):
 
 def worker(build, reps, sample_ms):
     _, ferry_libs = bench_ffi.setup_ferry(os.path.join(build, "tests/python/ferry_testing.so"))
-    _, nb_libs, _ = bench_ffi.setup_nanobind()
+    _, nb_libs, nb_mod = bench_ffi.setup_nanobind()
     libs = {**ferry_libs, **nb_libs}
+    for name, lib in libs.items():
+        if name.startswith("Ferry"):
+            lib["take_str"] = lib["nop"]
+        else:
+            lib["take_str"] = nb_mod.take_str_release_gil if "released" in name else nb_mod.take_str
+    assert nb_mod.take_str("short str") == nb_mod.take_str_release_gil("short str") == 9
     samples = []
-    for label, stmt, setup in bench_ffi.OPS:
+    ops = bench_ffi.OPS + [(TAKE, "take(s)", "take = L['take_str']; s = 'short str'")]
+    for label, stmt, setup in ops:
         if label in OPS:
             for name in (n for pair in PAIRS for n in pair):
                 sample = CpuSample(stmt, setup, libs[name], sample_ms / 1000)
