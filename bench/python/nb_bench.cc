@@ -29,6 +29,8 @@ NB_MODULE(nb_bench, m) {
   m.def(
       "echo_box", [](IntBox* x) { return x; }, nb::rv_policy::reference);
   m.def("echo_str", [](const std::string& s) { return s; });
+  // The first half of echo_str (bench/python/compare_builds.py): taking a str, returning an int.
+  m.def("take_str", [](const std::string& s) { return s.size(); });
   m.def("call_n", [](nb::callable f, int64_t n) {
     int64_t sum = 0;
     for (int64_t i = 0; i < n; ++i) sum += nb::cast<int64_t>(f(i));
@@ -44,6 +46,8 @@ NB_MODULE(nb_bench, m) {
       "echo_box_release_gil", [](IntBox* x) { return x; }, nb::rv_policy::reference, release);
   m.def(
       "echo_str_release_gil", [](const std::string& s) { return s; }, release);
+  m.def(
+      "take_str_release_gil", [](const std::string& s) { return s.size(); }, release);
   m.def("call_n_release_gil", [](nb::callable f, int64_t n) {
     nb::gil_scoped_release unlocked;
     int64_t sum = 0;

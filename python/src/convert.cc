@@ -153,6 +153,7 @@ inline bool IsFerryObjectFast(PyObject* value) {
     return true;
   }
   Py_XSETREF(g_state.last_object_type, ref);
+  g_last_object_type_seen = Py_TYPE(value);
   return true;
 }
 
@@ -295,6 +296,13 @@ int PyToAnyOwned(PyObject* value, FerryAny* out) {
     SetObject(out, h);
   }
   return 0;
+}
+
+PyObject* OwnedStringToPy(FerryObjectHandle h) {
+  PyObject* result =
+      PyUnicode_DecodeUTF8(StringOf(h)->data, static_cast<Py_ssize_t>(StringOf(h)->size), nullptr);
+  DecRef(h);
+  return result;
 }
 
 PyObject* AnyToPy(const FerryAny& cell, bool owned) {

@@ -91,8 +91,14 @@ inline const FerryStringObject* StringOf(FerryObjectHandle h) {
 // ---------------------------------------------------------------------------------------------
 // Conversion.
 
+/// The class g_state.last_object_type referred to when it was cached (a plain global: no load
+/// through g_state). Compared first, so that a value of another type (a str, a float) costs one
+/// load and a compare; the weak reference is read only on a match, which it confirms (the class
+/// may have died and its address been reused).
+inline PyTypeObject* g_last_object_type_seen = nullptr;
+
 inline bool IsLastObjectType(PyTypeObject* type) {
-  return g_state.last_object_type != nullptr &&
+  return type == g_last_object_type_seen && g_state.last_object_type != nullptr &&
          PyWeakref_GET_OBJECT(g_state.last_object_type) == reinterpret_cast<PyObject*>(type);
 }
 
@@ -123,16 +129,14 @@ class TempScope {
   TempScope() = default;
   TempScope(const TempScope&) = delete;
   TempScope& operator=(const TempScope&) = delete;
+  /// Most calls keep nothing: then ending the scope is one compare.
   ~TempScope() {
-    for (int i = 0; i < num_inline_; ++i) DecRef(inline_[i]);
-    if (more_ != nullptr) {
-      for (FerryObjectHandle h : *more_) DecRef(h);
-      delete more_;
-    }
+    if (num_inline_ != 0) ReleaseAll();
   }
   void Keep(FerryObjectHandle h) {
     if (num_inline_ < kInline) {
       inline_[num_inline_++] = h;
+      if (num_inline_ == kInline) more_ = nullptr;
     } else {
       if (more_ == nullptr) more_ = new std::vector<FerryObjectHandle>();
       more_->push_back(h);
@@ -140,11 +144,20 @@ class TempScope {
   }
 
  private:
+  [[gnu::noinline]] void ReleaseAll() {
+    for (int i = 0; i < num_inline_; ++i) DecRef(inline_[i]);
+    if (num_inline_ == kInline && more_ != nullptr) {
+      for (FerryObjectHandle h : *more_) DecRef(h);
+      delete more_;
+    }
+  }
+
   static constexpr int kInline = 4;
   FerryObjectHandle inline_[kInline];
   int num_inline_ = 0;
-  /// Only calls with many temporaries pay for a vector (most calls make none).
-  std::vector<FerryObjectHandle>* more_ = nullptr;
+  /// Only calls with more than kInline temporaries pay for a vector (most calls make none); set
+  /// when the inline slots fill up, so that a scope which keeps nothing initializes one field.
+  std::vector<FerryObjectHandle>* more_;
 };
 
 /// PyToAny beyond its inline head: every kind of value.
@@ -198,12 +211,16 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned);
 /// released on failure); otherwise the handle is borrowed. NULL with an exception on failure.
 PyObject* WrapObject(FerryObjectHandle handle, bool owned);
 
+/// A str of the ferry.String `h`, whose reference is taken over (released also on failure).
+PyObject* OwnedStringToPy(FerryObjectHandle h);
+
 /// AnyToPy of an owned cell, with the commonest kinds (None, int, objects of registered types)
-/// inline: call results and field reads.
+/// inline and strings one call away: call results and field reads.
 [[gnu::always_inline]] inline PyObject* OwnedCellToPy(const FerryAny& cell) {
   if (cell.type_index == kFerryNone) Py_RETURN_NONE;
   if (cell.type_index == kFerryInt) return PyLong_FromLongLong(cell.v_int64);
   if (cell.type_index >= kFerryDynamicObjectBegin) return WrapObject(cell.v_obj, true);
+  if (cell.type_index == kFerryString) return OwnedStringToPy(cell.v_obj);
   return AnyToPy(cell, /*owned=*/true);
 }
 

@@ -225,12 +225,6 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   return 0;
 }
 
-/// The entry point calls go through: the cached `safe_call`, or the checked FerryFunctionCall
-/// for a function object whose handle was set some other way (unpickling).
-FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
-  return self->safe_call != nullptr ? self->safe_call : &FerryFunctionCall;
-}
-
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
 /// parameter name when the function `self` was registered with them).
 [[gnu::always_inline]] inline int ConvertArgs(PyFerryFunction* self, PyObject* const* args,
@@ -252,7 +246,7 @@ FerryFunctionSafeCall EntryOf(const PyFerryFunction* self) {
   TempScope scope;
   if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
-  if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
+  if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     return RaiseFerryError();
   }
@@ -267,7 +261,7 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   TempScope scope;
   if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
   FerryAny result;
-  if (CallRaw(EntryOf(self), self->base.handle, cells, static_cast<int32_t>(nargs),
+  if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
     return nullptr;
@@ -297,9 +291,9 @@ namespace {
   return ConvertAndCall(self, args, nargs, cells.data());
 }
 
-PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
-                             PyObject* kwnames) {
-  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
+/// Every call with arguments, keyword arguments or no handle.
+[[gnu::noinline]] PyObject* VectorcallWithArgs(PyFerryFunction* self, PyObject* const* args,
+                                               size_t nargsf, PyObject* kwnames) {
   if (self->base.handle == nullptr) {
     PyErr_SetString(PyExc_ValueError, "ferry.Function is not initialized");
     return nullptr;
@@ -310,13 +304,39 @@ PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t n
   return ConvertAndCall(self, args, nargs, cells);
 }
 
+/// The vectorcall entry, one for each GIL policy (SetGilPolicy sets the one a function object
+/// uses). A call without arguments (`f()`, the commonest shape of a quick function) is made here
+/// directly: no argument cells, no scope for temporaries; with the GIL kept, nothing lives across
+/// the C++ call but its result cell, so the frame saves no registers. Everything else goes on to
+/// VectorcallWithArgs.
+template <bool kReleaseGil>
+PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
+  FerryObjectHandle handle = self->base.handle;
+  if (__builtin_expect(PyVectorcall_NARGS(nargsf) != 0 || kwnames != nullptr || handle == nullptr,
+                       0)) {
+    return VectorcallWithArgs(self, args, nargsf, kwnames);
+  }
+  FerryAny result;
+  if (CallRaw(self->safe_call, handle, nullptr, 0, kReleaseGil, &result) != 0) {
+    return RaiseFerryError();
+  }
+  return OwnedCellToPy(result);
+}
+
+/// Sets whether calls of `self` release the GIL, and the vectorcall entry made for that.
+void SetGilPolicy(PyFerryFunction* self, bool release_gil) {
+  self->release_gil = release_gil ? 1 : 0;
+  self->vectorcall = release_gil ? &FunctionVectorcall<true> : &FunctionVectorcall<false>;
+}
+
 PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
   PyObject* obj = type->tp_alloc(type, 0);
   if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
-  self->vectorcall = FunctionVectorcall;
-  self->safe_call = nullptr;
-  self->release_gil = 1;
+  self->safe_call = &FerryFunctionCall;  // the checked entry until the handle is set
+  SetGilPolicy(self, true);
   return obj;
 }
 
@@ -342,7 +362,7 @@ int SetReleaseGil(PyObject* self, PyObject* value, void*) {
   }
   int truth = PyObject_IsTrue(value);
   if (truth < 0) return -1;
-  reinterpret_cast<PyFerryFunction*>(self)->release_gil = truth;
+  SetGilPolicy(reinterpret_cast<PyFerryFunction*>(self), truth != 0);
   return 0;
 }
 PyObject* GetParamNames(PyObject* self, void*) {
@@ -490,16 +510,16 @@ int SetFunctionHandleFields(PyObject* obj) {
   int32_t flags = 0;
   if (FerryFunctionGetCallback(handle, &callback, &resource) != 0 ||
       FerryFunctionGetFlags(handle, &flags) != 0) {
-    self->safe_call = nullptr;
+    self->safe_call = &FerryFunctionCall;
     RaiseFerryError();
     return -1;
   }
   // Keep the GIL for functions made from Python callables (they would take it right back) and
   // for functions registered quick.
-  self->release_gil = callback != &CallPython && (flags & kFerryFunctionQuick) == 0;
+  SetGilPolicy(self, callback != &CallPython && (flags & kFerryFunctionQuick) == 0);
   Py_CLEAR(self->param_names);
   if (FerryFunctionGetSafeCall(handle, &self->safe_call) != 0) {
-    self->safe_call = nullptr;  // calls go through the checked FerryFunctionCall
+    self->safe_call = &FerryFunctionCall;  // calls go through the checked entry
     RaiseFerryError();
     return -1;
   }
@@ -514,7 +534,7 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
   }
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->base.handle = handle;
-  self->vectorcall = FunctionVectorcall;
+  SetGilPolicy(self, true);  // until SetFunctionHandleFields reads the function's flags
   self->param_names = nullptr;
   if (SetFunctionHandleFields(obj) != 0) {
     Py_DECREF(obj);

@@ -278,6 +278,18 @@ def test_release_gil_can_be_turned_off_per_function(f):
         nop.release_gil = True
 
 
+def test_calls_without_arguments_follow_release_gil(f):
+    # A call of no arguments has a vectorcall entry for each GIL policy: setting release_gil
+    # must switch between them, both ways.
+    sleeper = f.echo(f.sleep_100ms)  # a Function object of its own
+    assert sleeper.release_gil
+    assert ticks_during(sleeper) > 10, "the worker thread did not run while C++ slept"
+    sleeper.release_gil = False
+    assert ticks_during(sleeper) <= 1, "another Python thread ran during the call"
+    sleeper.release_gil = True
+    assert ticks_during(sleeper) > 10
+
+
 def test_functions_registered_quick_keep_the_gil(f):
     quick = f.sleep_ms_quick
     assert not quick.release_gil, "FERRY_REGISTER_GLOBAL(...).quick() keeps the GIL"
@@ -396,3 +408,60 @@ def test_constructors_must_return_objects(f):
     assert raw.value == 4 and f.use_count(raw) == 1
     raw.__init_handle_by_constructor__(lambda: IntImm(5))  # any callable returning an object
     assert raw.value == 5 and f.use_count(raw) == 1
+
+
+@pytest.mark.parametrize("release_gil", [False, True], ids=["gil-held", "gil-released"])
+def test_calls_without_arguments_match_calls_with_them(f, release_gil):
+    # `g()` takes a path of its own (no argument cells, no scope for temporaries): every kind of
+    # result, every error and every reference count must come out as on the general path.
+    from ferry_testing import IntImm
+
+    def fresh(name):
+        g = f.echo(ferry.get_global_func("test." + name))  # a Function object of its own
+        g.release_gil = release_gil
+        return g
+
+    nop, kept, keep, drop = fresh("nop"), fresh("kept"), fresh("keep"), fresh("drop")
+    x = IntImm(3)
+    values = [None, True, 7, -(2**40), 1.5, "abc", "a long string value", "nul\0inside", x]
+    for value in values:
+        keep(value)
+        got, via_args = kept(), f.echo(value)
+        assert type(got) is type(via_args) and got == via_args, value
+    assert kept() is x, "an object comes back as its live wrapper"
+    drop()
+    assert nop() is None and kept() is None
+
+    with pytest.raises(KeyError, match="from a lambda 7"):
+        fresh("throw_from_lambda")()
+    with pytest.raises(RuntimeError):
+        fresh("throw_int")()
+    with pytest.raises(TypeError, match="takes no keyword arguments"):
+        nop(x=1)
+    assert nop() is None, "a failed call leaves nothing behind"
+    blank = ferry.Function.__new__(ferry.Function)
+    blank.release_gil = release_gil
+    with pytest.raises(ValueError, match="ferry.Function is not initialized"):
+        blank()
+
+    # No leak over 1e5 calls: of the result (an object, a string, None) or of the function.
+    keep(x)
+    before = (f.use_count(x), sys.getrefcount(x), sys.getrefcount(kept))
+    for _ in range(100_000):
+        kept()
+    assert (f.use_count(x), sys.getrefcount(x), sys.getrefcount(kept)) == before
+    base = f.live_counted()
+    keep(f.Counted(1))
+    for _ in range(100_000):
+        kept()
+    drop()
+    assert f.live_counted() == base
+    none_before = sys.getrefcount(None)
+    for _ in range(100_000):
+        nop()
+    assert abs(sys.getrefcount(None) - none_before) < 100, "None's count does not drift"
+    thrower = fresh("throw_from_lambda")
+    for _ in range(1000):
+        with pytest.raises(KeyError):
+            thrower()
+    assert sys.getrefcount(thrower) == 2

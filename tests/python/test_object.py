@@ -270,3 +270,32 @@ def test_weakref_callbacks_that_bring_the_object_back(f):
     assert ref() is None and got[0].value == 8
     assert f.kept() is got[0]
     f.drop()
+
+
+def test_a_dead_class_at_a_reused_address_is_not_taken_for_it(f):
+    # The argument conversion remembers the class of the last Ferry object converted by its
+    # address, and confirms it through a weak reference: a class made later at the same address
+    # (not a Ferry class) must not be read as one.
+    import gc
+
+    reused = 0
+    for _ in range(200):
+
+        class Local(IntImm):
+            pass
+
+        obj = Local.__new__(Local)
+        obj.__init_handle_by_constructor__(ferry.get_global_func("test.IntImm"), 7)
+        assert f.echo(obj) is obj  # remembered
+        address = id(Local)
+        del obj, Local
+        gc.collect()
+
+        class Plain:  # the same size of class object as Local, so malloc may reuse its memory
+            pass
+
+        plain = Plain()
+        reused += id(Plain) == address
+        with pytest.raises(TypeError, match="cannot convert a value of type 'Plain'"):
+            f.echo(plain)
+    assert reused > 0, "no class was made at a dead one's address: the test proves nothing"

@@ -184,6 +184,10 @@ FERRY_REGISTER_GLOBAL("test.catch_kind").set_body_typed([](Function f) -> std::s
 FERRY_REGISTER_GLOBAL("test.sleep_ms").set_body_typed([](int64_t ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 });
+/// sleep_100ms(): the same without arguments (calls of no arguments take a path of their own).
+FERRY_REGISTER_GLOBAL("test.sleep_100ms").set_body_typed([]() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+});
 /// Registered quick(): Python keeps the GIL during its calls. (A real quick function would not
 /// sleep; the test uses the sleep to see that the GIL stays held.)
 FERRY_REGISTER_GLOBAL("test.sleep_ms_quick").quick().set_body_typed([](int64_t ms) {
