@@ -106,11 +106,7 @@ inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
   try {
     obj = new (mem) T(std::forward<Args>(args)...);
   } catch (...) {
-    if constexpr (kCached) {
-      GiveCachedBlock(mem);
-    } else {
-      FreeBytes<T>(mem);
-    }
+    kCached ? GiveCachedBlock(mem) : FreeBytes<T>(mem);
     throw;
   }
   FERRY_DCHECK(type_index >= kFerryStaticObjectBegin);  // an object type, not a value's
