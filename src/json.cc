@@ -6,6 +6,7 @@
 #include "ferry/reflection/json.h"
 
 #include <cmath>      // nan, HUGE_VAL
+#include <cstring>    // memcmp
 #include <exception>  // exception_ptr: a node's error waits for the end of the parse
 #include <memory>     // unique_ptr of type texts
 #include <string>
@@ -331,7 +332,7 @@ class Loader {
     // The nodes are loaded while the text is parsed (see JsonReader::StreamNodes). The first
     // error of a node is kept and thrown after the parse and the checks of the top level,
     // which is where it came before (when the whole document was parsed first).
-    doc_.StreamNodes(&LoadStreamed, this);
+    doc_.StreamNodes(&LoadStreamed, &LoadFast, this);
     doc_.ParseDocument();
     type_ = {};
     if (doc_[0].kind != JNode::kObject) Fail(0, "the document must be an object");
@@ -368,6 +369,200 @@ class Loader {
     }
   }
 
+  // -------------------------------------------------------------------------------------------
+  // The fast path of a node (JsonReader::FastItemFn): what SaveJSON writes for a registered
+  // node, `{"type": "key", "fields": {"name": value, ...}}` with the fields in declaration
+  // order and values that are null, true, false, integers of up to 18 digits, strings without
+  // escapes or non-ASCII bytes, and {"ref": i}, read straight from the text into a new object:
+  // no tape, no lookup per field, no value copied. Anything else (other spacing is fine),
+  // including every error, returns nullptr and the node is loaded the general way from where
+  // it starts, which reads the same text to the same object or reports the error.
+
+  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  static const char* SkipSpace(const char* p, const char* end) {
+    while (p != end && IsSpace(*p)) ++p;
+    return p;
+  }
+  /// Whether `s` is written in a JSON string as its bytes between the quotes (no escapes, no
+  /// UTF-8 to check): printable ASCII but '"' and '\\'.
+  static bool IsPlain(std::string_view s) {
+    for (const char c : s) {
+      if (c < 0x20 || c > 0x7E || c == '"' || c == '\\') return false;
+    }
+    return true;
+  }
+  /// `p` at a literal `word` (with its quotes): the byte after it, or nullptr.
+  template <size_t N>
+  static const char* Literal(const char* p, const char* end, const char (&word)[N]) {
+    if (static_cast<size_t>(end - p) < N - 1 || std::memcmp(p, word, N - 1) != 0) return nullptr;
+    return p + N - 1;
+  }
+  /// `p` after the opening quote: the closing quote of a plain string, or nullptr.
+  static const char* PlainString(const char* p, const char* end) {
+    for (; p != end; ++p) {
+      const char c = *p;
+      if (c == '"') return p;
+      if (c < 0x20 || c > 0x7E || c == '\\') return nullptr;  // signed: non-ASCII is < 0
+    }
+    return nullptr;
+  }
+  /// `p` at an integer of 1 to 18 digits, not followed by a fraction or exponent: the byte
+  /// after it, its value in `*out`; else nullptr.
+  static const char* SmallInt(const char* p, const char* end, int64_t* out) {
+    const bool negative = p != end && *p == '-';
+    if (negative) ++p;
+    const char* const first = p;
+    int64_t value = 0;
+    while (p != end && static_cast<unsigned>(*p - '0') < 10 && p - first < 19) {
+      value = value * 10 + (*p - '0');
+      ++p;
+    }
+    const ptrdiff_t digits = p - first;
+    if (digits == 0 || digits > 18 || (digits > 1 && *first == '0')) return nullptr;
+    if (p != end && (*p == '.' || *p == 'e' || *p == 'E')) return nullptr;
+    *out = negative ? -value : value;
+    return p;
+  }
+
+  /// The type of the key [p, p + n) of the text, looked up once per key: a direct-mapped cache
+  /// of the keys met (views into the text) before the map of all of them.
+  const NodeInfo* FastInfo(const char* p, size_t n) {
+    if (n == 0) return nullptr;
+    FastSlot& slot = fast_slots_[(n * 31 + static_cast<unsigned char>(p[0]) * 7 +
+                                  static_cast<unsigned char>(p[n - 1])) %
+                                 kFastSlots];
+    if (slot.size == n && std::memcmp(slot.key, p, n) == 0) return slot.info;
+    const std::string_view key(p, n);
+    auto it = fast_types_.find(key);
+    if (it == fast_types_.end()) it = fast_types_.emplace(key, FastTypeOf(key)).first;
+    slot = FastSlot{p, n, it->second};
+    return it->second;
+  }
+  /// Whether the fast path may load nodes of type `key`: a registered type with a default
+  /// constructor, not one of the containers LoadNode reads its own way, and names that are
+  /// written as their bytes and distinct (so that matching them in order finds no duplicate).
+  const NodeInfo* FastTypeOf(std::string_view key) {
+    if (key == ArrayObj::_type_key || key == MapObj::_type_key || key == ShapeObj::_type_key ||
+        key == BytesObj::_type_key || key == TensorObj::_type_key) {
+      return nullptr;
+    }
+    const NodeInfo* info = InfoOf(key);
+    if (info == nullptr || info->create == nullptr) return nullptr;
+    for (size_t k = 0; k < info->fields.size(); ++k) {
+      if (!IsPlain(info->fields[k].name)) return nullptr;
+      for (size_t j = 0; j < k; ++j) {
+        if (info->fields[j].name == info->fields[k].name) return nullptr;
+      }
+    }
+    return info;
+  }
+
+  static const char* LoadFast(void* self, const char* p, const char* end, size_t* values) {
+    auto* loader = static_cast<Loader*>(self);
+    if (loader->error_) return nullptr;  // the nodes after an error are only parsed
+    try {
+      return loader->FastNode(p, end, values);
+    } catch (...) {
+      FERRY_RETHROW_FORCED_UNWIND();
+      return nullptr;  // the general path meets the same error and reports it
+    }
+  }
+
+  const char* FastNode(const char* p, const char* end, size_t* values) {
+    // The tape values the general path would make: the node, "type" and its string,
+    // "fields" and its object; then per field its key and its value (3 for {"ref": i}).
+    static_assert(4 < kMaxJSONDepth, "{\"ref\": i} in a field of a node is at depth 4");
+    size_t count = 5;
+    if (p == end || *p != '{') return nullptr;
+    p = SkipSpace(p + 1, end);
+    if ((p = Literal(p, end, "\"type\"")) == nullptr) return nullptr;
+    p = SkipSpace(p, end);
+    if (p == end || *p != ':') return nullptr;
+    p = SkipSpace(p + 1, end);
+    if (p == end || *p != '"') return nullptr;
+    const char* const type = p + 1;
+    if ((p = PlainString(type, end)) == nullptr) return nullptr;
+    const NodeInfo* info = FastInfo(type, static_cast<size_t>(p - type));
+    if (info == nullptr) return nullptr;
+    p = SkipSpace(p + 1, end);
+    if (p == end || *p != ',') return nullptr;
+    p = SkipSpace(p + 1, end);
+    if ((p = Literal(p, end, "\"fields\"")) == nullptr) return nullptr;
+    p = SkipSpace(p, end);
+    if (p == end || *p != ':') return nullptr;
+    p = SkipSpace(p + 1, end);
+    if (p == end || *p != '{') return nullptr;
+    p = SkipSpace(p + 1, end);
+    ObjectPtr<Object> obj = info->create(*info);
+    const size_t limit = nodes_.size();
+    const FieldInfo* field = info->fields.data();
+    const FieldInfo* const fields_end = field + info->fields.size();
+    if (p != end && *p != '}') {
+      while (true) {
+        // "name": the next field's, in declaration order
+        if (field == fields_end || *p != '"') return nullptr;
+        const std::string& name = field->name;
+        if (static_cast<size_t>(end - p) < name.size() + 2 ||
+            std::memcmp(p + 1, name.data(), name.size()) != 0 || p[name.size() + 1] != '"') {
+          return nullptr;
+        }
+        p = SkipSpace(p + name.size() + 2, end);
+        if (p == end || *p != ':') return nullptr;
+        p = SkipSpace(p + 1, end);
+        if (p == end) return nullptr;
+        count += 2;
+        const char c = *p;
+        if (c == '{') {
+          p = SkipSpace(p + 1, end);
+          if ((p = Literal(p, end, "\"ref\"")) == nullptr) return nullptr;
+          p = SkipSpace(p, end);
+          if (p == end || *p != ':') return nullptr;
+          p = SkipSpace(p + 1, end);
+          int64_t ref;
+          if ((p = SmallInt(p, end, &ref)) == nullptr) return nullptr;
+          p = SkipSpace(p, end);
+          if (p == end || *p != '}') return nullptr;
+          ++p;
+          if (ref < 0 || static_cast<size_t>(ref) >= limit) return nullptr;
+          field->Write(obj.get(), AnyView(nodes_[static_cast<size_t>(ref)]));
+          count += 2;
+        } else if (c == '"') {
+          const char* const first = p + 1;
+          if ((p = PlainString(first, end)) == nullptr) return nullptr;
+          Any text(String(std::string_view(first, static_cast<size_t>(p - first))));
+          field->Write(obj.get(), text);
+          ++p;
+        } else if (c == 't') {
+          if ((p = Literal(p, end, "true")) == nullptr) return nullptr;
+          field->Write(obj.get(), AnyView(true));
+        } else if (c == 'f') {
+          if ((p = Literal(p, end, "false")) == nullptr) return nullptr;
+          field->Write(obj.get(), AnyView(false));
+        } else if (c == 'n') {
+          if ((p = Literal(p, end, "null")) == nullptr) return nullptr;
+          field->Write(obj.get(), AnyView());
+        } else {
+          int64_t value;
+          if ((p = SmallInt(p, end, &value)) == nullptr) return nullptr;
+          field->Write(obj.get(), AnyView(value));
+        }
+        ++field;
+        p = SkipSpace(p, end);
+        if (p == end) return nullptr;
+        if (*p == '}') break;
+        if (*p != ',') return nullptr;
+        p = SkipSpace(p + 1, end);
+        if (p == end) return nullptr;
+      }
+    }
+    if (p == end || *p != '}') return nullptr;  // the end of "fields"
+    p = SkipSpace(p + 1, end);
+    if (p == end || *p != '}') return nullptr;  // the end of the node
+    nodes_.push_back(ObjectRef(std::move(obj)));
+    *values = count;
+    return p + 1;
+  }
+
   /// `at` is a tape index.
   [[noreturn]] void Fail(size_t at, const std::string& what) const {
     doc_.FailAt(doc_.PosOf(at), what);
@@ -398,7 +593,7 @@ class Loader {
       case JNode::kFloat:
         return Any(value.f);
       case JNode::kString:
-        return Any(std::string(value.str()));
+        return Any(String(value.str()));
       case JNode::kArray:
         Fail(v, "unexpected array (arrays are nodes; use {\"ref\": i})");
       default:
@@ -586,6 +781,14 @@ class Loader {
   std::string_view type_;  // of the node being loaded: a view into the document
   std::unordered_map<std::string_view, const NodeInfo*> infos_;  // keys view the document
   std::exception_ptr error_;  // the first error of a streamed node
+  struct FastSlot {
+    const char* key = nullptr;  // into the text
+    size_t size = 0;
+    const NodeInfo* info = nullptr;
+  };
+  static constexpr size_t kFastSlots = 16;
+  FastSlot fast_slots_[kFastSlots];
+  std::unordered_map<std::string_view, const NodeInfo*> fast_types_;  // null: not fast
 };
 
 }  // namespace

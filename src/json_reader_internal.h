@@ -77,8 +77,16 @@ class JsonReader {
   /// 1e6-node tree, whose page faults cost more than the parse). The caller must defer its
   /// errors to the end of the parse, so that every syntax error still comes first.
   using ItemFn = void (*)(void* context, size_t index);
-  void StreamNodes(ItemFn fn, void* context) {
+  /// The fast path of a streamed item: called on the item's first byte `p` (`end` is the end
+  /// of the text), it either reads the whole item itself and returns the byte just past it,
+  /// having set `*values` to the number of tape values the item would have taken, or returns
+  /// nullptr having read nothing for good (the item is then parsed onto the tape and passed to
+  /// the ItemFn). It must accept only text the tape's parser accepts with the same meaning.
+  using FastItemFn = const char* (*)(void* context, const char* p, const char* end,
+                                     size_t* values);
+  void StreamNodes(ItemFn fn, FastItemFn fast, void* context) {
     on_item_ = fn;
+    fast_item_ = fast;
     context_ = context;
   }
 
@@ -135,6 +143,7 @@ class JsonReader {
   size_t want_ = SIZE_MAX;             // PosOf: the value whose position to record
   size_t found_ = 0;
   ItemFn on_item_ = nullptr;  // StreamNodes
+  FastItemFn fast_item_ = nullptr;
   void* context_ = nullptr;
   size_t split_ = SIZE_MAX;  // the first item of the streamed array: from here on, ...
   size_t dropped_ = 0;       // ... the tape index plus this is the index in the whole tape
