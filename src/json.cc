@@ -324,9 +324,12 @@ class Saver {
 // ---------------------------------------------------------------------------------------------
 // LoadJSON
 
+thread_local uint64_t fast_nodes = 0;  // details::LoadJSONFastNodes
+
 class Loader {
  public:
   explicit Loader(std::string_view text) : doc_(text) {}
+  ~Loader() { fast_nodes += fast_nodes_; }
 
   Any Load() {
     // The nodes are loaded while the text is parsed (see JsonReader::StreamNodes). The first
@@ -405,6 +408,11 @@ class Loader {
       if (c < 0x20 || c > 0x7E || c == '\\') return nullptr;  // signed: non-ASCII is < 0
     }
     return nullptr;
+  }
+  /// Whether `p` is at `"name"`.
+  static bool IsKey(const char* p, const char* end, const std::string& name) {
+    return static_cast<size_t>(end - p) >= name.size() + 2 &&
+           std::memcmp(p + 1, name.data(), name.size()) == 0 && p[name.size() + 1] == '"';
   }
   /// `p` at an integer of 1 to 18 digits, not followed by a fraction or exponent: the byte
   /// after it, its value in `*out`; else nullptr.
@@ -499,14 +507,12 @@ class Loader {
     const FieldInfo* const fields_end = field + info->fields.size();
     if (p != end && *p != '}') {
       while (true) {
-        // "name": the next field's, in declaration order
-        if (field == fields_end || *p != '"') return nullptr;
-        const std::string& name = field->name;
-        if (static_cast<size_t>(end - p) < name.size() + 2 ||
-            std::memcmp(p + 1, name.data(), name.size()) != 0 || p[name.size() + 1] != '"') {
-          return nullptr;
-        }
-        p = SkipSpace(p + name.size() + 2, end);
+        // "name": of a field after the last one, in declaration order (fields may be left
+        // out); as the names are distinct, no key can come twice.
+        if (*p != '"') return nullptr;
+        while (field != fields_end && !IsKey(p, end, field->name)) ++field;
+        if (field == fields_end) return nullptr;
+        p = SkipSpace(p + field->name.size() + 2, end);
         if (p == end || *p != ':') return nullptr;
         p = SkipSpace(p + 1, end);
         if (p == end) return nullptr;
@@ -559,6 +565,7 @@ class Loader {
     p = SkipSpace(p + 1, end);
     if (p == end || *p != '}') return nullptr;  // the end of the node
     nodes_.push_back(ObjectRef(std::move(obj)));
+    ++fast_nodes_;
     *values = count;
     return p + 1;
   }
@@ -781,6 +788,7 @@ class Loader {
   std::string_view type_;  // of the node being loaded: a view into the document
   std::unordered_map<std::string_view, const NodeInfo*> infos_;  // keys view the document
   std::exception_ptr error_;  // the first error of a streamed node
+  uint64_t fast_nodes_ = 0;   // loaded by FastNode, added to fast_nodes by ~Loader
   struct FastSlot {
     const char* key = nullptr;  // into the text
     size_t size = 0;
@@ -792,6 +800,8 @@ class Loader {
 };
 
 }  // namespace
+
+uint64_t details::LoadJSONFastNodes() noexcept { return fast_nodes; }
 
 std::string SaveJSON(const AnyView& value) { return Saver().Save(value); }
 

@@ -38,6 +38,10 @@ struct JNode {
 };
 static_assert(sizeof(JNode) == 16, "the tape is the bulk of a load's memory traffic");
 
+/// How many nodes LoadJSON has read on its fast path (json.cc, Loader::FastNode) in this
+/// thread: tests check that a document they mean for either path takes it.
+FERRY_DLL uint64_t LoadJSONFastNodes() noexcept;
+
 /// Byte classes for the reader's inner loops.
 struct ByteTable {
   bool is[256] = {};
@@ -82,8 +86,7 @@ class JsonReader {
   /// having set `*values` to the number of tape values the item would have taken, or returns
   /// nullptr having read nothing for good (the item is then parsed onto the tape and passed to
   /// the ItemFn). It must accept only text the tape's parser accepts with the same meaning.
-  using FastItemFn = const char* (*)(void* context, const char* p, const char* end,
-                                     size_t* values);
+  using FastItemFn = const char* (*)(void* context, const char* p, const char* end, size_t* values);
   void StreamNodes(ItemFn fn, FastItemFn fast, void* context) {
     on_item_ = fn;
     fast_item_ = fast;
