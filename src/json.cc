@@ -5,8 +5,10 @@
 /// (json_reader_internal.h) back into objects. Both directions are iterative over the graph.
 #include "ferry/reflection/json.h"
 
+#include <algorithm>  // min, max
 #include <cmath>      // nan, HUGE_VAL
-#include <cstring>    // memcmp
+#include <cstring>    // memcmp, memcpy
+#include <deque>      // the fast path's types, which must not move
 #include <exception>  // exception_ptr: a node's error waits for the end of the parse
 #include <memory>     // unique_ptr of type texts
 #include <string>
@@ -326,6 +328,94 @@ class Saver {
 
 thread_local uint64_t fast_nodes = 0;  // details::LoadJSONFastNodes
 
+// The text steps of Loader::FastNode. `p` is a position in the text and `end` its end; each
+// returns the position after what it read, or nullptr where the text is not what it reads.
+
+inline bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+inline const char* SkipSpace(const char* p, const char* end) {
+  while (p != end && IsSpace(*p)) ++p;
+  return p;
+}
+/// Whether `s` is written in a JSON string as its bytes between the quotes (no escapes, no
+/// UTF-8 to check): printable ASCII but '"' and '\\'.
+bool IsPlain(std::string_view s) {
+  for (const char c : s) {
+    if (c < 0x20 || c > 0x7E || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+/// The literal `word` (with its quotes, if any).
+template <size_t N>
+const char* Literal(const char* p, const char* end, const char (&word)[N]) {
+  if (static_cast<size_t>(end - p) < N - 1 || std::memcmp(p, word, N - 1) != 0) return nullptr;
+  return p + N - 1;
+}
+/// `p` after the opening quote: the closing quote of a plain string.
+inline const char* PlainString(const char* p, const char* end) {
+  for (; p != end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '"') return p;
+    if (c < 0x20 || c > 0x7E || c == '\\') return nullptr;
+  }
+  return nullptr;
+}
+/// Whether `p` is at `"name"`.
+inline bool IsKey(const char* p, const char* end, const std::string& name) {
+  return static_cast<size_t>(end - p) >= name.size() + 2 &&
+         std::memcmp(p + 1, name.data(), name.size()) == 0 && p[name.size() + 1] == '"';
+}
+/// An integer of 1 to 18 digits, not followed by a fraction or an exponent (which the general
+/// path reads), into `*out`.
+inline const char* SmallInt(const char* p, const char* end, int64_t* out) {
+  const bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  const char* const first = p;
+  uint64_t value = 0;  // wraps past 19 digits, which are refused below
+  while (p != end && static_cast<unsigned char>(*p - '0') < 10) value = value * 10 + (*p++ - '0');
+  const ptrdiff_t digits = p - first;
+  if (digits == 0 || digits > 18 || (digits > 1 && *first == '0')) return nullptr;
+  if (p != end && (*p == '.' || *p == 'e' || *p == 'E')) return nullptr;
+  *out = negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+  return p;
+}
+
+/// A text matched a word (8 bytes) at a time, as SaveJSON writes it: the first word under a
+/// mask, then whole words (the last one overlapping the one before).
+class Pattern {
+ public:
+  Pattern() = default;
+  explicit Pattern(std::string text) : text_(std::move(text)) {
+    char first[8] = {}, mask[8] = {};
+    const size_t n = std::min<size_t>(text_.size(), 8);
+    std::memcpy(first, text_.data(), n);
+    std::memset(mask, 0xFF, n);
+    std::memcpy(&first_, first, 8);
+    std::memcpy(&mask_, mask, 8);
+  }
+  static uint64_t Load(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  size_t size() const { return text_.size(); }
+  const char* data() const { return text_.data(); }
+  /// Whether the text at `p` starts with the pattern. False too within 8 bytes of the end.
+  bool At(const char* p, const char* end) const {
+    const size_t n = text_.size();
+    if (static_cast<size_t>(end - p) < std::max<size_t>(n, 8)) return false;
+    if ((Load(p) & mask_) != first_) return false;
+    for (size_t k = 8; k < n; k += 8) {
+      const size_t at = std::min(k, n - 8);
+      if (Load(p + at) != Load(text_.data() + at)) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::string text_;
+  uint64_t first_ = 0, mask_ = 0;
+};
+
 class Loader {
  public:
   explicit Loader(std::string_view text) : doc_(text) {}
@@ -373,96 +463,66 @@ class Loader {
   }
 
   // -------------------------------------------------------------------------------------------
-  // The fast path of a node (JsonReader::FastItemFn): what SaveJSON writes for a registered
-  // node, `{"type": "key", "fields": {"name": value, ...}}` with the fields in declaration
-  // order and values that are null, true, false, integers of up to 18 digits, strings without
-  // escapes or non-ASCII bytes, and {"ref": i}, read straight from the text into a new object:
-  // no tape, no lookup per field, no value copied. Anything else (other spacing is fine),
-  // including every error, returns nullptr and the node is loaded the general way from where
-  // it starts, which reads the same text to the same object or reports the error.
+  // The fast path of a node (JsonReader::FastItemFn): a registered node,
+  // `{"type": "key", "fields": {"name": value, ...}}` with its fields in declaration order
+  // (some may be left out) and values that are null, true, false, integers of up to 18
+  // digits, strings without escapes or non-ASCII bytes, and {"ref": i}, read straight from the
+  // text into a new object: no tape, no lookup per field, no value copied. The text SaveJSON
+  // writes is matched a word at a time against patterns made once per type; other spacing
+  // token by token. Anything else, including every error, returns nullptr and the node is
+  // loaded the general way from where it starts, which reads the same text to the same object
+  // or reports the error.
 
-  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-  static const char* SkipSpace(const char* p, const char* end) {
-    while (p != end && IsSpace(*p)) ++p;
-    return p;
-  }
-  /// Whether `s` is written in a JSON string as its bytes between the quotes (no escapes, no
-  /// UTF-8 to check): printable ASCII but '"' and '\\'.
-  static bool IsPlain(std::string_view s) {
-    for (const char c : s) {
-      if (c < 0x20 || c > 0x7E || c == '"' || c == '\\') return false;
-    }
-    return true;
-  }
-  /// `p` at a literal `word` (with its quotes): the byte after it, or nullptr.
-  template <size_t N>
-  static const char* Literal(const char* p, const char* end, const char (&word)[N]) {
-    if (static_cast<size_t>(end - p) < N - 1 || std::memcmp(p, word, N - 1) != 0) return nullptr;
-    return p + N - 1;
-  }
-  /// `p` after the opening quote: the closing quote of a plain string, or nullptr.
-  static const char* PlainString(const char* p, const char* end) {
-    for (; p != end; ++p) {
-      const char c = *p;
-      if (c == '"') return p;
-      if (c < 0x20 || c > 0x7E || c == '\\') return nullptr;  // signed: non-ASCII is < 0
-    }
-    return nullptr;
-  }
-  /// Whether `p` is at `"name"`.
-  static bool IsKey(const char* p, const char* end, const std::string& name) {
-    return static_cast<size_t>(end - p) >= name.size() + 2 &&
-           std::memcmp(p + 1, name.data(), name.size()) == 0 && p[name.size() + 1] == '"';
-  }
-  /// `p` at an integer of 1 to 18 digits, not followed by a fraction or exponent: the byte
-  /// after it, its value in `*out`; else nullptr.
-  static const char* SmallInt(const char* p, const char* end, int64_t* out) {
-    const bool negative = p != end && *p == '-';
-    if (negative) ++p;
-    const char* const first = p;
-    int64_t value = 0;
-    while (p != end && static_cast<unsigned>(*p - '0') < 10 && p - first < 19) {
-      value = value * 10 + (*p - '0');
-      ++p;
-    }
-    const ptrdiff_t digits = p - first;
-    if (digits == 0 || digits > 18 || (digits > 1 && *first == '0')) return nullptr;
-    if (p != end && (*p == '.' || *p == 'e' || *p == 'E')) return nullptr;
-    *out = negative ? -value : value;
-    return p;
+  /// A registered type the fast path may load, with the text SaveJSON writes for it.
+  struct FastField {
+    const FieldInfo* info;
+    Pattern key;  // "name": (with its space)
+  };
+  struct FastType {
+    const NodeInfo* info;
+    Pattern head;  // key", "fields": {   (after the opening quote of the key)
+    std::vector<FastField> fields;
+  };
+
+  /// The slot of the exact-layout cache for the text at `p` (8 readable bytes).
+  static size_t SlotOf(const char* p) {
+    return static_cast<size_t>((Pattern::Load(p) * 0x9E3779B97F4A7C15ULL) >> 60);
   }
 
-  /// The type of the key [p, p + n) of the text, looked up once per key: a direct-mapped cache
-  /// of the keys met (views into the text) before the map of all of them.
-  const NodeInfo* FastInfo(const char* p, size_t n) {
-    if (n == 0) return nullptr;
-    FastSlot& slot = fast_slots_[(n * 31 + static_cast<unsigned char>(p[0]) * 7 +
-                                  static_cast<unsigned char>(p[n - 1])) %
-                                 kFastSlots];
-    if (slot.size == n && std::memcmp(slot.key, p, n) == 0) return slot.info;
+  /// The type of the key [p, p + n) of the text (a plain string), looked up once per key.
+  const FastType* FastTypeAt(const char* p, size_t n) {
     const std::string_view key(p, n);
     auto it = fast_types_.find(key);
-    if (it == fast_types_.end()) it = fast_types_.emplace(key, FastTypeOf(key)).first;
-    slot = FastSlot{p, n, it->second};
-    return it->second;
+    if (it == fast_types_.end()) it = fast_types_.emplace(key, MakeFastType(key)).first;
+    const FastType* type = it->second;
+    if (type != nullptr && type->head.size() >= 8) {
+      exact_types_[SlotOf(type->head.data())] = type;  // for the next node of the type
+    }
+    return type;
   }
-  /// Whether the fast path may load nodes of type `key`: a registered type with a default
-  /// constructor, not one of the containers LoadNode reads its own way, and names that are
-  /// written as their bytes and distinct (so that matching them in order finds no duplicate).
-  const NodeInfo* FastTypeOf(std::string_view key) {
+  /// The fast path's record of type `key`, or nullptr where it must not load the type: not a
+  /// registered type with a default constructor, one of the containers LoadNode reads its own
+  /// way, or with names that are not written as their bytes or not distinct (matching them in
+  /// order must find no duplicate key).
+  const FastType* MakeFastType(std::string_view key) {
     if (key == ArrayObj::_type_key || key == MapObj::_type_key || key == ShapeObj::_type_key ||
         key == BytesObj::_type_key || key == TensorObj::_type_key) {
       return nullptr;
     }
     const NodeInfo* info = InfoOf(key);
     if (info == nullptr || info->create == nullptr) return nullptr;
+    FastType& type = fast_type_store_.emplace_back();
+    type.info = info;
+    type.head = Pattern(std::string(key) + "\", \"fields\": {");
     for (size_t k = 0; k < info->fields.size(); ++k) {
-      if (!IsPlain(info->fields[k].name)) return nullptr;
+      const std::string& name = info->fields[k].name;
+      if (!IsPlain(name)) return nullptr;
       for (size_t j = 0; j < k; ++j) {
-        if (info->fields[j].name == info->fields[k].name) return nullptr;
+        if (info->fields[j].name == name) return nullptr;
       }
+      type.fields.push_back(FastField{&info->fields[k], Pattern("\"" + name + "\": ")});
     }
-    return info;
+    return &type;
   }
 
   static const char* LoadFast(void* self, const char* p, const char* end, size_t* values) {
@@ -481,78 +541,116 @@ class Loader {
     // "fields" and its object; then per field its key and its value (3 for {"ref": i}).
     static_assert(4 < kMaxJSONDepth, "{\"ref\": i} in a field of a node is at depth 4");
     size_t count = 5;
-    if (p == end || *p != '{') return nullptr;
-    p = SkipSpace(p + 1, end);
-    if ((p = Literal(p, end, "\"type\"")) == nullptr) return nullptr;
+    static const Pattern kTypeHead("{\"type\": \"");
+    const FastType* type = nullptr;
+    if (kTypeHead.At(p, end)) {
+      p += kTypeHead.size();
+      if (end - p >= 8) {
+        const FastType* seen = exact_types_[SlotOf(p)];
+        if (seen != nullptr && seen->head.At(p, end)) {
+          type = seen;
+          p += seen->head.size();
+        }
+      }
+    } else {
+      if (p == end || *p != '{') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if ((p = Literal(p, end, "\"type\"")) == nullptr) return nullptr;
+      p = SkipSpace(p, end);
+      if (p == end || *p != ':') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if (p == end || *p != '"') return nullptr;
+      ++p;
+    }
+    if (type == nullptr) {  // p after the opening quote of the key
+      const char* const key = p;
+      if ((p = PlainString(key, end)) == nullptr) return nullptr;
+      if ((type = FastTypeAt(key, static_cast<size_t>(p - key))) == nullptr) return nullptr;
+      p = SkipSpace(p + 1, end);
+      if (p == end || *p != ',') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if ((p = Literal(p, end, "\"fields\"")) == nullptr) return nullptr;
+      p = SkipSpace(p, end);
+      if (p == end || *p != ':') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if (p == end || *p != '{') return nullptr;
+      ++p;
+    }
+    // p after the '{' of "fields"
     p = SkipSpace(p, end);
-    if (p == end || *p != ':') return nullptr;
-    p = SkipSpace(p + 1, end);
-    if (p == end || *p != '"') return nullptr;
-    const char* const type = p + 1;
-    if ((p = PlainString(type, end)) == nullptr) return nullptr;
-    const NodeInfo* info = FastInfo(type, static_cast<size_t>(p - type));
-    if (info == nullptr) return nullptr;
-    p = SkipSpace(p + 1, end);
-    if (p == end || *p != ',') return nullptr;
-    p = SkipSpace(p + 1, end);
-    if ((p = Literal(p, end, "\"fields\"")) == nullptr) return nullptr;
-    p = SkipSpace(p, end);
-    if (p == end || *p != ':') return nullptr;
-    p = SkipSpace(p + 1, end);
-    if (p == end || *p != '{') return nullptr;
-    p = SkipSpace(p + 1, end);
+    if (p == end) return nullptr;
+    const NodeInfo* info = type->info;
     ObjectPtr<Object> obj = info->create(*info);
     const size_t limit = nodes_.size();
-    const FieldInfo* field = info->fields.data();
-    const FieldInfo* const fields_end = field + info->fields.size();
-    if (p != end && *p != '}') {
+    const FastField* field = type->fields.data();
+    const FastField* const fields_end = field + type->fields.size();
+    if (*p != '}') {
       while (true) {
-        // "name": of a field after the last one, in declaration order (fields may be left
-        // out); as the names are distinct, no key can come twice.
+        // p at the key of a field after the last one, in declaration order (fields may be
+        // left out); as the names are distinct, no key can come twice.
         if (*p != '"') return nullptr;
-        while (field != fields_end && !IsKey(p, end, field->name)) ++field;
+        while (field != fields_end && !field->key.At(p, end)) {
+          // not as SaveJSON writes it: "name" with other spacing before the ':'?
+          if (IsKey(p, end, field->info->name)) break;
+          ++field;
+        }
         if (field == fields_end) return nullptr;
-        p = SkipSpace(p + field->name.size() + 2, end);
-        if (p == end || *p != ':') return nullptr;
-        p = SkipSpace(p + 1, end);
+        if (field->key.At(p, end)) {
+          p += field->key.size();
+        } else {
+          p = SkipSpace(p + field->info->name.size() + 2, end);
+          if (p == end || *p != ':') return nullptr;
+          ++p;
+        }
+        p = SkipSpace(p, end);
         if (p == end) return nullptr;
         count += 2;
         const char c = *p;
         if (c == '{') {
-          p = SkipSpace(p + 1, end);
-          if ((p = Literal(p, end, "\"ref\"")) == nullptr) return nullptr;
-          p = SkipSpace(p, end);
-          if (p == end || *p != ':') return nullptr;
-          p = SkipSpace(p + 1, end);
+          static const Pattern kRef("{\"ref\": ");
+          if (kRef.At(p, end)) {
+            p += kRef.size();
+          } else {
+            p = SkipSpace(p + 1, end);
+            if ((p = Literal(p, end, "\"ref\"")) == nullptr) return nullptr;
+            p = SkipSpace(p, end);
+            if (p == end || *p != ':') return nullptr;
+            p = SkipSpace(p + 1, end);
+          }
           int64_t ref;
           if ((p = SmallInt(p, end, &ref)) == nullptr) return nullptr;
           p = SkipSpace(p, end);
           if (p == end || *p != '}') return nullptr;
           ++p;
           if (ref < 0 || static_cast<size_t>(ref) >= limit) return nullptr;
-          field->Write(obj.get(), AnyView(nodes_[static_cast<size_t>(ref)]));
+          field->info->Write(obj.get(), AnyView(nodes_[static_cast<size_t>(ref)]));
           count += 2;
         } else if (c == '"') {
           const char* const first = p + 1;
           if ((p = PlainString(first, end)) == nullptr) return nullptr;
           Any text(String(std::string_view(first, static_cast<size_t>(p - first))));
-          field->Write(obj.get(), text);
+          field->info->Write(obj.get(), text);
           ++p;
         } else if (c == 't') {
           if ((p = Literal(p, end, "true")) == nullptr) return nullptr;
-          field->Write(obj.get(), AnyView(true));
+          field->info->Write(obj.get(), AnyView(true));
         } else if (c == 'f') {
           if ((p = Literal(p, end, "false")) == nullptr) return nullptr;
-          field->Write(obj.get(), AnyView(false));
+          field->info->Write(obj.get(), AnyView(false));
         } else if (c == 'n') {
           if ((p = Literal(p, end, "null")) == nullptr) return nullptr;
-          field->Write(obj.get(), AnyView());
+          field->info->Write(obj.get(), AnyView());
         } else {
           int64_t value;
           if ((p = SmallInt(p, end, &value)) == nullptr) return nullptr;
-          field->Write(obj.get(), AnyView(value));
+          field->info->Write(obj.get(), AnyView(value));
         }
         ++field;
+        // ", " before the next key as SaveJSON writes it, else any spacing
+        if (end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] == '"') {
+          p += 2;
+          continue;
+        }
         p = SkipSpace(p, end);
         if (p == end) return nullptr;
         if (*p == '}') break;
@@ -561,9 +659,11 @@ class Loader {
         if (p == end) return nullptr;
       }
     }
-    if (p == end || *p != '}') return nullptr;  // the end of "fields"
-    p = SkipSpace(p + 1, end);
-    if (p == end || *p != '}') return nullptr;  // the end of the node
+    ++p;  // the end of "fields"
+    if (p == end || *p != '}') {
+      p = SkipSpace(p, end);
+      if (p == end || *p != '}') return nullptr;  // the end of the node
+    }
     nodes_.push_back(ObjectRef(std::move(obj)));
     ++fast_nodes_;
     *values = count;
@@ -787,16 +887,11 @@ class Loader {
   std::vector<ObjectRef> nodes_;
   std::string_view type_;  // of the node being loaded: a view into the document
   std::unordered_map<std::string_view, const NodeInfo*> infos_;  // keys view the document
-  std::exception_ptr error_;  // the first error of a streamed node
-  uint64_t fast_nodes_ = 0;   // loaded by FastNode, added to fast_nodes by ~Loader
-  struct FastSlot {
-    const char* key = nullptr;  // into the text
-    size_t size = 0;
-    const NodeInfo* info = nullptr;
-  };
-  static constexpr size_t kFastSlots = 16;
-  FastSlot fast_slots_[kFastSlots];
-  std::unordered_map<std::string_view, const NodeInfo*> fast_types_;  // null: not fast
+  std::exception_ptr error_;              // the first error of a streamed node
+  uint64_t fast_nodes_ = 0;               // loaded by FastNode, added to fast_nodes by ~Loader
+  std::deque<FastType> fast_type_store_;  // never moves them
+  std::unordered_map<std::string_view, const FastType*> fast_types_;  // null: not fast
+  const FastType* exact_types_[16] = {};  // by SlotOf the text after "type": "
 };
 
 }  // namespace
