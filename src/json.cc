@@ -6,6 +6,7 @@
 #include "ferry/reflection/json.h"
 
 #include <algorithm>  // min, max
+#include <charconv>   // from_chars: numbers as the reader reads them
 #include <cmath>      // nan, HUGE_VAL
 #include <cstring>    // memcmp, memcpy
 #include <deque>      // the fast path's types, which must not move
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>  // node types by key, during a load
+#include <utility>        // pair
 #include <vector>         // the node table
 
 #include "base64_internal.h"
@@ -379,6 +381,43 @@ inline const char* SmallInt(const char* p, const char* end, int64_t* out) {
   return p;
 }
 
+/// A number as the general path reads it (ParseNumber): an integer of up to 18 digits into
+/// `*i`, one with a fraction or an exponent into `*f` (through from_chars, as there); larger
+/// integers and the numbers out of range are left to the general path.
+inline const char* Number(const char* p, const char* end, int64_t* i, double* f, bool* is_float) {
+  const char* const start = p;
+  auto digits = [&] {
+    const char* const from = p;
+    while (p != end && static_cast<unsigned char>(*p - '0') < 10) ++p;
+    return p - from;
+  };
+  if (p != end && *p == '-') ++p;
+  const char* const int_start = p;
+  const ptrdiff_t int_digits = digits();
+  if (int_digits == 0 || (int_digits > 1 && *int_start == '0')) return nullptr;
+  *is_float = false;
+  if (p != end && *p == '.') {
+    ++p;
+    if (digits() == 0) return nullptr;
+    *is_float = true;
+  }
+  if (p != end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p != end && (*p == '+' || *p == '-')) ++p;
+    if (digits() == 0) return nullptr;
+    *is_float = true;
+  }
+  if (*is_float) {
+    const std::from_chars_result r = std::from_chars(start, p, *f);
+    return r.ec == std::errc() && r.ptr == p ? p : nullptr;
+  }
+  if (int_digits > 18) return nullptr;
+  uint64_t value = 0;
+  for (const char* d = int_start; d != p; ++d) value = value * 10 + static_cast<uint64_t>(*d - '0');
+  *i = start != int_start ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+  return p;
+}
+
 /// A text matched a word (8 bytes) at a time, as SaveJSON writes it: the first word under a
 /// mask, then whole words (the last one overlapping the one before).
 class Pattern {
@@ -525,6 +564,16 @@ class Loader {
     return &type;
   }
 
+  /// The DataType of the text [p, p + n), parsed once per distinct text among the last few.
+  DataType DataTypeOf(const char* p, size_t n) {
+    for (const auto& [text, dtype] : dtypes_) {
+      if (text.size() == n && std::memcmp(text.data(), p, n) == 0) return dtype;
+    }
+    const DataType dtype{std::string_view(p, n)};  // a bad one throws: the general path says so
+    dtypes_[next_dtype_++ % kDataTypes] = {std::string_view(p, n), dtype};
+    return dtype;
+  }
+
   static const char* LoadFast(void* self, const char* p, const char* end, size_t* values) {
     auto* loader = static_cast<Loader*>(self);
     if (loader->error_) return nullptr;  // the nodes after an error are only parsed
@@ -606,24 +655,44 @@ class Loader {
         if (p == end) return nullptr;
         count += 2;
         const char c = *p;
-        if (c == '{') {
-          static const Pattern kRef("{\"ref\": ");
+        if (c == '{') {  // {"ref": i} or {"dtype": s}
+          static const Pattern kRef("{\"ref\": "), kDtype("{\"dtype\": ");
+          bool ref;
           if (kRef.At(p, end)) {
             p += kRef.size();
+            ref = true;
+          } else if (kDtype.At(p, end)) {
+            p += kDtype.size();
+            ref = false;
           } else {
             p = SkipSpace(p + 1, end);
-            if ((p = Literal(p, end, "\"ref\"")) == nullptr) return nullptr;
-            p = SkipSpace(p, end);
+            const char* key;
+            if ((key = Literal(p, end, "\"ref\"")) != nullptr) {
+              ref = true;
+            } else if ((key = Literal(p, end, "\"dtype\"")) != nullptr) {
+              ref = false;
+            } else {
+              return nullptr;
+            }
+            p = SkipSpace(key, end);
             if (p == end || *p != ':') return nullptr;
             p = SkipSpace(p + 1, end);
           }
-          int64_t ref;
-          if ((p = SmallInt(p, end, &ref)) == nullptr) return nullptr;
+          if (ref) {
+            int64_t index;
+            if ((p = SmallInt(p, end, &index)) == nullptr) return nullptr;
+            if (index < 0 || static_cast<size_t>(index) >= limit) return nullptr;
+            field->info->Write(obj.get(), AnyView(nodes_[static_cast<size_t>(index)]));
+          } else {
+            if (p == end || *p != '"') return nullptr;
+            const char* const first = p + 1;
+            if ((p = PlainString(first, end)) == nullptr) return nullptr;
+            field->info->Write(obj.get(), DataTypeOf(first, static_cast<size_t>(p - first)));
+            ++p;
+          }
           p = SkipSpace(p, end);
           if (p == end || *p != '}') return nullptr;
           ++p;
-          if (ref < 0 || static_cast<size_t>(ref) >= limit) return nullptr;
-          field->info->Write(obj.get(), AnyView(nodes_[static_cast<size_t>(ref)]));
           count += 2;
         } else if (c == '"') {
           const char* const first = p + 1;
@@ -641,9 +710,12 @@ class Loader {
           if ((p = Literal(p, end, "null")) == nullptr) return nullptr;
           field->info->Write(obj.get(), AnyView());
         } else {
-          int64_t value;
-          if ((p = SmallInt(p, end, &value)) == nullptr) return nullptr;
-          field->info->Write(obj.get(), AnyView(value));
+          int64_t i;
+          double f;
+          bool is_float = false;
+          const char* const past = SmallInt(p, end, &i);  // the common case, with no fraction
+          if ((p = past ? past : Number(p, end, &i, &f, &is_float)) == nullptr) return nullptr;
+          field->info->Write(obj.get(), is_float ? AnyView(f) : AnyView(i));
         }
         ++field;
         // ", " before the next key as SaveJSON writes it, else any spacing
@@ -892,6 +964,9 @@ class Loader {
   std::deque<FastType> fast_type_store_;  // never moves them
   std::unordered_map<std::string_view, const FastType*> fast_types_;  // null: not fast
   const FastType* exact_types_[16] = {};  // by SlotOf the text after "type": "
+  static constexpr size_t kDataTypes = 8;
+  std::pair<std::string_view, DataType> dtypes_[kDataTypes];  // DataTypeOf; texts view the text
+  size_t next_dtype_ = 0;
 };
 
 }  // namespace

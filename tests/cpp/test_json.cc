@@ -445,8 +445,9 @@ TEST(JSON, FastAndGeneralPathsLoadTheSame) {
       "  {\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}},\n"
       "  {\"type\": \"test.Attrs\", \"fields\": {\"flag\": true, \"small\": -7, \"text\": \"t\", "
       "\"name\": \"\", \"maybe\": {\"ref\": 0}, \"count\": null}},\n"
-      "  {\"type\": \"test.Attrs\", \"fields\": {\"flag\": false, \"small\": 0, \"maybe\": null, "
-      "\"count\": 123456789012345678}},\n"
+      "  {\"type\": \"test.Attrs\", \"fields\": {\"flag\": false, \"small\": 0, \"ratio\": "
+      "-2.5e-3, "
+      "\"dtype\": {\"dtype\": \"int8x4\"}, \"maybe\": null, \"count\": 123456789012345678}},\n"
       "  {\"type\": \"test.Var\", \"fields\": {}},\n"
       "  {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 1}, {\"ref\": 2}, {\"ref\": 3}]}\n]}";
   const uint64_t before = details::LoadJSONFastNodes();
@@ -463,7 +464,10 @@ TEST(JSON, FastAndGeneralPathsLoadTheSame) {
   EXPECT_EQ(attrs->text, "t");
   EXPECT_TRUE(attrs->maybe.has_value());
   EXPECT_FALSE(attrs->count.has_value());
-  EXPECT_EQ(fast.cast<Array<ObjectRef>>()[1].as<AttrsNode>()->count.value(), 123456789012345678);
+  const auto* second = fast.cast<Array<ObjectRef>>()[1].as<AttrsNode>();
+  EXPECT_EQ(second->count.value(), 123456789012345678);
+  EXPECT_EQ(second->ratio, -2.5e-3);
+  EXPECT_EQ(second->dtype, DataType("int8x4"));
 }
 
 TEST(JSON, FastPathErrorsAreTheGeneralPathsErrors) {
@@ -497,6 +501,18 @@ TEST(JSON, FastPathErrorsAreTheGeneralPathsErrors) {
       {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\", \"extra\": 1}}",
        "unknown field \"extra\""},
       {"{\"type\": \"test.Fixed\", \"fields\": {\"value\": 1}}", "no default constructor"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": \"int7x\"}}}",
+       "line 4, column 56: cannot parse 'int7x' as a DataType"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": 3}}}", "unexpected object"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"maybe\": {\"ref\": 0, \"x\": 1}}}",
+       "unexpected object"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1e999}}", "out of range"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1.}}", "expected digits after '.'"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1e+}}",
+       "expected digits in the exponent"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"count\": 99999999999999999999}}", "out of range"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"small\": 2.5}}",
+       "field \"small\": expected int32 but got float"},
       {"{\"type\": \"test.Nope\", \"fields\": {}}", "unknown type key"},
       {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"a\x01\"}}", "control character"},
       {"{\"type\": \"test.Var\", \"fields\": {\"name\": 1.5}}", "expected ferry.String"},
