@@ -574,14 +574,29 @@ class Loader {
     return dtype;
   }
 
-  static const char* LoadFast(void* self, const char* p, const char* end, size_t* values) {
+  /// JsonReader::FastItemFn: the nodes from `p` on, separated by commas, as long as FastNode
+  /// reads them.
+  static const char* LoadFast(void* self, const char* p, const char* end, size_t* values,
+                              size_t* items) {
     auto* loader = static_cast<Loader*>(self);
     if (loader->error_) return nullptr;  // the nodes after an error are only parsed
-    try {
-      return loader->FastNode(p, end, values);
-    } catch (...) {
-      FERRY_RETHROW_FORCED_UNWIND();
-      return nullptr;  // the general path meets the same error and reports it
+    const char* done = nullptr;
+    while (true) {
+      const char* past;
+      size_t count = 0;
+      try {
+        past = loader->FastNode(p, end, &count);
+      } catch (...) {
+        FERRY_RETHROW_FORCED_UNWIND();
+        past = nullptr;  // the general path meets the same error and reports it
+      }
+      if (past == nullptr) return done;
+      done = past;
+      *values += count;
+      ++*items;
+      p = SkipSpace(past, end);
+      if (p == end || *p != ',') return done;
+      p = SkipSpace(p + 1, end);
     }
   }
 

@@ -161,14 +161,14 @@ void JsonReader::ParseValue(int depth, bool stream) {
         do {
           if (stream && fast_item_ != nullptr) {
             SkipSpace();
-            size_t values = 0;
+            size_t values = 0, items = 0;
             const char* const base = text_.data();
             const char* const past =
-                fast_item_(context_, base + pos_, base + text_.size(), &values);
+                fast_item_(context_, base + pos_, base + text_.size(), &values, &items);
             if (past != nullptr) {
               pos_ = static_cast<size_t>(past - base);
               dropped_ += values;
-              ++count;
+              count += items;
               continue;  // to the loop's condition
             }
           }

@@ -81,12 +81,15 @@ class JsonReader {
   /// 1e6-node tree, whose page faults cost more than the parse). The caller must defer its
   /// errors to the end of the parse, so that every syntax error still comes first.
   using ItemFn = void (*)(void* context, size_t index);
-  /// The fast path of a streamed item: called on the item's first byte `p` (`end` is the end
-  /// of the text), it either reads the whole item itself and returns the byte just past it,
-  /// having set `*values` to the number of tape values the item would have taken, or returns
-  /// nullptr having read nothing for good (the item is then parsed onto the tape and passed to
-  /// the ItemFn). It must accept only text the tape's parser accepts with the same meaning.
-  using FastItemFn = const char* (*)(void* context, const char* p, const char* end, size_t* values);
+  /// The fast path of the streamed items: called on the first byte `p` of an item (`end` is
+  /// the end of the text), it reads as many of the items from there as it can, each whole
+  /// and with the commas between them, and returns the byte just past the last one, having
+  /// added to `*items` their number and to `*values` the number of tape values they would
+  /// have taken; or it returns nullptr having read nothing for good (the item is then parsed
+  /// onto the tape and passed to the ItemFn). It must accept only text the tape's parser
+  /// accepts with the same meaning.
+  using FastItemFn = const char* (*)(void* context, const char* p, const char* end, size_t* values,
+                                     size_t* items);
   void StreamNodes(ItemFn fn, FastItemFn fast, void* context) {
     on_item_ = fn;
     fast_item_ = fast;
