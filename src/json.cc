@@ -328,7 +328,8 @@ class Saver {
 // ---------------------------------------------------------------------------------------------
 // LoadJSON
 
-thread_local uint64_t fast_nodes = 0;  // details::LoadJSONFastNodes
+thread_local uint64_t fast_nodes = 0;        // details::LoadJSONFastNodes
+thread_local bool fast_path_enabled = true;  // details::SetLoadJSONFastPath
 
 // The text steps of Loader::FastNode. `p` is a position in the text and `end` its end; each
 // returns the position after what it read, or nullptr where the text is not what it reads.
@@ -464,7 +465,7 @@ class Loader {
     // The nodes are loaded while the text is parsed (see JsonReader::StreamNodes). The first
     // error of a node is kept and thrown after the parse and the checks of the top level,
     // which is where it came before (when the whole document was parsed first).
-    doc_.StreamNodes(&LoadStreamed, &LoadFast, this);
+    doc_.StreamNodes(&LoadStreamed, fast_path_enabled ? &LoadFast : nullptr, this);
     doc_.ParseDocument();
     type_ = {};
     if (doc_[0].kind != JNode::kObject) Fail(0, "the document must be an object");
@@ -987,6 +988,7 @@ class Loader {
 }  // namespace
 
 uint64_t details::LoadJSONFastNodes() noexcept { return fast_nodes; }
+void details::SetLoadJSONFastPath(bool enabled) noexcept { fast_path_enabled = enabled; }
 
 std::string SaveJSON(const AnyView& value) { return Saver().Save(value); }
 

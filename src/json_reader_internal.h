@@ -41,6 +41,9 @@ static_assert(sizeof(JNode) == 16, "the tape is the bulk of a load's memory traf
 /// How many nodes LoadJSON has read on its fast path (json.cc, Loader::FastNode) in this
 /// thread: tests check that a document they mean for either path takes it.
 FERRY_DLL uint64_t LoadJSONFastNodes() noexcept;
+/// Turns LoadJSON's fast path off (or on again) in this thread: the fuzz target compares what
+/// a text loads to, or the error it gives, both ways.
+FERRY_DLL void SetLoadJSONFastPath(bool enabled) noexcept;
 
 /// Byte classes for the reader's inner loops.
 struct ByteTable {

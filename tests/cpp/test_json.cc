@@ -565,8 +565,9 @@ std::string Outcome(const std::string& text) {
 
 TEST(JSON, MutatedDocumentsLoadTheSameEitherWay) {
   // Random edits of a saved graph (bytes deleted, doubled or replaced by JSON's own), read
-  // with the fast path where it applies and with every node forced onto the general path: the
-  // same graph or the same error (positions aside: the escapes move the columns).
+  // with the fast path where it applies and with every node forced onto the general path (by
+  // an escape in its type key, positions aside as the escapes move the columns; and with the
+  // fast path turned off): the same graph or the same error.
   std::mt19937 rng(7);
   std::vector<Expr> pool;
   std::vector<Var> vars;
@@ -601,6 +602,20 @@ TEST(JSON, MutatedDocumentsLoadTheSameEitherWay) {
     SCOPED_TRACE(mutated);
     const std::string fast = Outcome(mutated);
     ASSERT_EQ(fast, Outcome(EscapeTypes(mutated, 1)));
+    std::string fast_error, general_error;  // with their positions
+    try {
+      LoadJSON(mutated);
+    } catch (const Error& e) {
+      fast_error = e.what();
+    }
+    details::SetLoadJSONFastPath(false);
+    try {
+      LoadJSON(mutated);
+    } catch (const Error& e) {
+      general_error = e.what();
+    }
+    details::SetLoadJSONFastPath(true);
+    ASSERT_EQ(fast_error, general_error);
     loaded += fast.rfind("{\"ferry_json\"", 0) == 0;
   }
   EXPECT_GT(loaded, 100) << "some edits keep the document valid";
