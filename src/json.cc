@@ -601,6 +601,80 @@ class Loader {
     }
   }
 
+  /// A value of a node at `p` (not the end), which may refer to the nodes before `limit`, into
+  /// `*out` (a string is held by held_ until the next one); adds the number of its tape values
+  /// to `*count`.
+  const char* FastValue(const char* p, const char* end, size_t limit, AnyView* out, size_t* count) {
+    ++*count;
+    const char c = *p;
+    if (c == '{') {  // {"ref": i} or {"dtype": s}
+      static const Pattern kRef("{\"ref\": "), kDtype("{\"dtype\": ");
+      bool ref;
+      if (kRef.At(p, end)) {
+        p += kRef.size();
+        ref = true;
+      } else if (kDtype.At(p, end)) {
+        p += kDtype.size();
+        ref = false;
+      } else {
+        p = SkipSpace(p + 1, end);
+        const char* key;
+        if ((key = Literal(p, end, "\"ref\"")) != nullptr) {
+          ref = true;
+        } else if ((key = Literal(p, end, "\"dtype\"")) != nullptr) {
+          ref = false;
+        } else {
+          return nullptr;
+        }
+        p = SkipSpace(key, end);
+        if (p == end || *p != ':') return nullptr;
+        p = SkipSpace(p + 1, end);
+      }
+      if (ref) {
+        int64_t index;
+        if ((p = SmallInt(p, end, &index)) == nullptr) return nullptr;
+        if (index < 0 || static_cast<size_t>(index) >= limit) return nullptr;
+        *out = AnyView(nodes_[static_cast<size_t>(index)]);
+      } else {
+        if (p == end || *p != '"') return nullptr;
+        const char* const first = p + 1;
+        if ((p = PlainString(first, end)) == nullptr) return nullptr;
+        *out = AnyView(DataTypeOf(first, static_cast<size_t>(p - first)));
+        ++p;
+      }
+      p = SkipSpace(p, end);
+      if (p == end || *p != '}') return nullptr;
+      *count += 2;
+      return p + 1;
+    }
+    if (c == '"') {
+      const char* const first = p + 1;
+      if ((p = PlainString(first, end)) == nullptr) return nullptr;
+      held_ = String(std::string_view(first, static_cast<size_t>(p - first)));
+      *out = held_;
+      return p + 1;
+    }
+    if (c == 't') {
+      *out = AnyView(true);
+      return Literal(p, end, "true");
+    }
+    if (c == 'f') {
+      *out = AnyView(false);
+      return Literal(p, end, "false");
+    }
+    if (c == 'n') {
+      *out = AnyView();
+      return Literal(p, end, "null");
+    }
+    int64_t i;
+    double f;
+    bool is_float = false;
+    const char* const past = SmallInt(p, end, &i);  // the common case, with no fraction
+    if ((p = past ? past : Number(p, end, &i, &f, &is_float)) == nullptr) return nullptr;
+    *out = is_float ? AnyView(f) : AnyView(i);
+    return p;
+  }
+
   const char* FastNode(const char* p, const char* end, size_t* values) {
     // The tape values the general path would make: the node, "type" and its string,
     // "fields" and its object; then per field its key and its value (3 for {"ref": i}).
@@ -669,70 +743,10 @@ class Loader {
         }
         p = SkipSpace(p, end);
         if (p == end) return nullptr;
-        count += 2;
-        const char c = *p;
-        if (c == '{') {  // {"ref": i} or {"dtype": s}
-          static const Pattern kRef("{\"ref\": "), kDtype("{\"dtype\": ");
-          bool ref;
-          if (kRef.At(p, end)) {
-            p += kRef.size();
-            ref = true;
-          } else if (kDtype.At(p, end)) {
-            p += kDtype.size();
-            ref = false;
-          } else {
-            p = SkipSpace(p + 1, end);
-            const char* key;
-            if ((key = Literal(p, end, "\"ref\"")) != nullptr) {
-              ref = true;
-            } else if ((key = Literal(p, end, "\"dtype\"")) != nullptr) {
-              ref = false;
-            } else {
-              return nullptr;
-            }
-            p = SkipSpace(key, end);
-            if (p == end || *p != ':') return nullptr;
-            p = SkipSpace(p + 1, end);
-          }
-          if (ref) {
-            int64_t index;
-            if ((p = SmallInt(p, end, &index)) == nullptr) return nullptr;
-            if (index < 0 || static_cast<size_t>(index) >= limit) return nullptr;
-            field->info->Write(obj.get(), AnyView(nodes_[static_cast<size_t>(index)]));
-          } else {
-            if (p == end || *p != '"') return nullptr;
-            const char* const first = p + 1;
-            if ((p = PlainString(first, end)) == nullptr) return nullptr;
-            field->info->Write(obj.get(), DataTypeOf(first, static_cast<size_t>(p - first)));
-            ++p;
-          }
-          p = SkipSpace(p, end);
-          if (p == end || *p != '}') return nullptr;
-          ++p;
-          count += 2;
-        } else if (c == '"') {
-          const char* const first = p + 1;
-          if ((p = PlainString(first, end)) == nullptr) return nullptr;
-          Any text(String(std::string_view(first, static_cast<size_t>(p - first))));
-          field->info->Write(obj.get(), text);
-          ++p;
-        } else if (c == 't') {
-          if ((p = Literal(p, end, "true")) == nullptr) return nullptr;
-          field->info->Write(obj.get(), AnyView(true));
-        } else if (c == 'f') {
-          if ((p = Literal(p, end, "false")) == nullptr) return nullptr;
-          field->info->Write(obj.get(), AnyView(false));
-        } else if (c == 'n') {
-          if ((p = Literal(p, end, "null")) == nullptr) return nullptr;
-          field->info->Write(obj.get(), AnyView());
-        } else {
-          int64_t i;
-          double f;
-          bool is_float = false;
-          const char* const past = SmallInt(p, end, &i);  // the common case, with no fraction
-          if ((p = past ? past : Number(p, end, &i, &f, &is_float)) == nullptr) return nullptr;
-          field->info->Write(obj.get(), is_float ? AnyView(f) : AnyView(i));
-        }
+        ++count;  // the key
+        AnyView value;
+        if ((p = FastValue(p, end, limit, &value, &count)) == nullptr) return nullptr;
+        field->info->Write(obj.get(), value);
         ++field;
         // ", " before the next key as SaveJSON writes it, else any spacing
         if (end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] == '"') {
@@ -983,6 +997,7 @@ class Loader {
   static constexpr size_t kDataTypes = 8;
   std::pair<std::string_view, DataType> dtypes_[kDataTypes];  // DataTypeOf; texts view the text
   size_t next_dtype_ = 0;
+  Any held_;  // FastValue: the last string it read
 };
 
 }  // namespace
