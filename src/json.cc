@@ -675,6 +675,40 @@ class Loader {
     return p;
   }
 
+  /// The rest of an Array node written as SaveJSON writes it, after its `"items": [`.
+  const char* FastArray(const char* p, const char* end, size_t* values) {
+    // The tape values: the node, "type" and its string, "items" and its array; then the items.
+    size_t count = 5;
+    const size_t limit = nodes_.size();
+    items_.clear();
+    p = SkipSpace(p, end);
+    if (p == end) return nullptr;
+    if (*p != ']') {
+      while (true) {
+        AnyView value;
+        if ((p = FastValue(p, end, limit, &value, &count)) == nullptr) return nullptr;
+        items_.emplace_back(value);
+        p = SkipSpace(p, end);
+        if (p == end) return nullptr;
+        if (*p == ']') break;
+        if (*p != ',') return nullptr;
+        p = SkipSpace(p + 1, end);
+        if (p == end) return nullptr;
+      }
+    }
+    p = SkipSpace(p + 1, end);
+    if (p == end || *p != '}') return nullptr;
+    // Reserved, as LoadNode does: each node an array of its own, even when empty.
+    Array<Any> array;
+    array.reserve(static_cast<int64_t>(items_.size()));
+    for (Any& item : items_) array.push_back(std::move(item));
+    items_.clear();
+    nodes_.push_back(std::move(array));
+    ++fast_nodes_;
+    *values = count;
+    return p + 1;
+  }
+
   const char* FastNode(const char* p, const char* end, size_t* values) {
     // The tape values the general path would make: the node, "type" and its string,
     // "fields" and its object; then per field its key and its value (3 for {"ref": i}).
@@ -702,6 +736,8 @@ class Loader {
       ++p;
     }
     if (type == nullptr) {  // p after the opening quote of the key
+      static const Pattern kArrayHead("ferry.Array\", \"items\": [");
+      if (kArrayHead.At(p, end)) return FastArray(p + kArrayHead.size(), end, values);
       const char* const key = p;
       if ((p = PlainString(key, end)) == nullptr) return nullptr;
       if ((type = FastTypeAt(key, static_cast<size_t>(p - key))) == nullptr) return nullptr;
@@ -997,7 +1033,8 @@ class Loader {
   static constexpr size_t kDataTypes = 8;
   std::pair<std::string_view, DataType> dtypes_[kDataTypes];  // DataTypeOf; texts view the text
   size_t next_dtype_ = 0;
-  Any held_;  // FastValue: the last string it read
+  Any held_;                // FastValue: the last string it read
+  std::vector<Any> items_;  // FastArray: the items of the array being read
 };
 
 }  // namespace
