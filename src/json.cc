@@ -506,12 +506,13 @@ class Loader {
   // The fast path of a node (JsonReader::FastItemFn): a registered node,
   // `{"type": "key", "fields": {"name": value, ...}}` with its fields in declaration order
   // (some may be left out) and values that are null, true, false, integers of up to 18
-  // digits, strings without escapes or non-ASCII bytes, and {"ref": i}, read straight from the
-  // text into a new object: no tape, no lookup per field, no value copied. The text SaveJSON
-  // writes is matched a word at a time against patterns made once per type; other spacing
-  // token by token. Anything else, including every error, returns nullptr and the node is
-  // loaded the general way from where it starts, which reads the same text to the same object
-  // or reports the error.
+  // digits, other numbers, strings without escapes or non-ASCII bytes, {"ref": i} and
+  // {"dtype": s}, read straight from the text into a new object: no tape, no lookup per
+  // field, no value copied; and an Array node of such values as SaveJSON lays it out. The
+  // text SaveJSON writes is matched a word at a time against patterns made once per type;
+  // other spacing token by token. Anything else, including every error, returns nullptr and
+  // the node is loaded the general way from where it starts, which reads the same text to the
+  // same object or reports the error.
 
   /// A registered type the fast path may load, with the text SaveJSON writes for it.
   struct FastField {
