@@ -568,7 +568,8 @@ class Loader {
 
   /// The DataType of the text [p, p + n), parsed once per distinct text among the last few.
   DataType DataTypeOf(const char* p, size_t n) {
-    for (const auto& [text, dtype] : dtypes_) {
+    for (size_t k = 0; k < kDataTypes && k < next_dtype_; ++k) {  // the slots filled
+      const auto& [text, dtype] = dtypes_[k];
       if (text.size() == n && std::memcmp(text.data(), p, n) == 0) return dtype;
     }
     const DataType dtype{std::string_view(p, n)};  // a bad one throws: the general path says so

@@ -522,6 +522,7 @@ TEST(JSON, FastPathErrorsAreTheGeneralPathsErrors) {
       {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": \"int7x\"}}}",
        "line 4, column 56: cannot parse 'int7x' as a DataType"},
       {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": 3}}}", "unexpected object"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": \"\"}}}", "as a DataType"},
       {"{\"type\": \"test.Attrs\", \"fields\": {\"maybe\": {\"ref\": 0, \"x\": 1}}}",
        "unexpected object"},
       {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1e999}}", "out of range"},
