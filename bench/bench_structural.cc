@@ -64,6 +64,12 @@ void BM_Ferry_LoadJSON(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
+// The floor of LoadJSON: the same objects made in C++ (in the same order, children first)
+// and dropped; no text.
+void BM_Floor_LoadJSON(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(Tree(0, kLeaves).get());
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
 
 // 999 / 9 999 / 99 999 / 999 999 nodes.
 #define FERRY_WALK_SIZES Arg(500)->Arg(5000)->Arg(50000)->Arg(kLeaves)
@@ -75,5 +81,6 @@ BENCHMARK(BM_Ferry_HashDag)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_EqualDag)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_SaveJSON)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_LoadJSON)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_LoadJSON)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -69,6 +69,11 @@ struct Ferry_LoadJSON {
   explicit Ferry_LoadJSON(int64_t leaves) : text(SaveJSON(Tree(0, leaves))) {}
   void operator()() { DoNotOptimize(LoadJSON(text).raw()); }
 };
+struct Floor_LoadJSON {  // the same objects made in C++ and dropped
+  explicit Floor_LoadJSON(int64_t leaves) : leaves(leaves) {}
+  int64_t leaves;
+  void operator()() { DoNotOptimize(Tree(0, leaves).get()); }
+};
 
 /// Prints the name and the node count of one walk, the report's order and divisor.
 template <typename Op>
@@ -99,5 +104,6 @@ int main(int argc, char** argv) {
   MEASURE(Ferry_EqualDag, 1001);
   MEASURE(Ferry_SaveJSON, nodes);
   MEASURE(Ferry_LoadJSON, nodes);
+  MEASURE(Floor_LoadJSON, nodes);
   return 0;
 }

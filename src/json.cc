@@ -5,12 +5,17 @@
 /// (json_reader_internal.h) back into objects. Both directions are iterative over the graph.
 #include "ferry/reflection/json.h"
 
+#include <algorithm>  // min, max
+#include <charconv>   // from_chars: numbers as the reader reads them
 #include <cmath>      // nan, HUGE_VAL
+#include <cstring>    // memcmp, memcpy
+#include <deque>      // the fast path's types, which must not move
 #include <exception>  // exception_ptr: a node's error waits for the end of the parse
 #include <memory>     // unique_ptr of type texts
 #include <string>
 #include <string_view>
 #include <unordered_map>  // node types by key, during a load
+#include <utility>        // pair
 #include <vector>         // the node table
 
 #include "base64_internal.h"
@@ -323,15 +328,144 @@ class Saver {
 // ---------------------------------------------------------------------------------------------
 // LoadJSON
 
+thread_local uint64_t fast_nodes = 0;        // details::LoadJSONFastNodes
+thread_local bool fast_path_enabled = true;  // details::SetLoadJSONFastPath
+
+// The text steps of Loader::FastNode. `p` is a position in the text and `end` its end; each
+// returns the position after what it read, or nullptr where the text is not what it reads.
+
+inline bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+inline const char* SkipSpace(const char* p, const char* end) {
+  while (p != end && IsSpace(*p)) ++p;
+  return p;
+}
+/// Whether `s` is written in a JSON string as its bytes between the quotes (no escapes, no
+/// UTF-8 to check): printable ASCII but '"' and '\\'.
+bool IsPlain(std::string_view s) {
+  for (const char c : s) {
+    if (c < 0x20 || c > 0x7E || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+/// The literal `word` (with its quotes, if any).
+template <size_t N>
+const char* Literal(const char* p, const char* end, const char (&word)[N]) {
+  if (static_cast<size_t>(end - p) < N - 1 || std::memcmp(p, word, N - 1) != 0) return nullptr;
+  return p + N - 1;
+}
+/// `p` after the opening quote: the closing quote of a plain string.
+inline const char* PlainString(const char* p, const char* end) {
+  for (; p != end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '"') return p;
+    if (c < 0x20 || c > 0x7E || c == '\\') return nullptr;
+  }
+  return nullptr;
+}
+/// Whether `p` is at `"name"`.
+inline bool IsKey(const char* p, const char* end, const std::string& name) {
+  return static_cast<size_t>(end - p) >= name.size() + 2 &&
+         std::memcmp(p + 1, name.data(), name.size()) == 0 && p[name.size() + 1] == '"';
+}
+/// An integer of 1 to 18 digits, not followed by a fraction or an exponent (which the general
+/// path reads), into `*out`.
+inline const char* SmallInt(const char* p, const char* end, int64_t* out) {
+  const bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  const char* const first = p;
+  uint64_t value = 0;  // wraps past 19 digits, which are refused below
+  while (p != end && static_cast<unsigned char>(*p - '0') < 10) value = value * 10 + (*p++ - '0');
+  const ptrdiff_t digits = p - first;
+  if (digits == 0 || digits > 18 || (digits > 1 && *first == '0')) return nullptr;
+  if (p != end && (*p == '.' || *p == 'e' || *p == 'E')) return nullptr;
+  *out = negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+  return p;
+}
+
+/// A number as the general path reads it (ParseNumber): an integer of up to 18 digits into
+/// `*i`, one with a fraction or an exponent into `*f` (through from_chars, as there); larger
+/// integers and the numbers out of range are left to the general path.
+inline const char* Number(const char* p, const char* end, int64_t* i, double* f, bool* is_float) {
+  const char* const start = p;
+  auto digits = [&] {
+    const char* const from = p;
+    while (p != end && static_cast<unsigned char>(*p - '0') < 10) ++p;
+    return p - from;
+  };
+  if (p != end && *p == '-') ++p;
+  const char* const int_start = p;
+  const ptrdiff_t int_digits = digits();
+  if (int_digits == 0 || (int_digits > 1 && *int_start == '0')) return nullptr;
+  *is_float = false;
+  if (p != end && *p == '.') {
+    ++p;
+    if (digits() == 0) return nullptr;
+    *is_float = true;
+  }
+  if (p != end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p != end && (*p == '+' || *p == '-')) ++p;
+    if (digits() == 0) return nullptr;
+    *is_float = true;
+  }
+  if (*is_float) {
+    const std::from_chars_result r = std::from_chars(start, p, *f);
+    return r.ec == std::errc() && r.ptr == p ? p : nullptr;
+  }
+  if (int_digits > 18) return nullptr;
+  uint64_t value = 0;
+  for (const char* d = int_start; d != p; ++d) value = value * 10 + static_cast<uint64_t>(*d - '0');
+  *i = start != int_start ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+  return p;
+}
+
+/// A text matched a word (8 bytes) at a time, as SaveJSON writes it: the first word under a
+/// mask, then whole words (the last one overlapping the one before).
+class Pattern {
+ public:
+  Pattern() = default;
+  explicit Pattern(std::string text) : text_(std::move(text)) {
+    char first[8] = {}, mask[8] = {};
+    const size_t n = std::min<size_t>(text_.size(), 8);
+    std::memcpy(first, text_.data(), n);
+    std::memset(mask, 0xFF, n);
+    std::memcpy(&first_, first, 8);
+    std::memcpy(&mask_, mask, 8);
+  }
+  static uint64_t Load(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  size_t size() const { return text_.size(); }
+  const char* data() const { return text_.data(); }
+  /// Whether the text at `p` starts with the pattern. False too within 8 bytes of the end.
+  bool At(const char* p, const char* end) const {
+    const size_t n = text_.size();
+    if (static_cast<size_t>(end - p) < std::max<size_t>(n, 8)) return false;
+    if ((Load(p) & mask_) != first_) return false;
+    for (size_t k = 8; k < n; k += 8) {
+      const size_t at = std::min(k, n - 8);
+      if (Load(p + at) != Load(text_.data() + at)) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::string text_;
+  uint64_t first_ = 0, mask_ = 0;
+};
+
 class Loader {
  public:
   explicit Loader(std::string_view text) : doc_(text) {}
+  ~Loader() { fast_nodes += fast_nodes_; }
 
   Any Load() {
     // The nodes are loaded while the text is parsed (see JsonReader::StreamNodes). The first
     // error of a node is kept and thrown after the parse and the checks of the top level,
     // which is where it came before (when the whole document was parsed first).
-    doc_.StreamNodes(&LoadStreamed, this);
+    doc_.StreamNodes(&LoadStreamed, fast_path_enabled ? &LoadFast : nullptr, this);
     doc_.ParseDocument();
     type_ = {};
     if (doc_[0].kind != JNode::kObject) Fail(0, "the document must be an object");
@@ -368,6 +502,314 @@ class Loader {
     }
   }
 
+  // -------------------------------------------------------------------------------------------
+  // The fast path of a node (JsonReader::FastItemFn): a registered node,
+  // `{"type": "key", "fields": {"name": value, ...}}` with its fields in declaration order
+  // (some may be left out) and values that are null, true, false, integers of up to 18
+  // digits, other numbers, strings without escapes or non-ASCII bytes, {"ref": i} and
+  // {"dtype": s}, read straight from the text into a new object: no tape, no lookup per
+  // field, no value copied; and an Array node of such values as SaveJSON lays it out. The
+  // text SaveJSON writes is matched a word at a time against patterns made once per type;
+  // other spacing token by token. Anything else, including every error, returns nullptr and
+  // the node is loaded the general way from where it starts, which reads the same text to the
+  // same object or reports the error.
+
+  /// A registered type the fast path may load, with the text SaveJSON writes for it.
+  struct FastField {
+    const FieldInfo* info;
+    Pattern key;  // "name": (with its space)
+  };
+  struct FastType {
+    const NodeInfo* info;
+    Pattern head;  // key", "fields": {   (after the opening quote of the key)
+    std::vector<FastField> fields;
+  };
+
+  /// The slot of the exact-layout cache for the text at `p` (8 readable bytes).
+  static size_t SlotOf(const char* p) {
+    return static_cast<size_t>((Pattern::Load(p) * 0x9E3779B97F4A7C15ULL) >> 60);
+  }
+
+  /// The type of the key [p, p + n) of the text (a plain string), looked up once per key.
+  const FastType* FastTypeAt(const char* p, size_t n) {
+    const std::string_view key(p, n);
+    auto it = fast_types_.find(key);
+    if (it == fast_types_.end()) it = fast_types_.emplace(key, MakeFastType(key)).first;
+    const FastType* type = it->second;
+    if (type != nullptr && type->head.size() >= 8) {
+      exact_types_[SlotOf(type->head.data())] = type;  // for the next node of the type
+    }
+    return type;
+  }
+  /// The fast path's record of type `key`, or nullptr where it must not load the type: not a
+  /// registered type with a default constructor, one of the containers LoadNode reads its own
+  /// way, or with names that are not written as their bytes or not distinct (matching them in
+  /// order must find no duplicate key).
+  const FastType* MakeFastType(std::string_view key) {
+    if (key == ArrayObj::_type_key || key == MapObj::_type_key || key == ShapeObj::_type_key ||
+        key == BytesObj::_type_key || key == TensorObj::_type_key) {
+      return nullptr;
+    }
+    const NodeInfo* info = InfoOf(key);
+    if (info == nullptr || info->create == nullptr) return nullptr;
+    FastType& type = fast_type_store_.emplace_back();
+    type.info = info;
+    type.head = Pattern(std::string(key) + "\", \"fields\": {");
+    for (size_t k = 0; k < info->fields.size(); ++k) {
+      const std::string& name = info->fields[k].name;
+      if (!IsPlain(name)) return nullptr;
+      for (size_t j = 0; j < k; ++j) {
+        if (info->fields[j].name == name) return nullptr;
+      }
+      type.fields.push_back(FastField{&info->fields[k], Pattern("\"" + name + "\": ")});
+    }
+    return &type;
+  }
+
+  /// The DataType of the text [p, p + n), parsed once per distinct text among the last few.
+  DataType DataTypeOf(const char* p, size_t n) {
+    for (size_t k = 0; k < kDataTypes && k < next_dtype_; ++k) {  // the slots filled
+      const auto& [text, dtype] = dtypes_[k];
+      if (text.size() == n && std::memcmp(text.data(), p, n) == 0) return dtype;
+    }
+    const DataType dtype{std::string_view(p, n)};  // a bad one throws: the general path says so
+    dtypes_[next_dtype_++ % kDataTypes] = {std::string_view(p, n), dtype};
+    return dtype;
+  }
+
+  /// JsonReader::FastItemFn: the nodes from `p` on, separated by commas, as long as FastNode
+  /// reads them.
+  static const char* LoadFast(void* self, const char* p, const char* end, size_t* values,
+                              size_t* items) {
+    auto* loader = static_cast<Loader*>(self);
+    if (loader->error_) return nullptr;  // the nodes after an error are only parsed
+    const char* done = nullptr;
+    while (true) {
+      const char* past;
+      size_t count = 0;
+      try {
+        past = loader->FastNode(p, end, &count);
+      } catch (...) {
+        FERRY_RETHROW_FORCED_UNWIND();
+        past = nullptr;  // the general path meets the same error and reports it
+      }
+      if (past == nullptr) return done;
+      done = past;
+      *values += count;
+      ++*items;
+      p = SkipSpace(past, end);
+      if (p == end || *p != ',') return done;
+      p = SkipSpace(p + 1, end);
+    }
+  }
+
+  /// A value of a node at `p` (not the end), which may refer to the nodes before `limit`, into
+  /// `*out` (a string is held by held_ until the next one); adds the number of its tape values
+  /// to `*count`.
+  const char* FastValue(const char* p, const char* end, size_t limit, AnyView* out, size_t* count) {
+    ++*count;
+    const char c = *p;
+    if (c == '{') {  // {"ref": i} or {"dtype": s}
+      static const Pattern kRef("{\"ref\": "), kDtype("{\"dtype\": ");
+      bool ref;
+      if (kRef.At(p, end)) {
+        p += kRef.size();
+        ref = true;
+      } else if (kDtype.At(p, end)) {
+        p += kDtype.size();
+        ref = false;
+      } else {
+        p = SkipSpace(p + 1, end);
+        const char* key;
+        if ((key = Literal(p, end, "\"ref\"")) != nullptr) {
+          ref = true;
+        } else if ((key = Literal(p, end, "\"dtype\"")) != nullptr) {
+          ref = false;
+        } else {
+          return nullptr;
+        }
+        p = SkipSpace(key, end);
+        if (p == end || *p != ':') return nullptr;
+        p = SkipSpace(p + 1, end);
+      }
+      if (ref) {
+        int64_t index;
+        if ((p = SmallInt(p, end, &index)) == nullptr) return nullptr;
+        if (index < 0 || static_cast<size_t>(index) >= limit) return nullptr;
+        *out = AnyView(nodes_[static_cast<size_t>(index)]);
+      } else {
+        if (p == end || *p != '"') return nullptr;
+        const char* const first = p + 1;
+        if ((p = PlainString(first, end)) == nullptr) return nullptr;
+        *out = AnyView(DataTypeOf(first, static_cast<size_t>(p - first)));
+        ++p;
+      }
+      p = SkipSpace(p, end);
+      if (p == end || *p != '}') return nullptr;
+      *count += 2;
+      return p + 1;
+    }
+    if (c == '"') {
+      const char* const first = p + 1;
+      if ((p = PlainString(first, end)) == nullptr) return nullptr;
+      held_ = String(std::string_view(first, static_cast<size_t>(p - first)));
+      *out = held_;
+      return p + 1;
+    }
+    if (c == 't') {
+      *out = AnyView(true);
+      return Literal(p, end, "true");
+    }
+    if (c == 'f') {
+      *out = AnyView(false);
+      return Literal(p, end, "false");
+    }
+    if (c == 'n') {
+      *out = AnyView();
+      return Literal(p, end, "null");
+    }
+    int64_t i;
+    double f;
+    bool is_float = false;
+    const char* const past = SmallInt(p, end, &i);  // the common case, with no fraction
+    if ((p = past ? past : Number(p, end, &i, &f, &is_float)) == nullptr) return nullptr;
+    *out = is_float ? AnyView(f) : AnyView(i);
+    return p;
+  }
+
+  /// The rest of an Array node written as SaveJSON writes it, after its `"items": [`.
+  const char* FastArray(const char* p, const char* end, size_t* values) {
+    // The tape values: the node, "type" and its string, "items" and its array; then the items.
+    size_t count = 5;
+    const size_t limit = nodes_.size();
+    items_.clear();
+    p = SkipSpace(p, end);
+    if (p == end) return nullptr;
+    if (*p != ']') {
+      while (true) {
+        AnyView value;
+        if ((p = FastValue(p, end, limit, &value, &count)) == nullptr) return nullptr;
+        items_.emplace_back(value);
+        p = SkipSpace(p, end);
+        if (p == end) return nullptr;
+        if (*p == ']') break;
+        if (*p != ',') return nullptr;
+        p = SkipSpace(p + 1, end);
+        if (p == end) return nullptr;
+      }
+    }
+    p = SkipSpace(p + 1, end);
+    if (p == end || *p != '}') return nullptr;
+    // Reserved, as LoadNode does: each node an array of its own, even when empty.
+    Array<Any> array;
+    array.reserve(static_cast<int64_t>(items_.size()));
+    for (Any& item : items_) array.push_back(std::move(item));
+    items_.clear();
+    nodes_.push_back(std::move(array));
+    ++fast_nodes_;
+    *values = count;
+    return p + 1;
+  }
+
+  const char* FastNode(const char* p, const char* end, size_t* values) {
+    // The tape values the general path would make: the node, "type" and its string,
+    // "fields" and its object; then per field its key and its value (3 for {"ref": i}).
+    static_assert(4 < kMaxJSONDepth, "{\"ref\": i} in a field of a node is at depth 4");
+    size_t count = 5;
+    static const Pattern kTypeHead("{\"type\": \"");
+    const FastType* type = nullptr;
+    if (kTypeHead.At(p, end)) {
+      p += kTypeHead.size();
+      if (end - p >= 8) {
+        const FastType* seen = exact_types_[SlotOf(p)];
+        if (seen != nullptr && seen->head.At(p, end)) {
+          type = seen;
+          p += seen->head.size();
+        }
+      }
+    } else {
+      if (p == end || *p != '{') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if ((p = Literal(p, end, "\"type\"")) == nullptr) return nullptr;
+      p = SkipSpace(p, end);
+      if (p == end || *p != ':') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if (p == end || *p != '"') return nullptr;
+      ++p;
+    }
+    if (type == nullptr) {  // p after the opening quote of the key
+      static const Pattern kArrayHead("ferry.Array\", \"items\": [");
+      if (kArrayHead.At(p, end)) return FastArray(p + kArrayHead.size(), end, values);
+      const char* const key = p;
+      if ((p = PlainString(key, end)) == nullptr) return nullptr;
+      if ((type = FastTypeAt(key, static_cast<size_t>(p - key))) == nullptr) return nullptr;
+      p = SkipSpace(p + 1, end);
+      if (p == end || *p != ',') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if ((p = Literal(p, end, "\"fields\"")) == nullptr) return nullptr;
+      p = SkipSpace(p, end);
+      if (p == end || *p != ':') return nullptr;
+      p = SkipSpace(p + 1, end);
+      if (p == end || *p != '{') return nullptr;
+      ++p;
+    }
+    // p after the '{' of "fields"
+    p = SkipSpace(p, end);
+    if (p == end) return nullptr;
+    const NodeInfo* info = type->info;
+    ObjectPtr<Object> obj = info->create(*info);
+    const size_t limit = nodes_.size();
+    const FastField* field = type->fields.data();
+    const FastField* const fields_end = field + type->fields.size();
+    if (*p != '}') {
+      while (true) {
+        // p at the key of a field after the last one, in declaration order (fields may be
+        // left out); as the names are distinct, no key can come twice.
+        if (*p != '"') return nullptr;
+        while (field != fields_end && !field->key.At(p, end)) {
+          // not as SaveJSON writes it: "name" with other spacing before the ':'?
+          if (IsKey(p, end, field->info->name)) break;
+          ++field;
+        }
+        if (field == fields_end) return nullptr;
+        if (field->key.At(p, end)) {
+          p += field->key.size();
+        } else {
+          p = SkipSpace(p + field->info->name.size() + 2, end);
+          if (p == end || *p != ':') return nullptr;
+          ++p;
+        }
+        p = SkipSpace(p, end);
+        if (p == end) return nullptr;
+        ++count;  // the key
+        AnyView value;
+        if ((p = FastValue(p, end, limit, &value, &count)) == nullptr) return nullptr;
+        field->info->Write(obj.get(), value);
+        ++field;
+        // ", " before the next key as SaveJSON writes it, else any spacing
+        if (end - p >= 3 && p[0] == ',' && p[1] == ' ' && p[2] == '"') {
+          p += 2;
+          continue;
+        }
+        p = SkipSpace(p, end);
+        if (p == end) return nullptr;
+        if (*p == '}') break;
+        if (*p != ',') return nullptr;
+        p = SkipSpace(p + 1, end);
+        if (p == end) return nullptr;
+      }
+    }
+    ++p;  // the end of "fields"
+    if (p == end || *p != '}') {
+      p = SkipSpace(p, end);
+      if (p == end || *p != '}') return nullptr;  // the end of the node
+    }
+    nodes_.push_back(ObjectRef(std::move(obj)));
+    ++fast_nodes_;
+    *values = count;
+    return p + 1;
+  }
+
   /// `at` is a tape index.
   [[noreturn]] void Fail(size_t at, const std::string& what) const {
     doc_.FailAt(doc_.PosOf(at), what);
@@ -398,7 +840,7 @@ class Loader {
       case JNode::kFloat:
         return Any(value.f);
       case JNode::kString:
-        return Any(std::string(value.str()));
+        return Any(String(value.str()));
       case JNode::kArray:
         Fail(v, "unexpected array (arrays are nodes; use {\"ref\": i})");
       default:
@@ -585,10 +1027,22 @@ class Loader {
   std::vector<ObjectRef> nodes_;
   std::string_view type_;  // of the node being loaded: a view into the document
   std::unordered_map<std::string_view, const NodeInfo*> infos_;  // keys view the document
-  std::exception_ptr error_;  // the first error of a streamed node
+  std::exception_ptr error_;              // the first error of a streamed node
+  uint64_t fast_nodes_ = 0;               // loaded by FastNode, added to fast_nodes by ~Loader
+  std::deque<FastType> fast_type_store_;  // never moves them
+  std::unordered_map<std::string_view, const FastType*> fast_types_;  // null: not fast
+  const FastType* exact_types_[16] = {};  // by SlotOf the text after "type": "
+  static constexpr size_t kDataTypes = 8;
+  std::pair<std::string_view, DataType> dtypes_[kDataTypes];  // DataTypeOf; texts view the text
+  size_t next_dtype_ = 0;
+  Any held_;                // FastValue: the last string it read
+  std::vector<Any> items_;  // FastArray: the items of the array being read
 };
 
 }  // namespace
+
+uint64_t details::LoadJSONFastNodes() noexcept { return fast_nodes; }
+void details::SetLoadJSONFastPath(bool enabled) noexcept { fast_path_enabled = enabled; }
 
 std::string SaveJSON(const AnyView& value) { return Saver().Save(value); }
 

@@ -159,6 +159,19 @@ void JsonReader::ParseValue(int depth, bool stream) {
       if (!Peek(']')) {
         if (stream && c == '[') split_ = at + 1;
         do {
+          if (stream && fast_item_ != nullptr) {
+            SkipSpace();
+            size_t values = 0, items = 0;
+            const char* const base = text_.data();
+            const char* const past =
+                fast_item_(context_, base + pos_, base + text_.size(), &values, &items);
+            if (past != nullptr) {
+              pos_ = static_cast<size_t>(past - base);
+              dropped_ += values;
+              count += items;
+              continue;  // to the loop's condition
+            }
+          }
           const size_t item = tape_.size();
           ParseValue(depth + 1, false);
           ++count;

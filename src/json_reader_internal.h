@@ -38,6 +38,13 @@ struct JNode {
 };
 static_assert(sizeof(JNode) == 16, "the tape is the bulk of a load's memory traffic");
 
+/// How many nodes LoadJSON has read on its fast path (json.cc, Loader::FastNode) in this
+/// thread: tests check that a document they mean for either path takes it.
+FERRY_DLL uint64_t LoadJSONFastNodes() noexcept;
+/// Turns LoadJSON's fast path off (or on again) in this thread: the fuzz target compares what
+/// a text loads to, or the error it gives, both ways.
+FERRY_DLL void SetLoadJSONFastPath(bool enabled) noexcept;
+
 /// Byte classes for the reader's inner loops.
 struct ByteTable {
   bool is[256] = {};
@@ -77,8 +84,18 @@ class JsonReader {
   /// 1e6-node tree, whose page faults cost more than the parse). The caller must defer its
   /// errors to the end of the parse, so that every syntax error still comes first.
   using ItemFn = void (*)(void* context, size_t index);
-  void StreamNodes(ItemFn fn, void* context) {
+  /// The fast path of the streamed items: called on the first byte `p` of an item (`end` is
+  /// the end of the text), it reads as many of the items from there as it can, each whole
+  /// and with the commas between them, and returns the byte just past the last one, having
+  /// added to `*items` their number and to `*values` the number of tape values they would
+  /// have taken; or it returns nullptr having read nothing for good (the item is then parsed
+  /// onto the tape and passed to the ItemFn). It must accept only text the tape's parser
+  /// accepts with the same meaning.
+  using FastItemFn = const char* (*)(void* context, const char* p, const char* end, size_t* values,
+                                     size_t* items);
+  void StreamNodes(ItemFn fn, FastItemFn fast, void* context) {
     on_item_ = fn;
+    fast_item_ = fast;
     context_ = context;
   }
 
@@ -135,6 +152,7 @@ class JsonReader {
   size_t want_ = SIZE_MAX;             // PosOf: the value whose position to record
   size_t found_ = 0;
   ItemFn on_item_ = nullptr;  // StreamNodes
+  FastItemFn fast_item_ = nullptr;
   void* context_ = nullptr;
   size_t split_ = SIZE_MAX;  // the first item of the streamed array: from here on, ...
   size_t dropped_ = 0;       // ... the tape index plus this is the index in the whole tape

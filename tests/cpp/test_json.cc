@@ -2,11 +2,14 @@
 // malformed and hostile documents.
 #include <gtest/gtest.h>
 
+#include <cctype>  // isalnum
 #include <cmath>
+#include <cstdio>  // snprintf
 #include <random>
 #include <string>
 #include <vector>
 
+#include "json_reader_internal.h"  // details::LoadJSONFastNodes
 #include "test_ir.h"
 #include "test_util.h"
 
@@ -349,6 +352,292 @@ TEST(JSON, RandomGraphsRoundTripByteIdentically) {
     ExpectRoundTrip(all);
     ExpectRoundTrip(root);
   }
+}
+
+/// `text` with the first letter of every `every`-th node's type key (from the first) written as
+/// a \u escape: the same document, but those nodes can only be read the general way.
+std::string EscapeTypes(const std::string& text, int every) {
+  const std::string mark = "\"type\": \"";
+  std::string out;
+  size_t pos = 0;
+  int k = 0;
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, pos)) {
+    out.append(text, pos, at + mark.size() - pos);
+    const char c = text[at + mark.size()];
+    if (k++ % every == 0 && std::isalnum(static_cast<unsigned char>(c))) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+      out += escape;
+    } else {
+      out += c;
+    }
+    pos = at + mark.size() + 1;
+  }
+  return out.append(text, pos);
+}
+
+/// `text` with other whitespace between its tokens (its strings must hold none of ", : {").
+std::string Respace(const std::string& text) {
+  std::string out;
+  for (size_t k = 0; k < text.size(); ++k) {
+    if (text.compare(k, 2, ", ") == 0) {
+      out += " ,\r\n\t";
+      ++k;
+    } else if (text.compare(k, 2, ": ") == 0) {
+      out += "\t:  ";
+      ++k;
+    } else if (text[k] == '{') {
+      out += "{\n ";
+    } else if (text[k] == '}') {
+      out += " }";
+    } else {
+      out += text[k];
+    }
+  }
+  return out;
+}
+
+TEST(JSON, FastAndGeneralPathsLoadTheSame) {
+  // A node laid out as SaveJSON writes it is read straight into its object (the fast path),
+  // any other through the reader's tape; whichever way, the same graph comes out. A node whose
+  // type key has an escape only the general path reads; other spacing the fast path reads.
+  std::vector<Any> values;
+  for (uint32_t seed = 0; seed < 30; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<Expr> pool;
+    std::vector<Var> vars;
+    RandomGraph(&rng, &pool, &vars, 30);
+    values.push_back(Array<Expr>(pool.begin(), pool.end()));
+  }
+  Var x("x");
+  values.push_back(Let(x, Add(x, x), Add(Add(x, x), x)));
+  auto m = make_object<MutableNode>();
+  m->count = -9223372036854775807LL;
+  m->small = 7;
+  m->label = "label with spaces";
+  m->expr = x;
+  values.push_back(ObjectRef(m));
+  for (const Any& value : values) {
+    const std::string text = SaveJSON(value);
+    SCOPED_TRACE(text);
+    uint64_t before = details::LoadJSONFastNodes();
+    EXPECT_EQ(SaveJSON(LoadJSON(text)), text);
+    const uint64_t fast = details::LoadJSONFastNodes() - before;
+    EXPECT_GT(fast, 0u) << "every Var and Add node is laid out for the fast path";
+    for (int every : {1, 2, 3}) {
+      const std::string escaped = EscapeTypes(text, every);
+      ASSERT_NE(escaped, text);
+      before = details::LoadJSONFastNodes();
+      EXPECT_EQ(SaveJSON(LoadJSON(escaped)), text) << escaped;
+      const uint64_t taken = details::LoadJSONFastNodes() - before;
+      if (every == 1) {
+        EXPECT_EQ(taken, 0u) << "no node can take the fast path";
+      } else {
+        EXPECT_LT(taken, fast) << "the paths alternate";
+      }
+    }
+    // Arrays take the fast path only as SaveJSON lays them out.
+    uint64_t arrays = 0;
+    for (size_t at = text.find("ferry.Array"); at != std::string::npos;
+         at = text.find("ferry.Array", at + 1)) {
+      ++arrays;
+    }
+    before = details::LoadJSONFastNodes();
+    EXPECT_EQ(SaveJSON(LoadJSON(Respace(text))), text);
+    EXPECT_EQ(details::LoadJSONFastNodes() - before, fast - arrays);
+  }
+  // Every kind of value the fast path reads (fields may be left out, in order).
+  const std::string text =
+      "{\"ferry_json\": 1, \"root\": {\"ref\": 5}, \"nodes\": [\n"
+      "  {\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}},\n"
+      "  {\"type\": \"test.Attrs\", \"fields\": {\"flag\": true, \"small\": -7, \"text\": \"t\", "
+      "\"name\": \"\", \"maybe\": {\"ref\": 0}, \"count\": null}},\n"
+      "  {\"type\": \"test.Attrs\", \"fields\": {\"flag\": false, \"small\": 0, \"ratio\": "
+      "-2.5e-3, "
+      "\"dtype\": {\"dtype\": \"int8x4\"}, \"maybe\": null, \"count\": 123456789012345678}},\n"
+      "  {\"type\": \"test.Var\", \"fields\": {}},\n"
+      "  {\"type\": \"ferry.Array\", \"items\": []},\n"
+      "  {\"type\": \"ferry.Array\", \"items\": [{\"ref\": 1}, {\"ref\": 2}, {\"ref\": 3}, "
+      "{\"ref\": 4}, 7, -1.5, \"s\", true, null, {\"dtype\": \"float16\"}]}\n]}";
+  const uint64_t before = details::LoadJSONFastNodes();
+  const Any fast = LoadJSON(text);
+  EXPECT_EQ(details::LoadJSONFastNodes() - before, 6u);
+  const Any general = LoadJSON(EscapeTypes(text, 1));
+  EXPECT_EQ(details::LoadJSONFastNodes() - before, 6u);
+  EXPECT_TRUE(StructuralEqual()(fast, general, true));
+  EXPECT_EQ(SaveJSON(fast), SaveJSON(general));
+  const Array<Any> items = fast.cast<Array<Any>>();
+  ASSERT_EQ(items.size(), 10);
+  EXPECT_EQ(items[3].cast<Array<Any>>().size(), 0);
+  EXPECT_EQ(items[4].cast<int64_t>(), 7);
+  EXPECT_EQ(items[5].cast<double>(), -1.5);
+  EXPECT_EQ(items[6].cast<std::string>(), "s");
+  EXPECT_TRUE(items[7].cast<bool>());
+  EXPECT_TRUE(items[8].is_none());
+  EXPECT_EQ(items[9].cast<DataType>(), DataType("float16"));
+  const auto* attrs = items[0].cast<ObjectRef>().as<AttrsNode>();
+  ASSERT_NE(attrs, nullptr);
+  EXPECT_TRUE(attrs->flag);
+  EXPECT_EQ(attrs->small, -7);
+  EXPECT_EQ(attrs->text, "t");
+  EXPECT_TRUE(attrs->maybe.has_value());
+  EXPECT_FALSE(attrs->count.has_value());
+  const auto* second = items[1].cast<ObjectRef>().as<AttrsNode>();
+  EXPECT_EQ(second->count.value(), 123456789012345678);
+  EXPECT_EQ(second->ratio, -2.5e-3);
+  EXPECT_EQ(second->dtype, DataType("int8x4"));
+}
+
+TEST(JSON, FastPathErrorsAreTheGeneralPathsErrors) {
+  // A node the fast path cannot read to the end (bad syntax, a bad value, a field out of
+  // order) is read again from its start the general way, which reports the error. The nodes
+  // before it, read either way (each on its own line), must not move its position.
+  const std::string head =
+      "{\"ferry_json\": 1, \"root\": {\"ref\": 0}, \"nodes\": [\n"
+      "  {\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}},\n"
+      "  {\"type\": \"test.Add\", \"fields\": {\"a\": {\"ref\": 0}, \"b\": {\"ref\": 0}}},\n";
+  const std::string root_last =
+      "{\"ferry_json\": 1, \"nodes\": [\n" + head.substr(head.find('\n') + 1);
+  const std::vector<BadCase> cases = {
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"small\": 99999999999}}",
+       "line 4, column 46: node 2 (test.Attrs), field \"small\""},
+      {"{\"type\": \"test.Add\", \"fields\": {\"a\": {\"ref\": 2}, \"b\": {\"ref\": 0}}}",
+       "line 4, column 48: node 2 (test.Add): reference to node 2"},
+      {"{\"type\": \"test.Add\", \"fields\": {\"a\": {\"ref\": -1}, \"b\": {\"ref\": 0}}}",
+       "reference to node -1"},
+      {"{\"type\": \"test.Add\", \"fields\": {\"a\": {\"ref\": 0}, \"b\": 1}}",
+       "field \"b\": expected test.Expr but got int"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\", \"name\": \"y\"}}",
+       "line 4, column 48: duplicate key \"name\""},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}, \"type\": \"test.Var\"}",
+       "duplicate key \"type\""},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": 01}}", "leading zero"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": tru}}", "invalid literal"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"} 3}", "expected '}'"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\",}}", "expected a string key"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"nom\": \"x\"}}", "unknown field \"nom\""},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\", \"extra\": 1}}",
+       "unknown field \"extra\""},
+      {"{\"type\": \"test.Fixed\", \"fields\": {\"value\": 1}}", "no default constructor"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": \"int7x\"}}}",
+       "line 4, column 56: cannot parse 'int7x' as a DataType"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": 3}}}", "unexpected object"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"dtype\": {\"dtype\": \"\"}}}", "as a DataType"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"maybe\": {\"ref\": 0, \"x\": 1}}}",
+       "unexpected object"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1e999}}", "out of range"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1.}}", "expected digits after '.'"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"ratio\": 1e+}}",
+       "expected digits in the exponent"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"count\": 99999999999999999999}}", "out of range"},
+      {"{\"type\": \"test.Attrs\", \"fields\": {\"small\": 2.5}}",
+       "field \"small\": expected int32 but got float"},
+      {"{\"type\": \"test.Nope\", \"fields\": {}}", "unknown type key"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"a\x01\"}}", "control character"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": 1.5}}", "expected ferry.String"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}", "line 4, column 47: expected '}'"},
+      {"{\"type\": \"test.Var\", \"fields\": {\"name\": \"x\"}}], \"nodes\": 1}",
+       "line 4, column 51: duplicate key \"nodes\""},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    const std::string tail = c.text + (c.text.find("], ") == std::string::npos ? "]}" : "");
+    const std::string text = head + "  " + tail;
+    const std::string general = EscapeTypes(head, 1) + "  " + tail;
+    std::string fast_error, general_error;
+    try {
+      LoadJSON(text);
+    } catch (const Error& e) {
+      fast_error = e.what();
+    }
+    try {
+      LoadJSON(general);
+    } catch (const Error& e) {
+      general_error = e.what();
+    }
+    EXPECT_EQ(fast_error, general_error);
+    ExpectError([&] { LoadJSON(text); }, "ValueError", {"LoadJSON", c.message});
+  }
+  // The root after the nodes: its position counts the values of the nodes read the fast way.
+  for (const std::string& first : {root_last, EscapeTypes(root_last, 1)}) {
+    ExpectError(
+        [&] {
+          LoadJSON(first +
+                   "  {\"type\": \"test.Var\", \"fields\": {}}],\n \"root\": {\"ref\": 9}}");
+        },
+        "ValueError", {"line 5, column 18: root: reference to node 9"});
+  }
+}
+
+/// What LoadJSON made of `text`: the saved result, or the error without its position.
+std::string Outcome(const std::string& text) {
+  try {
+    return SaveJSON(LoadJSON(text));
+  } catch (const Error& e) {
+    std::string what = e.what();
+    const size_t column = what.find("column ");
+    if (column != std::string::npos) what.erase(0, what.find(':', column));
+    return what;
+  }
+}
+
+TEST(JSON, MutatedDocumentsLoadTheSameEitherWay) {
+  // Random edits of a saved graph (bytes deleted, doubled or replaced by JSON's own), read
+  // with the fast path where it applies and with every node forced onto the general path (by
+  // an escape in its type key, positions aside as the escapes move the columns; and with the
+  // fast path turned off): the same graph or the same error.
+  std::mt19937 rng(7);
+  std::vector<Expr> pool;
+  std::vector<Var> vars;
+  RandomGraph(&rng, &pool, &vars, 30);
+  auto m = make_object<AttrsNode>();
+  m->flag = true;
+  m->small = -3;
+  m->ratio = 0.5;
+  m->name = "n";
+  m->count = 12;
+  m->maybe = pool.back();
+  const std::string text =
+      SaveJSON(Array<ObjectRef>{Array<Expr>(pool.begin(), pool.end()), ObjectRef(m)});
+  const std::string alphabet = "{}[]:,\" 0123456789.-+eEtrufalsn \\\n";
+  const uint64_t before = details::LoadJSONFastNodes();
+  int loaded = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string mutated = text;
+    for (int edits = 1 + static_cast<int>(rng() % 2); edits > 0; --edits) {
+      const size_t at = rng() % mutated.size();
+      switch (rng() % 3) {
+        case 0:
+          mutated.erase(at, 1);
+          break;
+        case 1:
+          mutated.insert(at, 1, mutated[at]);
+          break;
+        default:
+          mutated[at] = alphabet[rng() % alphabet.size()];
+      }
+    }
+    SCOPED_TRACE(mutated);
+    const std::string fast = Outcome(mutated);
+    ASSERT_EQ(fast, Outcome(EscapeTypes(mutated, 1)));
+    std::string fast_error, general_error;  // with their positions
+    try {
+      LoadJSON(mutated);
+    } catch (const Error& e) {
+      fast_error = e.what();
+    }
+    details::SetLoadJSONFastPath(false);
+    try {
+      LoadJSON(mutated);
+    } catch (const Error& e) {
+      general_error = e.what();
+    }
+    details::SetLoadJSONFastPath(true);
+    ASSERT_EQ(fast_error, general_error);
+    loaded += fast.rfind("{\"ferry_json\"", 0) == 0;
+  }
+  EXPECT_GT(loaded, 100) << "some edits keep the document valid";
+  EXPECT_GT(details::LoadJSONFastNodes() - before, 10000u);
 }
 
 TEST(JSON, Globals) {
