@@ -24,20 +24,27 @@ namespace details {
 namespace {
 
 // Strings and byte strings of up to kSmallPayload bytes (names, keys, short messages: most of
-// them), and objects of up to kSmallBlock bytes made by make_object (memory.h: TakeCachedBlock),
-// take their block from a per-thread cache of equal blocks rather than from the heap: a few
-// instructions instead of a malloc and a free. A thread keeps at most kCacheBlocks free
-// blocks; one freed on another thread joins that thread's cache. Under AddressSanitizer a cached
-// block is poisoned, so a use after release is still reported.
-constexpr size_t kSmallBlock = 64;
+// them), and objects of up to 64 bytes made by make_object (memory.h: TakeCachedBlock), take
+// their block from a per-thread cache of free blocks rather than from the heap: a few
+// instructions instead of a malloc and a free. There is one list per size class: blocks of 24,
+// 40, 56 and 64 bytes, the usable sizes of glibc's 32- to 80-byte chunks, so an object takes no
+// more memory than malloc(sizeof(T)) would give it. A thread keeps at most kCacheBlocks free
+// blocks per class; one freed on another thread joins that thread's cache. Under
+// AddressSanitizer a cached block is poisoned, so a use after release is still reported.
+constexpr size_t kClassBytes[kCachedBlockClasses] = {24, 40, 56, 64};
+constexpr int kStringClass = kCachedBlockClasses - 1;
+constexpr size_t kSmallBlock = kClassBytes[kStringClass];
 constexpr size_t kSmallPayload = kSmallBlock - sizeof(StringObj) - 1;  // and the NUL
 constexpr int kCacheBlocks = 256;
+static_assert(CachedBlockClass(24) == 0 && CachedBlockClass(40) == 1 && CachedBlockClass(56) == 2 &&
+                  CachedBlockClass(kCachedBlockBytes) == kStringClass,
+              "memory.h's classes are these blocks");
 #if defined(__SANITIZE_ADDRESS__)
-inline void Poison(void* block) { ASAN_POISON_MEMORY_REGION(block, kSmallBlock); }
-inline void Unpoison(void* block) { ASAN_UNPOISON_MEMORY_REGION(block, kSmallBlock); }
+inline void Poison(void* block, int c) { ASAN_POISON_MEMORY_REGION(block, kClassBytes[c]); }
+inline void Unpoison(void* block, int c) { ASAN_UNPOISON_MEMORY_REGION(block, kClassBytes[c]); }
 #else
-inline void Poison(void*) {}
-inline void Unpoison(void*) {}
+inline void Poison(void*, int) {}
+inline void Unpoison(void*, int) {}
 #endif
 static_assert(sizeof(StringObj) == sizeof(BytesObj) && kSmallPayload >= 15, "the block holds both");
 
@@ -49,13 +56,13 @@ struct FreeBlock {
 /// use is one TLS lookup; the blocks are freed when the thread exits (BlockCacheDrain), after
 /// which `closed` sends every block back to the heap.
 struct BlockCache {
-  FreeBlock* head;
-  int32_t count;
+  FreeBlock* head[kCachedBlockClasses];
+  int32_t count[kCachedBlockClasses];
   bool closed;
   bool drain_registered;
 };
 // initial-exec: an offset from the thread pointer instead of a __tls_get_addr call per use (a
-// fifth of the cost of a short string). It takes 16 bytes of the static TLS space the loader
+// fifth of the cost of a short string). It takes 56 bytes of the static TLS space the loader
 // keeps for libraries opened later (Python loads libferry with ferry._core), well within it.
 [[gnu::tls_model("initial-exec")]] thread_local BlockCache t_cache;
 
@@ -63,51 +70,53 @@ struct BlockCacheDrain {
   ~BlockCacheDrain() {
     BlockCache& cache = t_cache;
     cache.closed = true;
-    while (cache.head != nullptr) {
-      Unpoison(cache.head);
-      FreeBlock* next = cache.head->next;
-      ::operator delete(cache.head);
-      cache.head = next;
+    for (int c = 0; c < kCachedBlockClasses; ++c) {
+      while (cache.head[c] != nullptr) {
+        Unpoison(cache.head[c], c);
+        FreeBlock* next = cache.head[c]->next;
+        ::operator delete(cache.head[c]);
+        cache.head[c] = next;
+      }
+      cache.count[c] = 0;
     }
-    cache.count = 0;
   }
 };
 
-inline void PushBlock(BlockCache* cache, void* mem) {
+inline void PushBlock(BlockCache* cache, void* mem, int c) {
   auto* block = static_cast<FreeBlock*>(mem);
-  block->next = cache->head;
-  cache->head = block;
-  ++cache->count;
-  Poison(block);
+  block->next = cache->head[c];
+  cache->head[c] = block;
+  ++cache->count[c];
+  Poison(block, c);
 }
 
 /// A thread's first cached block: arranges for the cache to be drained when the thread exits.
-[[gnu::noinline]] void PushFirstBlock(BlockCache* cache, void* mem) {
+[[gnu::noinline]] void PushFirstBlock(BlockCache* cache, void* mem, int c) {
   cache->drain_registered = true;
   thread_local BlockCacheDrain drain;  // constructed here once, destroyed at thread exit
   (void)drain;
-  PushBlock(cache, mem);
+  PushBlock(cache, mem, c);
 }
 
-inline void* TakeBlock() {
+inline void* TakeBlock(int c = kStringClass) {
   BlockCache* cache = &t_cache;
-  if (FreeBlock* block = cache->head) {  // empty once closed
-    Unpoison(block);
-    cache->head = block->next;
-    --cache->count;
+  if (FreeBlock* block = cache->head[c]) {  // empty once closed
+    Unpoison(block, c);
+    cache->head[c] = block->next;
+    --cache->count[c];
     return block;
   }
-  return ::operator new(kSmallBlock);
+  return ::operator new(kClassBytes[c]);
 }
 
-inline void GiveBlock(void* mem) {
+inline void GiveBlock(void* mem, int c = kStringClass) {
   BlockCache* cache = &t_cache;
-  if (cache->count >= kCacheBlocks || cache->closed) {
+  if (cache->count[c] >= kCacheBlocks || cache->closed) {
     ::operator delete(mem);
   } else if (!cache->drain_registered) {
-    PushFirstBlock(cache, mem);
+    PushFirstBlock(cache, mem, c);
   } else {
-    PushBlock(cache, mem);
+    PushBlock(cache, mem, c);
   }
 }
 
@@ -142,9 +151,8 @@ ObjectPtr<StringObj> AllocateString(size_t size) { return AllocateBytesObject<St
 
 }  // namespace
 
-static_assert(kSmallBlock == kCachedBlockBytes, "strings and small objects share the blocks");
-void* TakeCachedBlock() { return TakeBlock(); }
-void GiveCachedBlock(void* block) noexcept { GiveBlock(block); }
+void* TakeCachedBlock(int size_class) { return TakeBlock(size_class); }
+void GiveCachedBlock(void* block, int size_class) noexcept { GiveBlock(block, size_class); }
 
 ObjectPtr<Object> MakeString(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "String: nullptr with non-zero size");

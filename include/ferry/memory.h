@@ -48,18 +48,26 @@ inline void FreeBytes(void* ptr) {
 }
 
 /// Objects of up to this many bytes made by make_object (and strings of up to 31 bytes) take
-/// their block from a per-thread cache of equal free blocks instead of malloc: a few
-/// instructions instead of a malloc and a free. A thread keeps at most 256 free blocks (16 KiB),
-/// freed when it exits; a block released on another thread joins that thread's cache.
+/// their block from a per-thread cache of free blocks instead of malloc: a few instructions
+/// instead of a malloc and a free. Blocks come in size classes of 24, 40, 56 and 64 bytes (the
+/// usable sizes of glibc's chunks, so a cached object takes the memory malloc would give it). A
+/// thread keeps at most 256 free blocks per class, freed when it exits; a block released on
+/// another thread joins that thread's cache.
 inline constexpr size_t kCachedBlockBytes = 64;
-/// A block of kCachedBlockBytes from this thread's cache, or from operator new.
-FERRY_DLL void* TakeCachedBlock();
-/// Returns a block of TakeCachedBlock to this thread's cache (or to operator delete when full).
-FERRY_DLL void GiveCachedBlock(void* block) noexcept;
+inline constexpr int kCachedBlockClasses = 4;
+/// The size class of an object of `size` bytes (16 to 64, a multiple of 8).
+constexpr int CachedBlockClass(size_t size) { return static_cast<int>((size + 7) / 16) - 1; }
+/// A block of class `size_class` from this thread's cache, or from operator new.
+FERRY_DLL void* TakeCachedBlock(int size_class);
+/// Returns a block of TakeCachedBlock(size_class) to this thread's cache (or to operator delete
+/// when full).
+FERRY_DLL void GiveCachedBlock(void* block, int size_class) noexcept;
 
 /// Whether make_object<T> takes its block from the cache.
 template <typename T>
 inline constexpr bool kCachedBlock = !kOverAligned<T> && sizeof(T) <= kCachedBlockBytes;
+template <typename T>
+inline constexpr int kBlockClass = CachedBlockClass(sizeof(T));
 
 /// Runs the destructor of a `T` made by the allocators below and frees its block.
 template <typename T>
@@ -78,7 +86,7 @@ void ObjectDestroyCached(FerryObject* header) noexcept {
   FERRY_DCHECK(__atomic_load_n(&header->ref_counter, __ATOMIC_RELAXED) <= 1);
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
   obj->~T();
-  GiveCachedBlock(obj);
+  GiveCachedBlock(obj, kBlockClass<T>);
 }
 
 /// The deleter stored in the header of every `T` made by the allocators below. A trivial
@@ -101,12 +109,12 @@ inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
   static_assert(std::is_base_of_v<Object, T>, "make_object<T>(): T must derive from Object");
   // Registration may throw; do it before any memory is taken.
   const int32_t type_index = T::RuntimeTypeIndex();
-  void* mem = kCached ? TakeCachedBlock() : AllocateBytes<T>(size);
+  void* mem = kCached ? TakeCachedBlock(kBlockClass<T>) : AllocateBytes<T>(size);
   T* obj;
   try {
     obj = new (mem) T(std::forward<Args>(args)...);
   } catch (...) {
-    kCached ? GiveCachedBlock(mem) : FreeBytes<T>(mem);
+    kCached ? GiveCachedBlock(mem, kBlockClass<T>) : FreeBytes<T>(mem);
     throw;
   }
   FERRY_DCHECK(type_index >= kFerryStaticObjectBegin);  // an object type, not a value's
