@@ -47,6 +47,12 @@ for t in tests/python/test_*.py; do
   esac
 done
 
+# Deselected here and run in the plain pytest stage: test_object.py's
+# test_a_dead_class_at_a_reused_address_is_not_taken_for_it needs a new class allocated at a
+# freed one's address, which ASan's quarantine of freed memory never allows (the test asserts
+# that the reuse happened, so here it would fail rather than pass vacuously).
+deselect=(--deselect tests/python/test_object.py::test_a_dead_class_at_a_reused_address_is_not_taken_for_it)
+
 LD_PRELOAD="$asan_runtime $cxx_runtime" \
 PYTHONMALLOC=malloc \
 ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:fast_unwind_on_malloc=0 \
@@ -54,4 +60,4 @@ LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan_python.supp:print_suppress
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 FERRY_BUILD_DIR="$build" \
 PYTHONPATH="$PWD/python" \
-  "$python" -m pytest "${tests[@]}" -q -p no:cacheprovider "$@"
+  "$python" -m pytest "${tests[@]}" "${deselect[@]}" -q -p no:cacheprovider "$@"
