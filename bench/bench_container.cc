@@ -85,8 +85,10 @@ void BM_Floor_MapInsert(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
 
-void BM_Ferry_MapLookup(benchmark::State& state) {
-  std::vector<std::string> keys = Keys();
+/// Map lookups of every key of `MakeKeys()`, by Ferry, the floor and tvm-ffi.
+template <std::vector<std::string> (*MakeKeys)()>
+void FerryMapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = MakeKeys();
   std::vector<String> strings(keys.begin(), keys.end());
   Map<String, int64_t> m;
   for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
@@ -97,8 +99,9 @@ void BM_Ferry_MapLookup(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
-void BM_Floor_MapLookup(benchmark::State& state) {
-  std::vector<std::string> keys = Keys();
+template <std::vector<std::string> (*MakeKeys)()>
+void FloorMapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = MakeKeys();
   std::unordered_map<std::string, int64_t> m;
   for (int64_t i = 0; i < kKeys; ++i) m[keys[i]] = i;
   for (auto _ : state) {
@@ -120,8 +123,9 @@ void BM_TvmFfi_MapInsert(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kKeys);
 }
-void BM_TvmFfi_MapLookup(benchmark::State& state) {
-  std::vector<std::string> keys = Keys();
+template <std::vector<std::string> (*MakeKeys)()>
+void TvmFfiMapLookup(benchmark::State& state) {
+  std::vector<std::string> keys = MakeKeys();
   std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
   tvm::ffi::Map<tvm::ffi::String, int64_t> m;
   for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
@@ -148,42 +152,13 @@ std::vector<std::string> ShortKeys() {
   return keys;
 }
 
-void BM_Ferry_MapLookupShortKeys(benchmark::State& state) {
-  std::vector<std::string> keys = ShortKeys();
-  std::vector<String> strings(keys.begin(), keys.end());
-  Map<String, int64_t> m;
-  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
-  for (auto _ : state) {
-    int64_t sum = 0;
-    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(state.iterations() * kKeys);
-}
-void BM_Floor_MapLookupShortKeys(benchmark::State& state) {
-  std::vector<std::string> keys = ShortKeys();
-  std::unordered_map<std::string, int64_t> m;
-  for (int64_t i = 0; i < kKeys; ++i) m[keys[i]] = i;
-  for (auto _ : state) {
-    int64_t sum = 0;
-    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(keys[i]);
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(state.iterations() * kKeys);
-}
+void BM_Ferry_MapLookup(benchmark::State& state) { FerryMapLookup<Keys>(state); }
+void BM_Floor_MapLookup(benchmark::State& state) { FloorMapLookup<Keys>(state); }
+void BM_Ferry_MapLookupShortKeys(benchmark::State& state) { FerryMapLookup<ShortKeys>(state); }
+void BM_Floor_MapLookupShortKeys(benchmark::State& state) { FloorMapLookup<ShortKeys>(state); }
 #ifdef FERRY_BENCH_TVM_FFI
-void BM_TvmFfi_MapLookupShortKeys(benchmark::State& state) {
-  std::vector<std::string> keys = ShortKeys();
-  std::vector<tvm::ffi::String> strings(keys.begin(), keys.end());
-  tvm::ffi::Map<tvm::ffi::String, int64_t> m;
-  for (int64_t i = 0; i < kKeys; ++i) m.Set(strings[i], i);
-  for (auto _ : state) {
-    int64_t sum = 0;
-    for (int64_t i = 0; i < kKeys; ++i) sum += m.at(strings[i]);
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(state.iterations() * kKeys);
-}
+void BM_TvmFfi_MapLookup(benchmark::State& state) { TvmFfiMapLookup<Keys>(state); }
+void BM_TvmFfi_MapLookupShortKeys(benchmark::State& state) { TvmFfiMapLookup<ShortKeys>(state); }
 #endif
 
 BENCHMARK(BM_Ferry_ArrayPushBack)->Arg(10000)->Arg(kCount)->Unit(benchmark::kMicrosecond);

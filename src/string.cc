@@ -186,12 +186,6 @@ String ConcatToString(std::string_view a, std::string_view b) {
   return String(ConcatString(a, b));
 }
 
-const ObjectPtr<Object>& EmptyString() {
-  // Never destroyed, so String() stays valid during static destruction.
-  static const ObjectPtr<Object>* empty = new ObjectPtr<Object>(AllocateString(0));
-  return *empty;
-}
-
 }  // namespace details
 
 String::operator ObjectRef() const {

@@ -35,9 +35,6 @@ namespace details {
 FERRY_DLL ObjectPtr<Object> MakeString(const char* data, size_t size);
 /// Makes a StringObj holding `a` followed by `b`.
 FERRY_DLL ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b);
-/// A StringObj holding no bytes, shared and never destroyed (what FerryStringCreate("") and
-/// readers of the C ABI may see; `String()` itself is inline).
-FERRY_DLL const ObjectPtr<Object>& EmptyString();
 }  // namespace details
 
 /// `String` is a value of 16 bytes laid out as a FerryAny cell. A string of up to

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -12,22 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "operator_new_counter.h"
 #include "test_util.h"
-
-// Counts this thread's calls of the global operator new: the block cache of small objects takes
-// a block from it only when the cache of that size is empty (malloc'd objects never call it).
-// (GCC cannot see that these replacements pair malloc with free: silence its guess.)
-thread_local int64_t t_operator_new_calls = 0;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t size) {
-  ++t_operator_new_calls;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace {
 

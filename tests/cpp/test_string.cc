@@ -3,28 +3,13 @@
 #include <gtest/gtest.h>
 #include <malloc.h>  // mallinfo2: what malloc has handed out
 
-#include <cstdlib>
-#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
-// Counts the global allocations of this thread, to show what allocates and what does not.
-// (GCC cannot see that these replacements pair malloc with free: silence its guess.)
-thread_local int64_t t_allocations = 0;
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "operator_new_counter.h"
 
 namespace {
 
@@ -185,7 +170,7 @@ TEST(String, KeepsUpToSevenBytesInlineWithoutAnAllocation) {
   static_assert(String::kInlineCapacity == 7);
   const char* text = "abcdefghij";
   for (size_t n = 0; n <= 10; ++n) {
-    const int64_t before = t_allocations;
+    const int64_t before = t_operator_new_calls;
     {
       String s(text, n);
       EXPECT_EQ(s.view(), std::string_view(text, n));
@@ -198,7 +183,7 @@ TEST(String, KeepsUpToSevenBytesInlineWithoutAnAllocation) {
     // Long strings come from the per-thread block cache after the first, so count only the
     // inline ones: they must never reach the allocator.
     if (n <= 7) {
-      EXPECT_EQ(t_allocations, before) << n;
+      EXPECT_EQ(t_operator_new_calls, before) << n;
     }
   }
   // malloc too (make_object allocates with it): a thousand inline strings held at once take
@@ -219,14 +204,14 @@ TEST(String, KeepsUpToSevenBytesInlineWithoutAnAllocation) {
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_GT(mallinfo2().uordblks, heap_before) << "mallinfo2 sees a long string's object";
 #endif
-  const int64_t before_vector = t_allocations;
+  const int64_t before_vector = t_operator_new_calls;
   std::vector<int> counted(100);
-  EXPECT_EQ(t_allocations, before_vector + 1) << "the counter sees allocations";
-  const int64_t before = t_allocations;
+  EXPECT_EQ(t_operator_new_calls, before_vector + 1) << "the counter sees allocations";
+  const int64_t before = t_operator_new_calls;
   String joined = String("abc") + "def";
   EXPECT_TRUE(joined.is_inline());
   EXPECT_EQ(joined, "abcdef");
-  EXPECT_EQ(t_allocations, before) << "a short concatenation stays inline";
+  EXPECT_EQ(t_operator_new_calls, before) << "a short concatenation stays inline";
   EXPECT_FALSE((joined + "gh").is_inline());
 }
 
