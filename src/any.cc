@@ -84,7 +84,7 @@ void StringToAnyView(const char* data, size_t size, FerryAny* out) {
   }
   FerryAny cell;
   cell.type_index = kFerryRawStr;
-  cell.small_len = 0;
+  cell.small_len = size <= UINT32_MAX ? static_cast<uint32_t>(size) : 0;  // 0: read to the NUL
   cell.v_c_str = data;
   *out = cell;
 }

@@ -4,9 +4,10 @@ For each library and operation this runs a worker process twice under
 `valgrind --tool=callgrind`, once doing the operation N times and once 2N times, and reports
 (I(2N) - I(N)) / N: the instructions of one operation, with the interpreter's start-up and the
 imports cancelled out. The timeit loop's own instructions (the "empty loop" row) are included
-in every timeit row, as in bench_ffi.py. Ferry and tvm-ffi are measured with the GIL held
-(`release_gil = False`): releasing it costs time in atomics and cache traffic more than in
-instructions.
+in every timeit row, as in bench_ffi.py. By default Ferry and tvm-ffi are measured with the GIL
+held (`release_gil = False`) beside plain nanobind: releasing it costs time in atomics and cache
+traffic more than in instructions. `--gil-released` measures the other pairing instead: Ferry and
+tvm-ffi as they come (GIL released) beside nanobind bound with gil_scoped_release.
 
     instructions.py --ferry-testing-lib build/tests/python/ferry_testing.so \
                     --tvmffi-lib build-bench/python/native/tvmffi_bench.so [-n 100000]
@@ -42,15 +43,16 @@ LABELS = {
 
 
 def worker(lib_name, op, n, args):
+    released = args.gil_released
     if lib_name == "Ferry":
         _, libs = bench_ffi.setup_ferry(args.ferry_testing_lib)
-        lib = libs["Ferry, GIL held"]
+        lib = libs["Ferry" if released else "Ferry, GIL held"]
     elif lib_name == "tvm-ffi":
         _, libs, _ = bench_ffi.setup_tvmffi(args.tvmffi_lib)
-        lib = libs["tvm-ffi, GIL held"]
+        lib = libs["tvm-ffi" if released else "tvm-ffi, GIL held"]
     else:
         _, libs, _ = bench_ffi.setup_nanobind()
-        lib = libs["nanobind"]
+        lib = libs["nanobind, GIL released" if released else "nanobind"]
     if op == "callback":
 
         def cb(i):
@@ -87,7 +89,7 @@ def count(lib, op, n, args):
         args.ferry_testing_lib,
         "--tvmffi-lib",
         args.tvmffi_lib,
-    ]
+    ] + (["--gil-released"] if args.gil_released else [])
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
     m = re.search(r"Collected : (\d+)", out)
     if m is None:
@@ -103,6 +105,12 @@ def main():
     ap.add_argument("--tvmffi-lib", required=True)
     ap.add_argument("-n", type=int, default=100_000)
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "OP", "N"))
+    ap.add_argument(
+        "--gil-released",
+        action="store_true",
+        help="every library releases the GIL around the call (nanobind: gil_scoped_release)",
+    )
+    ap.add_argument("--ops", help="comma-separated subset of " + ",".join(OPS))
     args = ap.parse_args()
     if args.worker:
         lib, op, n = args.worker
@@ -110,19 +118,25 @@ def main():
         return
 
     n = args.n
+    ops = args.ops.split(",") if args.ops else OPS
+    unknown = sorted(set(ops) - set(OPS))
+    if unknown:
+        ap.error(f"unknown operation(s) {', '.join(unknown)}; known: {', '.join(OPS)}")
     per_op = {}
-    for op in OPS:
+    for op in ops:
         for lib in ["Ferry"] if op == "empty" else LIBS:
             print(f"callgrind: {lib} {op}", file=sys.stderr)
             per_op[(lib, op)] = (count(lib, op, 2 * n, args) - count(lib, op, n, args)) / n
-    print(
-        f"## Instructions per operation (callgrind, ({2 * n:,} - {n:,}) runs / {n:,}; "
-        f"Ferry and tvm-ffi with the GIL held)"
+    gil = (
+        "every library releasing the GIL"
+        if args.gil_released
+        else "Ferry and tvm-ffi with the GIL held"
     )
+    print(f"## Instructions per operation (callgrind, ({2 * n:,} - {n:,}) runs / {n:,}; {gil})")
     print()
     print("| operation | Ferry | tvm-ffi | nanobind | Ferry / tvm-ffi | Ferry / nanobind |")
     print("|---|---:|---:|---:|---:|---:|")
-    for op in OPS:
+    for op in ops:
         if op == "empty":
             print(f"| {LABELS[op]} | {per_op[('Ferry', op)]:.0f} | | | | |")
             continue

@@ -71,7 +71,8 @@ typedef enum {
   kFerryFloat = 3,        ///< double in v_float64.
   kFerryOpaquePtr = 4,    ///< void* in v_ptr, not owned.
   kFerryDataType = 5,     ///< FerryDataType in v_dtype.
-  kFerryRawStr = 6,       ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL.
+  kFerryRawStr = 6,       ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL;
+                          ///< its length in small_len, or 0 when the producer did not count it.
   kFerrySmallStr = 7,     ///< up to 7 bytes inline in v_bytes, length (<= 7) in small_len.
   kFerryDLTensorPtr = 8,  ///< DLTensor* in v_ptr, borrowed: valid for the call only.
   kFerryStaticObjectBegin = 64,
@@ -143,7 +144,8 @@ typedef enum {
 /// The value cell: 16 bytes. Arguments travel as `const FerryAny*` plus a count.
 typedef struct {
   int32_t type_index;
-  /// Small payload, e.g. the length of a kFerrySmallStr.
+  /// Small payload: the length of a kFerrySmallStr; the length of a kFerryRawStr, or 0 when
+  /// not given (a consumer then reads up to the NUL); 0 for every other kind.
   uint32_t small_len;
   FERRY_C_EXTENSION union {
     int64_t v_int64;

@@ -112,7 +112,9 @@ int StrToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   }
   if (!HasNul(data, static_cast<size_t>(size))) {
     // Borrowed from the str (its ASCII characters or its cached UTF-8 form): it outlives the call.
-    SetCell(out, kFerryRawStr, 0, BitsOf(data));
+    // The length travels too (0 past 4 GiB: read to the NUL), so no consumer needs strlen.
+    uint64_t len = static_cast<uint64_t>(size);
+    SetCell(out, kFerryRawStr, len <= UINT32_MAX ? static_cast<uint32_t>(len) : 0, BitsOf(data));
     return 0;
   }
   FerryObjectHandle h = nullptr;
@@ -289,7 +291,7 @@ int PyToAnyOwned(PyObject* value, FerryAny* out) {
     IncRef(out->v_obj);  // the scope's reference is dropped when it ends
   } else if (out->type_index == kFerryRawStr) {
     FerryObjectHandle h = nullptr;
-    if (FerryStringCreate(out->v_c_str, std::strlen(out->v_c_str), &h) != 0) {
+    if (FerryStringCreate(out->v_c_str, RawStrLength(*out), &h) != 0) {
       RaiseFerryError();
       return -1;
     }
@@ -318,7 +320,7 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     case kFerryOpaquePtr:
       return PyLong_FromVoidPtr(cell.v_ptr);
     case kFerryRawStr:
-      return PyUnicode_FromString(cell.v_c_str);
+      return PyUnicode_FromStringAndSize(cell.v_c_str, static_cast<Py_ssize_t>(RawStrLength(cell)));
     case kFerrySmallStr:
       return PyUnicode_FromStringAndSize(cell.v_bytes, cell.small_len);
     case kFerryDLTensorPtr:

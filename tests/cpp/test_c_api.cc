@@ -104,6 +104,43 @@ TEST(CApi, ACallsResultCellHoldsNoneAfterAFailure) {
   EXPECT_EQ(result.v_int64, 7);
 }
 
+TEST(CApi, ABorrowedStringIsReadWithTheLengthItsProducerGave) {
+  // kFerryRawStr: small_len is the length when given, 0 when the producer did not count it.
+  // "first\0second" makes the two readings differ: 12 bytes by the length, 5 up to the NUL.
+  static const char kTwoParts[] = "first\0second";
+  const std::string whole(kTwoParts, sizeof(kTwoParts) - 1);
+  ferry::Function echo_string = ferry::Function::FromTyped([](std::string s) { return s; });
+  ferry::Function echo_any = ferry::Function::FromTyped([](ferry::Any a) { return a; });
+  ferry::Function view_size = ferry::Function::FromTyped([](ferry::AnyView v) {
+    std::string_view view;
+    EXPECT_TRUE(ferry::details::AnyToStringView(v.raw(), &view));
+    return view.size();
+  });
+  auto call = [](const ferry::Function& f, uint32_t small_len) {
+    FerryAny arg;
+    arg.type_index = kFerryRawStr;
+    arg.small_len = small_len;
+    arg.v_c_str = kTwoParts;
+    FerryAny result;
+    FerryObjectHandle handle =
+        const_cast<ferry::Object*>(static_cast<const ferry::Object*>(f.get()));
+    EXPECT_EQ(FerryFunctionCall(handle, &arg, 1, &result), 0);
+    return ferry::Any::FromOwned(result);
+  };
+  EXPECT_EQ(call(echo_string, 12).cast<std::string>(), whole);
+  EXPECT_EQ(call(echo_any, 12).cast<std::string>(), whole) << "Any(AnyView) copies 12 bytes";
+  EXPECT_EQ(call(view_size, 12).cast<int64_t>(), 12);
+  EXPECT_EQ(call(echo_string, 0).cast<std::string>(), "first");
+  EXPECT_EQ(call(echo_any, 0).cast<std::string>(), "first");
+  EXPECT_EQ(call(view_size, 0).cast<int64_t>(), 5);
+
+  // Ferry's own producers count: a view of a std::string carries its length, a view of a
+  // const char* does not (counting it would cost the strlen the reader may never need).
+  std::string text = "a std::string longer than seven bytes";
+  EXPECT_EQ(ferry::AnyView(text).raw()->small_len, text.size());
+  EXPECT_EQ(ferry::AnyView("a C string of unknown length").raw()->small_len, 0u);
+}
+
 int WritesThenFails(void* resource, const FerryAny*, int32_t, FerryAny* result) {
   // Stores a new reference to the String at `resource`, then fails.
   auto* kept = static_cast<ferry::ObjectRef*>(resource);

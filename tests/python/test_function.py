@@ -47,6 +47,16 @@ def test_strings_with_a_nul_at_every_position_round_trip(f):
         assert f.echo("\x80" * n) == "\x80" * n  # bytes >= 0x80 are not NULs
 
 
+def test_a_borrowed_str_carries_its_utf8_length(f):
+    # A str of 8 bytes or more without a NUL is lent to C++ as kFerryRawStr (6) with its length
+    # in UTF-8 bytes, so no reader has to count to the NUL; shorter ones are inline (7).
+    assert list(f.cell_of("short")) == [7, 5]
+    for s in ["short str", "x" * 1000, "ünïcödé ✓", "✓" * 40]:
+        assert list(f.cell_of(s)) == [6, len(s.encode())], s
+        assert f.echo(s) == s and f.concat(s, "!") == s + "!"
+    assert f.cell_of("with\0nul inside")[0] == 65, "a NUL inside: copied into a String"
+
+
 def test_ints_at_every_digit_boundary_round_trip(f):
     # Ints of one internal digit are read straight from the object; longer ones are not.
     edges = [0, 1, 2**15, 2**30 - 1, 2**30, 2**31, 2**32, 2**60 - 1, 2**60, 2**62, 2**63 - 1]

@@ -74,6 +74,11 @@ FERRY_REGISTER_GLOBAL("test.echo").set_body([](const AnyView* args, int32_t n, A
   FERRY_CHECK(n == 1) << "echo takes one argument";
   *out = Any(args[0]);
 });
+// The form a value arrived in: [type_index, small_len] of the argument's cell.
+FERRY_REGISTER_GLOBAL("test.cell_of").set_body([](const AnyView* args, int32_t n, Any* out) {
+  FERRY_CHECK(n == 1) << "cell_of takes one argument";
+  *out = Array<int64_t>({args[0].raw()->type_index, args[0].raw()->small_len});
+});
 FERRY_REGISTER_GLOBAL("test.add")
     .set_body_typed([](int64_t a, int64_t b) { return a + b; }, {"a", "b"});
 FERRY_REGISTER_GLOBAL("test.sub")
