@@ -300,9 +300,41 @@ int PyToAnyOwned(PyObject* value, FerryAny* out) {
   return 0;
 }
 
+namespace {
+/// Whether `size` bytes are all ASCII: word by word, the last word overlapping the one before.
+inline bool IsAscii(const char* data, size_t size) {
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  if (size < 8) {
+    unsigned char acc = 0;
+    for (size_t i = 0; i < size; ++i) acc |= static_cast<unsigned char>(data[i]);
+    return (acc & 0x80) == 0;
+  }
+  uint64_t acc = 0;
+  uint64_t word;
+  for (size_t i = 0; i + 8 < size; i += 8) {
+    std::memcpy(&word, data + i, 8);
+    acc |= word;
+  }
+  std::memcpy(&word, data + size - 8, 8);
+  return ((acc | word) & kHighBits) == 0;
+}
+}  // namespace
+
+PyObject* Utf8ToPy(const char* data, size_t size) {
+  // ASCII text (names, keys, most messages) is copied straight into a compact ASCII str: the
+  // decoder would make the same object after three calls and its own checks. One character
+  // goes to the decoder, which returns CPython's shared str of it; long text too, where a
+  // separate check would read the bytes twice.
+  if (size >= 2 && size <= kAsciiCopyMax && IsAscii(data, size)) {
+    PyObject* str = PyUnicode_New(static_cast<Py_ssize_t>(size), 127);
+    if (str != nullptr) std::memcpy(PyUnicode_DATA(str), data, size);  // the NUL is written
+    return str;
+  }
+  return PyUnicode_DecodeUTF8(data, static_cast<Py_ssize_t>(size), nullptr);
+}
+
 PyObject* OwnedStringToPy(FerryObjectHandle h) {
-  PyObject* result =
-      PyUnicode_DecodeUTF8(StringOf(h)->data, static_cast<Py_ssize_t>(StringOf(h)->size), nullptr);
+  PyObject* result = Utf8ToPy(StringOf(h)->data, static_cast<size_t>(StringOf(h)->size));
   DecRef(h);
   return result;
 }
@@ -320,9 +352,9 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     case kFerryOpaquePtr:
       return PyLong_FromVoidPtr(cell.v_ptr);
     case kFerryRawStr:
-      return PyUnicode_FromStringAndSize(cell.v_c_str, static_cast<Py_ssize_t>(RawStrLength(cell)));
+      return Utf8ToPy(cell.v_c_str, RawStrLength(cell));
     case kFerrySmallStr:
-      return PyUnicode_FromStringAndSize(cell.v_bytes, cell.small_len);
+      return Utf8ToPy(cell.v_bytes, cell.small_len);
     case kFerryDLTensorPtr:
       return BorrowedDLTensorToPy(cell.v_ptr);
     case kFerryDataType: {
@@ -348,7 +380,7 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     const char* data = StringOf(h)->data;
     auto size = static_cast<size_t>(StringOf(h)->size);
     PyObject* result = cell.type_index == kFerryString
-                           ? PyUnicode_DecodeUTF8(data, static_cast<Py_ssize_t>(size), "strict")
+                           ? Utf8ToPy(data, size)
                            : PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
     if (owned) DecRef(h);
     return result;

@@ -216,6 +216,10 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned);
 /// released on failure); otherwise the handle is borrowed. NULL with an exception on failure.
 PyObject* WrapObject(FerryObjectHandle handle, bool owned);
 
+/// A str of UTF-8 bytes (UnicodeDecodeError when they are not UTF-8). ASCII text of up to
+/// kAsciiCopyMax bytes is copied without the decoder.
+constexpr size_t kAsciiCopyMax = 256;
+PyObject* Utf8ToPy(const char* data, size_t size);
 /// A str of the ferry.String `h`, whose reference is taken over (released also on failure).
 PyObject* OwnedStringToPy(FerryObjectHandle h);
 

@@ -57,6 +57,26 @@ def test_a_borrowed_str_carries_its_utf8_length(f):
     assert f.cell_of("with\0nul inside")[0] == 65, "a NUL inside: copied into a String"
 
 
+def test_strings_from_cpp_are_decoded_whatever_their_length_and_form(f):
+    # Returned text is ASCII-copied (2-256 bytes) or decoded: either way the same str, and bytes
+    # that are not UTF-8 are a UnicodeDecodeError wherever the bad byte is, in every form
+    # (inline under 8 bytes, a String object longer).
+    for n in [1, 2, 5, 7, 8, 9, 16, 17, 255, 256, 257, 1000]:
+        ascii_text = "".join(chr(32 + i % 95) for i in range(n))
+        assert f.bytes_as_string(ascii_text.encode()) == ascii_text
+        assert f.echo(ascii_text) == ascii_text
+        wide = "é" * n
+        assert f.bytes_as_string(wide.encode()) == wide
+        for i in sorted({0, n // 2, n - 1}):
+            bad = bytearray(ascii_text.encode())
+            bad[i] = 0xFF
+            with pytest.raises(UnicodeDecodeError):
+                f.bytes_as_string(bytes(bad))
+            bad[i] = 0x7F  # the last ASCII byte
+            assert f.bytes_as_string(bytes(bad)) == bytes(bad).decode()
+    assert f.bytes_as_string(b"") == "" and f.bytes_as_string(b"x") == "x"
+
+
 def test_ints_at_every_digit_boundary_round_trip(f):
     # Ints of one internal digit are read straight from the object; longer ones are not.
     edges = [0, 1, 2**15, 2**30 - 1, 2**30, 2**31, 2**32, 2**60 - 1, 2**60, 2**62, 2**63 - 1]

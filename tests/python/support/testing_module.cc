@@ -97,6 +97,10 @@ FERRY_REGISTER_GLOBAL("test.sum_array").set_body_typed([](Array<int64_t> xs) {
 FERRY_REGISTER_GLOBAL("test.bytes_size").set_body_typed([](Bytes b) {
   return static_cast<int64_t>(b.size());
 });
+// The bytes as a String, unchecked: how C++ may hand Python text that is not UTF-8.
+FERRY_REGISTER_GLOBAL("test.bytes_as_string").set_body_typed([](Bytes b) {
+  return String(b.data(), b.size());
+});
 FERRY_REGISTER_GLOBAL("test.make_bytes").set_body_typed([](int64_t n) {
   std::string s(static_cast<size_t>(n), '\0');
   for (int64_t i = 0; i < n; ++i) s[static_cast<size_t>(i)] = static_cast<char>(i);
