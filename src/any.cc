@@ -89,24 +89,6 @@ void StringToAnyView(const char* data, size_t size, FerryAny* out) {
   *out = cell;
 }
 
-void StringToAny(const char* data, size_t size, FerryAny* out) {
-  if (size < sizeof(out->v_bytes)) {
-    FerryAny cell;
-    cell.type_index = kFerrySmallStr;
-    cell.small_len = static_cast<uint32_t>(size);
-    cell.v_int64 = 0;  // zero the padding, so the bytes end in a NUL
-    if (size != 0) std::memcpy(cell.v_bytes, data, size);
-    *out = cell;
-    return;
-  }
-  ObjectPtr<Object> str = MakeString(data, size);
-  FerryAny cell;
-  cell.type_index = kFerryString;
-  cell.small_len = 0;
-  cell.v_obj = ObjectUnsafe::GetHeader(ObjectUnsafe::MoveToOwned(&str));
-  *out = cell;
-}
-
 }  // namespace details
 
 std::optional<DataType> TypeTraits<DataType>::TryCast(const FerryAny* v) {

@@ -7,8 +7,12 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>  // the one 16-byte store of a cell
+#endif
 
 #include "c_api_internal.h"
+#include "ferry/any.h"
 #include "ferry/memory.h"
 #include "ferry/string.h"
 
@@ -128,6 +132,43 @@ void SmallDeleter(FerryObject* header) noexcept {
   GiveBlock(obj);
 }
 
+/// Copies `size` <= 32 bytes into a block's payload with fixed-size moves, the first and the last
+/// 16 or 8 bytes (which overlap), where a memcpy of a size known only at run time is a call.
+/// Under 8 bytes it writes a whole zero-padded word: the payload has room for 32.
+inline void CopyShort(char* dst, const char* src, size_t size) {
+  if (size > 16) {
+    char head[16], tail[16];
+    std::memcpy(head, src, 16);
+    std::memcpy(tail, src + size - 16, 16);
+    std::memcpy(dst, head, 16);
+    std::memcpy(dst + size - 16, tail, 16);
+  } else if (size >= 8) {
+    uint64_t head, tail;
+    std::memcpy(&head, src, 8);
+    std::memcpy(&tail, src + size - 8, 8);
+    std::memcpy(dst, &head, 8);
+    std::memcpy(dst + size - 8, &tail, 8);
+  } else {
+    uint64_t word = LoadShortBytes(src, size);
+    std::memcpy(dst, &word, 8);
+  }
+}
+
+/// A StringObj or BytesObj of `size` <= kSmallPayload bytes copied from `data`, in a cached block,
+/// with one reference: everything inline, no call on the way.
+template <typename T>
+T* NewSmallBytesObject(const char* data, size_t size) {
+  T* obj = new (TakeBlock()) T();
+  ObjectUnsafe::SetHeader(obj, T::RuntimeTypeIndex(), &SmallDeleter<T>);
+  ObjectUnsafe::GetHeader(obj)->ref_counter = 1;
+  char* bytes = reinterpret_cast<char*>(obj + 1);
+  CopyShort(bytes, data, size);
+  bytes[size] = '\0';
+  obj->data = bytes;
+  obj->size = size;
+  return obj;
+}
+
 /// A StringObj or BytesObj with room for `size` bytes and the NUL; `data` points at the trailing
 /// bytes.
 template <typename T>
@@ -156,6 +197,9 @@ void GiveCachedBlock(void* block, int size_class) noexcept { GiveBlock(block, si
 
 ObjectPtr<Object> MakeString(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "String: nullptr with non-zero size");
+  if (size <= kSmallPayload) {
+    return ObjectUnsafe::PtrFromOwned<Object>(NewSmallBytesObject<StringObj>(data, size));
+  }
   ObjectPtr<StringObj> obj = AllocateString(size);
   if (size != 0) std::memcpy(const_cast<char*>(obj->data), data, size);
   return obj;
@@ -171,9 +215,48 @@ ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b) {
 
 ObjectPtr<Object> MakeBytes(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "Bytes: nullptr with non-zero size");
+  if (size <= kSmallPayload) {
+    return ObjectUnsafe::PtrFromOwned<Object>(NewSmallBytesObject<BytesObj>(data, size));
+  }
   ObjectPtr<BytesObj> obj = AllocateBytesObject<BytesObj>(size);
   if (size != 0) std::memcpy(const_cast<char*>(obj->data), data, size);
   return obj;
+}
+
+namespace {
+/// Writes a cell with one 16-byte store. Written field by field, the cell would make a reader's
+/// 16-byte load of it (an Any's move, say) wait until the narrower stores retire.
+inline void StoreCell(FerryAny* out, int32_t type_index, uint32_t small_len, uint64_t payload) {
+#if defined(__SSE2__)  // x86: little-endian, so type_index is the low half of the first word
+  uint64_t head = static_cast<uint32_t>(type_index) | (static_cast<uint64_t>(small_len) << 32);
+  // Both halves through registers (_mm_set_epi64x makes GCC pass one through the stack).
+  __m128i cell = _mm_unpacklo_epi64(_mm_cvtsi64_si128(static_cast<long long>(head)),
+                                    _mm_cvtsi64_si128(static_cast<long long>(payload)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), cell);
+#else
+  FerryAny cell;
+  cell.type_index = type_index;
+  cell.small_len = small_len;
+  cell.v_int64 = static_cast<int64_t>(payload);
+  *out = cell;
+#endif
+}
+}  // namespace
+
+void StringToAny(const char* data, size_t size, FerryAny* out) {
+  if (data == nullptr && size != 0) ThrowError("ValueError", "String: nullptr with non-zero size");
+  if (size <= String::kInlineCapacity) {
+    StoreCell(out, kFerrySmallStr, static_cast<uint32_t>(size), LoadShortBytes(data, size));
+    return;
+  }
+  FerryObject* header;
+  if (size <= kSmallPayload) {
+    header = ObjectUnsafe::GetHeader(NewSmallBytesObject<StringObj>(data, size));
+  } else {
+    ObjectPtr<Object> str = MakeString(data, size);
+    header = ObjectUnsafe::GetHeader(ObjectUnsafe::MoveToOwned(&str));
+  }
+  StoreCell(out, kFerryString, 0, reinterpret_cast<uintptr_t>(header));
 }
 
 String ConcatToString(std::string_view a, std::string_view b) {

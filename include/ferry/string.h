@@ -35,6 +35,28 @@ namespace details {
 FERRY_DLL ObjectPtr<Object> MakeString(const char* data, size_t size);
 /// Makes a StringObj holding `a` followed by `b`.
 FERRY_DLL ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b);
+
+/// `size` <= 8 bytes at `data` as the bytes of a zero-padded word: what memcpy into a zeroed
+/// word does, in a few fixed-size loads (two that overlap) rather than a call when `size` is
+/// not known at compile time.
+inline uint64_t LoadShortBytes(const char* data, size_t size) noexcept {
+  uint64_t word = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (size >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, data, 4);
+    std::memcpy(&tail, data + size - 4, 4);
+    word = head | (static_cast<uint64_t>(tail) << (8 * (size - 4)));
+  } else if (size != 0) {
+    word = static_cast<unsigned char>(data[0]) |
+           (static_cast<uint64_t>(static_cast<unsigned char>(data[size / 2])) << (8 * (size / 2))) |
+           (static_cast<uint64_t>(static_cast<unsigned char>(data[size - 1])) << (8 * (size - 1)));
+  }
+#else
+  if (size != 0) std::memcpy(&word, data, size);
+#endif
+  return word;
+}
 }  // namespace details
 
 /// `String` is a value of 16 bytes laid out as a FerryAny cell. A string of up to
@@ -144,8 +166,7 @@ class String {
   void SetInline(const char* str, size_t size) noexcept {
     cell_.type_index = kFerrySmallStr;
     cell_.small_len = static_cast<uint32_t>(size);
-    cell_.v_int64 = 0;  // the bytes end in a NUL
-    if (size != 0) std::memcpy(cell_.v_bytes, str, size);
+    cell_.v_int64 = static_cast<int64_t>(details::LoadShortBytes(str, size));  // and a NUL
   }
   void Adopt(ObjectPtr<Object> ptr) noexcept {
     if (ptr == nullptr) {

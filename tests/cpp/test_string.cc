@@ -44,18 +44,28 @@ TEST(String, IsOneAllocationWithTheBytesInline) {
 }
 
 TEST(String, EveryLengthAroundTheSmallBlockSizeKeepsItsBytes) {
-  // Up to 31 bytes come from the per-thread block cache, longer ones from the heap.
+  // Up to 7 bytes inline, up to 31 from the per-thread block cache, longer ones from the heap;
+  // the short ones are copied in overlapping fixed-size pieces, so every byte differs from its
+  // neighbours here (a piece at the wrong offset shows), with a NUL and a high byte inside.
+  auto text_of = [](size_t n) {
+    std::string text;
+    for (size_t i = 0; i < n; ++i) text += static_cast<char>('!' + (i * 7 + n) % 90);
+    if (n > 2) text[n / 2] = '\0';
+    if (n > 3) text[n / 3] = '\xff';
+    return text;
+  };
   std::vector<String> strings;
   std::vector<ferry::Bytes> bytes;
+  std::vector<ferry::Any> cells;  // through StringToAny, the copy of Any(std::string)
   for (size_t n = 0; n <= 80; ++n) {
-    std::string text(n, static_cast<char>('a' + n % 26));
-    if (n > 2) text[n / 2] = '\0';
-    strings.emplace_back(text);
-    bytes.emplace_back(text);
+    strings.emplace_back(text_of(n));
+    bytes.emplace_back(text_of(n));
+    cells.emplace_back(text_of(n));
   }
   for (size_t n = 0; n <= 80; ++n) {
-    std::string text(n, static_cast<char>('a' + n % 26));
-    if (n > 2) text[n / 2] = '\0';
+    std::string text = text_of(n);
+    EXPECT_EQ(cells[n].cast<std::string>(), text) << n;
+    EXPECT_STREQ(cells[n].cast<const char*>() + n, "") << n;
     EXPECT_EQ(std::string(strings[n]), text) << n;
     EXPECT_EQ(strings[n].c_str()[n], '\0') << n;
     EXPECT_EQ(bytes[n].view(), text) << n;
