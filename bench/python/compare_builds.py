@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import time
-import timeit
 
 import bench_ffi
 
@@ -36,20 +35,10 @@ OPS = ["nop()", "f(1, 2)", 'f("short str")', 'f("abc")', TAKE]
 PAIRS = [("Ferry, GIL held", "nanobind"), ("Ferry", "nanobind, GIL released")]
 
 
-class CpuSample(bench_ffi.Sample):
-    """bench_ffi.Sample timed in this process's CPU time, not wall time: on a shared machine a
-    sample during which the process waited for a core is not counted as slower."""
-
-    def __init__(self, stmt, setup, env, sample_s):
-        real_timer = timeit.Timer
-        timeit.Timer = lambda *a, **k: real_timer(*a, timer=time.process_time, **k)
-        try:
-            super().__init__(stmt, setup, env, sample_s)
-        finally:
-            timeit.Timer = real_timer
-
-
 def worker(build, reps, sample_ms):
+    # Samples are timed in this process's CPU time, not wall time: on a shared machine a sample
+    # during which the process waited for a core is not counted as slower.
+    bench_ffi.CLOCK[0] = time.process_time
     _, ferry_libs = bench_ffi.setup_ferry(os.path.join(build, "tests/python/ferry_testing.so"))
     _, nb_libs, nb_mod = bench_ffi.setup_nanobind()
     libs = {**ferry_libs, **nb_libs}
@@ -64,7 +53,7 @@ def worker(build, reps, sample_ms):
     for label, stmt, setup in ops:
         if label in OPS:
             for name in (n for pair in PAIRS for n in pair):
-                sample = CpuSample(stmt, setup, libs[name], sample_ms / 1000)
+                sample = bench_ffi.Sample(stmt, setup, libs[name], sample_ms / 1000)
                 samples.append((label, name, sample))
     for rep in range(reps):
         k = rep % len(samples)
