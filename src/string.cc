@@ -7,9 +7,6 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
-#if defined(__SSE2__)
-#include <emmintrin.h>  // the one 16-byte store of a cell
-#endif
 
 #include "c_api_internal.h"
 #include "ferry/any.h"
@@ -227,12 +224,12 @@ namespace {
 /// Writes a cell with one 16-byte store. Written field by field, the cell would make a reader's
 /// 16-byte load of it (an Any's move, say) wait until the narrower stores retire.
 inline void StoreCell(FerryAny* out, int32_t type_index, uint32_t small_len, uint64_t payload) {
-#if defined(__SSE2__)  // x86: little-endian, so type_index is the low half of the first word
-  uint64_t head = static_cast<uint32_t>(type_index) | (static_cast<uint64_t>(small_len) << 32);
-  // Both halves through registers (_mm_set_epi64x makes GCC pass one through the stack).
-  __m128i cell = _mm_unpacklo_epi64(_mm_cvtsi64_si128(static_cast<long long>(head)),
-                                    _mm_cvtsi64_si128(static_cast<long long>(payload)));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), cell);
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // A 16-byte vector of the two words (a GCC/Clang extension): one store on x86 and ARM.
+  using Words = uint64_t __attribute__((vector_size(16)));
+  Words cell = {static_cast<uint32_t>(type_index) | (static_cast<uint64_t>(small_len) << 32),
+                payload};
+  std::memcpy(out, &cell, sizeof(cell));
 #else
   FerryAny cell;
   cell.type_index = type_index;
