@@ -4,6 +4,10 @@
 /// released during C++ calls), and Python callables as Ferry functions (the GIL taken on entry,
 /// from any thread).
 #include <cxxabi.h>  // abi::__forced_unwind
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>  // pthread_self: the thread of the GIL's holder, before Python 3.12
+#define FERRY_PY_PTHREADS 1
+#endif
 
 #include <cstring>  // strcmp
 #include <new>      // std::bad_alloc
@@ -23,7 +27,9 @@ int CallPythonWith(PyObject* callable, const FerryAny* args, int32_t num_args, P
   int rc = -1;
   int32_t converted = 0;
   for (; converted < num_args; ++converted) {
-    argv[converted] = AnyToPy(args[converted], /*owned=*/false);
+    const FerryAny& cell = args[converted];  // ints, the commonest, without the general switch
+    argv[converted] = cell.type_index == kFerryInt ? PyLong_FromLongLong(cell.v_int64)
+                                                   : AnyToPy(cell, /*owned=*/false);
     if (argv[converted] == nullptr) break;
   }
   if (converted == num_args) {
@@ -107,9 +113,15 @@ inline bool ThisThreadHoldsGil() {
 #elif PY_VERSION_HEX >= 0x030C0000
   return _PyThreadState_UncheckedGet() != nullptr;
 #else
-  // Before 3.12 the current thread state is the GIL holder's, whichever thread that is.
+  // Before 3.12 the current thread state is the GIL holder's, whichever thread that is. Its
+  // thread_id is PyThread_get_thread_ident() of its thread, which on POSIX is pthread_self():
+  // asked directly, that is a few instructions instead of a call through libpython.
   PyThreadState* holder = _PyThreadState_UncheckedGet();
+#if defined(FERRY_PY_PTHREADS)
+  return holder != nullptr && holder->thread_id == reinterpret_cast<unsigned long>(pthread_self());
+#else
   return holder != nullptr && holder->thread_id == PyThread_get_thread_ident();
+#endif
 #endif
 }
 
