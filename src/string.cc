@@ -151,41 +151,39 @@ inline void CopyShort(char* dst, const char* src, size_t size) {
   }
 }
 
-/// A StringObj or BytesObj of `size` <= kSmallPayload bytes copied from `data`, in a cached block,
-/// with one reference: everything inline, no call on the way.
+/// A StringObj or BytesObj with one reference and room for `size` bytes and the NUL (written),
+/// `data` pointing at the trailing bytes: a cached block up to kSmallPayload bytes, else malloc.
 template <typename T>
-T* NewSmallBytesObject(const char* data, size_t size) {
-  T* obj = new (TakeBlock()) T();
-  ObjectUnsafe::SetHeader(obj, T::RuntimeTypeIndex(), &SmallDeleter<T>);
-  ObjectUnsafe::GetHeader(obj)->ref_counter = 1;
-  char* bytes = reinterpret_cast<char*>(obj + 1);
-  CopyShort(bytes, data, size);
-  bytes[size] = '\0';
-  obj->data = bytes;
-  obj->size = size;
-  return obj;
-}
-
-/// A StringObj or BytesObj with room for `size` bytes and the NUL; `data` points at the trailing
-/// bytes.
-template <typename T>
-ObjectPtr<T> AllocateBytesObject(size_t size) {
-  ObjectPtr<T> obj;
+T* AllocateBytesObject(size_t size) {
+  T* obj;
   if (size <= kSmallPayload) {
-    T* raw = new (TakeBlock()) T();
-    ObjectUnsafe::SetHeader(raw, T::RuntimeTypeIndex(), &SmallDeleter<T>);
-    obj = ObjectUnsafe::PtrFromNew<T>(raw);
+    obj = new (TakeBlock()) T();
+    ObjectUnsafe::SetHeader(obj, T::RuntimeTypeIndex(), &SmallDeleter<T>);
+    ObjectUnsafe::GetHeader(obj)->ref_counter = 1;
   } else {
-    obj = make_inplace_array_object<T, char>(size + 1);
+    ObjectPtr<T> ptr = make_inplace_array_object<T, char>(size + 1);
+    obj = static_cast<T*>(ObjectUnsafe::MoveToOwned(&ptr));
   }
-  char* bytes = reinterpret_cast<char*>(obj.get() + 1);
+  char* bytes = reinterpret_cast<char*>(obj + 1);
   bytes[size] = '\0';
   obj->data = bytes;
   obj->size = size;
   return obj;
 }
 
-ObjectPtr<StringObj> AllocateString(size_t size) { return AllocateBytesObject<StringObj>(size); }
+/// A StringObj or BytesObj holding a copy of `size` bytes at `data`, with one reference; a short
+/// one inline, with no call on the way.
+template <typename T>
+T* NewBytesObject(const char* data, size_t size) {
+  T* obj = AllocateBytesObject<T>(size);
+  char* bytes = const_cast<char*>(obj->data);
+  if (size <= kSmallPayload) {
+    CopyShort(bytes, data, size);  // its zero padding under 8 bytes keeps the NUL
+  } else {
+    std::memcpy(bytes, data, size);
+  }
+  return obj;
+}
 
 }  // namespace
 
@@ -194,30 +192,20 @@ void GiveCachedBlock(void* block, int size_class) noexcept { GiveBlock(block, si
 
 ObjectPtr<Object> MakeString(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "String: nullptr with non-zero size");
-  if (size <= kSmallPayload) {
-    return ObjectUnsafe::PtrFromOwned<Object>(NewSmallBytesObject<StringObj>(data, size));
-  }
-  ObjectPtr<StringObj> obj = AllocateString(size);
-  if (size != 0) std::memcpy(const_cast<char*>(obj->data), data, size);
-  return obj;
+  return ObjectUnsafe::PtrFromOwned<Object>(NewBytesObject<StringObj>(data, size));
 }
 
 ObjectPtr<Object> ConcatString(std::string_view a, std::string_view b) {
-  ObjectPtr<StringObj> obj = AllocateString(a.size() + b.size());
+  StringObj* obj = AllocateBytesObject<StringObj>(a.size() + b.size());
   char* bytes = const_cast<char*>(obj->data);
   if (!a.empty()) std::memcpy(bytes, a.data(), a.size());
   if (!b.empty()) std::memcpy(bytes + a.size(), b.data(), b.size());
-  return obj;
+  return ObjectUnsafe::PtrFromOwned<Object>(obj);
 }
 
 ObjectPtr<Object> MakeBytes(const char* data, size_t size) {
   if (data == nullptr && size != 0) ThrowError("ValueError", "Bytes: nullptr with non-zero size");
-  if (size <= kSmallPayload) {
-    return ObjectUnsafe::PtrFromOwned<Object>(NewSmallBytesObject<BytesObj>(data, size));
-  }
-  ObjectPtr<BytesObj> obj = AllocateBytesObject<BytesObj>(size);
-  if (size != 0) std::memcpy(const_cast<char*>(obj->data), data, size);
-  return obj;
+  return ObjectUnsafe::PtrFromOwned<Object>(NewBytesObject<BytesObj>(data, size));
 }
 
 namespace {
@@ -246,13 +234,7 @@ void StringToAny(const char* data, size_t size, FerryAny* out) {
     StoreCell(out, kFerrySmallStr, static_cast<uint32_t>(size), LoadShortBytes(data, size));
     return;
   }
-  FerryObject* header;
-  if (size <= kSmallPayload) {
-    header = ObjectUnsafe::GetHeader(NewSmallBytesObject<StringObj>(data, size));
-  } else {
-    ObjectPtr<Object> str = MakeString(data, size);
-    header = ObjectUnsafe::GetHeader(ObjectUnsafe::MoveToOwned(&str));
-  }
+  FerryObject* header = ObjectUnsafe::GetHeader(NewBytesObject<StringObj>(data, size));
   StoreCell(out, kFerryString, 0, reinterpret_cast<uintptr_t>(header));
 }
 
