@@ -61,15 +61,11 @@ FERRY_DLL void StringToAny(const char* data, size_t size, FerryAny* out);
 /// NUL-terminated kFerryRawStr (`data[size]` must be NUL). A longer string with a NUL inside
 /// cannot be borrowed that way: ValueError.
 FERRY_DLL void StringToAnyView(const char* data, size_t size, FerryAny* out);
-/// The length of a kFerryRawStr: the one its producer counted, else up to the NUL.
-inline size_t RawStrLength(const FerryAny* value) {
-  return value->small_len != 0 ? value->small_len : std::strlen(value->v_c_str);
-}
 /// Reads a string from any of its forms; false when the cell holds no string.
 inline bool AnyToStringView(const FerryAny* value, std::string_view* out) {
   switch (value->type_index) {
     case kFerryRawStr:
-      *out = std::string_view(value->v_c_str, RawStrLength(value));
+      *out = std::string_view(value->v_c_str, FerryRawStrLength(value));
       return true;
     case kFerrySmallStr:
       *out = std::string_view(value->v_bytes, value->small_len);
@@ -362,7 +358,7 @@ struct TypeTraits<String> {
     if (v->type_index == kFerrySmallStr || v->type_index == kFerryString) {
       return String::FromCell(*v);
     }
-    if (v->type_index == kFerryRawStr) return String(v->v_c_str, details::RawStrLength(v));
+    if (v->type_index == kFerryRawStr) return String(v->v_c_str, FerryRawStrLength(v));
     return std::nullopt;
   }
   static std::string TypeStr() { return StringObj::_type_key; }
@@ -487,7 +483,7 @@ class Any {
   Any(Any&& other) noexcept : data_(other.data_) { other.data_ = details::NoneCell(); }
   Any(const AnyView& view) : data_(view.data_) {  // NOLINT(google-explicit-constructor)
     if (data_.type_index == kFerryRawStr) {
-      details::StringToAny(data_.v_c_str, details::RawStrLength(&data_), &data_);
+      details::StringToAny(data_.v_c_str, FerryRawStrLength(&data_), &data_);
     } else {
       IncRefIfObject();
     }

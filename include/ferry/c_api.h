@@ -29,6 +29,7 @@
 
 #include <stddef.h>  // size_t
 #include <stdint.h>  // fixed-width integers of the ABI structs
+#include <string.h>  // strlen: FerryRawStrLength
 
 #include "ferry/dlpack.h"
 #include "ferry/version.h"
@@ -201,6 +202,12 @@ static inline void FerryObjectDecRefInline(FerryObjectHandle obj) {
 static inline void FerryObjectIncRefInline(FerryObjectHandle obj) { FerryObjectIncRef(obj); }
 static inline void FerryObjectDecRefInline(FerryObjectHandle obj) { FerryObjectDecRef(obj); }
 #endif
+
+/// The length of the kFerryRawStr in `cell`: the one its producer put in small_len, else (0)
+/// counted up to the NUL. Every reader of a borrowed string takes its length from here.
+static inline size_t FerryRawStrLength(const FerryAny* cell) {
+  return cell->small_len != 0 ? (size_t)cell->small_len : strlen(cell->v_c_str);
+}
 
 /// Finds the index of a registered type key; an unknown key is a KeyError.
 FERRY_DLL int FerryTypeKeyToIndex(const char* type_key, int32_t* out_type_index);

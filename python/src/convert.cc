@@ -291,7 +291,7 @@ int PyToAnyOwned(PyObject* value, FerryAny* out) {
     IncRef(out->v_obj);  // the scope's reference is dropped when it ends
   } else if (out->type_index == kFerryRawStr) {
     FerryObjectHandle h = nullptr;
-    if (FerryStringCreate(out->v_c_str, RawStrLength(*out), &h) != 0) {
+    if (FerryStringCreate(out->v_c_str, FerryRawStrLength(out), &h) != 0) {
       RaiseFerryError();
       return -1;
     }
@@ -352,7 +352,7 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     case kFerryOpaquePtr:
       return PyLong_FromVoidPtr(cell.v_ptr);
     case kFerryRawStr:
-      return Utf8ToPy(cell.v_c_str, RawStrLength(cell));
+      return Utf8ToPy(cell.v_c_str, FerryRawStrLength(&cell));
     case kFerrySmallStr:
       return Utf8ToPy(cell.v_bytes, cell.small_len);
     case kFerryDLTensorPtr:

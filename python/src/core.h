@@ -79,11 +79,6 @@ inline void SetObject(FerryAny* out, FerryObjectHandle h) {
   SetCell(out, TypeIndexOf(h), 0, BitsOf(h));
 }
 
-/// The length of a kFerryRawStr: the one its producer counted, else up to the NUL.
-inline size_t RawStrLength(const FerryAny& cell) {
-  return cell.small_len != 0 ? cell.small_len : std::strlen(cell.v_c_str);
-}
-
 /// Reference counting inline, by the header's protocol as c_api.h defines it.
 inline void IncRef(FerryObjectHandle h) { FerryObjectIncRefInline(h); }
 inline void DecRef(FerryObjectHandle h) { FerryObjectDecRefInline(h); }

@@ -269,6 +269,17 @@ int main(int argc, char** argv) {
 
   EXPECT(FerryTypeKeyToIndex("ferry.String", &index) == 0);
   EXPECT(index == kFerryString);
+
+  /* A borrowed string's length: the producer's, or counted to the NUL when it gave 0. */
+  {
+    FerryAny raw;
+    raw.type_index = kFerryRawStr;
+    raw.v_c_str = "first\0second";
+    raw.small_len = 12;
+    EXPECT(FerryRawStrLength(&raw) == 12);
+    raw.small_len = 0;
+    EXPECT(FerryRawStrLength(&raw) == 5);
+  }
   EXPECT(FerryTypeIndexToKey(kFerryObject, &key) == 0);
   EXPECT(strcmp(key, "ferry.Object") == 0);
 
