@@ -353,6 +353,12 @@ const char* Literal(const char* p, const char* end, const char (&word)[N]) {
   if (static_cast<size_t>(end - p) < N - 1 || std::memcmp(p, word, N - 1) != 0) return nullptr;
   return p + N - 1;
 }
+/// Past the space, the `c` and the space at `p`; nullptr when `c` is not next.
+inline const char* Punct(const char* p, const char* end, char c) {
+  p = SkipSpace(p, end);
+  if (p == end || *p != c) return nullptr;
+  return SkipSpace(p + 1, end);
+}
 /// `p` after the opening quote: the closing quote of a plain string.
 inline const char* PlainString(const char* p, const char* end) {
   for (; p != end; ++p) {
@@ -628,9 +634,7 @@ class Loader {
         } else {
           return nullptr;
         }
-        p = SkipSpace(key, end);
-        if (p == end || *p != ':') return nullptr;
-        p = SkipSpace(p + 1, end);
+        if ((p = Punct(key, end, ':')) == nullptr) return nullptr;
       }
       if (ref) {
         int64_t index;
@@ -731,9 +735,7 @@ class Loader {
       if (p == end || *p != '{') return nullptr;
       p = SkipSpace(p + 1, end);
       if ((p = Literal(p, end, "\"type\"")) == nullptr) return nullptr;
-      p = SkipSpace(p, end);
-      if (p == end || *p != ':') return nullptr;
-      p = SkipSpace(p + 1, end);
+      if ((p = Punct(p, end, ':')) == nullptr) return nullptr;
       if (p == end || *p != '"') return nullptr;
       ++p;
     }
@@ -743,13 +745,9 @@ class Loader {
       const char* const key = p;
       if ((p = PlainString(key, end)) == nullptr) return nullptr;
       if ((type = FastTypeAt(key, static_cast<size_t>(p - key))) == nullptr) return nullptr;
-      p = SkipSpace(p + 1, end);
-      if (p == end || *p != ',') return nullptr;
-      p = SkipSpace(p + 1, end);
+      if ((p = Punct(p + 1, end, ',')) == nullptr) return nullptr;
       if ((p = Literal(p, end, "\"fields\"")) == nullptr) return nullptr;
-      p = SkipSpace(p, end);
-      if (p == end || *p != ':') return nullptr;
-      p = SkipSpace(p + 1, end);
+      if ((p = Punct(p, end, ':')) == nullptr) return nullptr;
       if (p == end || *p != '{') return nullptr;
       ++p;
     }
