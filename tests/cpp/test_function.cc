@@ -628,6 +628,16 @@ TEST(LoadLibrary, DuplicateNodeUndoesTheFirstRegistration) {
   EXPECT_FALSE(TypeKeyRegistered("testing.Twice"));
 }
 
+// What docs/reliability.md does not promise: a user's own static initializer that throws
+// (not a FERRY_REGISTER_* line, whose failures LoadLibrary reports) leaves the exception inside
+// the dynamic loader, and the process terminates with its message. The page says what to write
+// instead; this test keeps the page true.
+TEST(LoadLibrary, AThrowingStaticInitializerOfTheUserTerminatesTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(LoadLibrary(kModuleDir + "/static_init_throwing_module.so"),
+               "a user's static initializer threw");
+}
+
 TEST(Function, CallingANullFunctionIsAValueError) {
   Function null;
   ExpectError([&] { null(1); }, "ValueError", {"null Function"});
@@ -732,6 +742,39 @@ TEST_F(ThreadCancellation, InsideACallbackCalledFromCpp) {
         CancelABlockedThread(&blocked);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// docs/reliability.md: a `catch (...)` of the user's around a Ferry call on a thread that is
+// cancelled (or ended by CPython at exit) must let abi::__forced_unwind through. Written with
+// FERRY_RETHROW_FORCED_UNWIND() first the thread ends; swallowing it aborts the process.
+void CatchAllAroundACallback(BlockedCall* blocked, bool rethrow_forced_unwind) {
+  Function f = Function::FromPacked([blocked](const AnyView*, int32_t, Any*) { blocked->Block(); });
+  blocked->call = [f, rethrow_forced_unwind] {
+    try {
+      f();
+    } catch (...) {
+      if (rethrow_forced_unwind) FERRY_RETHROW_FORCED_UNWIND();
+    }
+  };
+  CancelABlockedThread(blocked);
+}
+
+TEST_F(ThreadCancellation, AUserCatchAllThatRethrowsTheForcedUnwindLetsTheThreadEnd) {
+  EXPECT_EXIT(
+      {
+        BlockedCall blocked;
+        CatchAllAroundACallback(&blocked, /*rethrow_forced_unwind=*/true);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(ThreadCancellation, AUserCatchAllThatSwallowsTheForcedUnwindAborts) {
+  EXPECT_DEATH(
+      {
+        BlockedCall blocked;
+        CatchAllAroundACallback(&blocked, /*rethrow_forced_unwind=*/false);
+      },
+      "exception not rethrown");
 }
 
 }  // namespace
