@@ -522,12 +522,17 @@ def _generate_schema(req: _Request) -> List[str]:
     return sorted({os.path.abspath(n.file) for n in schema.nodes} | set(req.schema))
 
 
-def _ninja_value(what: str, args: Sequence[str]) -> str:
+def _ninja_value(what: str, args: Sequence[str], *, program: bool = False) -> str:
     """``args`` as the value of a build.ninja variable that the rule's command uses as words:
     each argument quoted for /bin/sh (Ninja runs commands through it), then every ``$``
     doubled (Ninja's only escape in a value; spaces, ``:`` and ``|`` are plain text there).
-    A newline, a carriage return or a NUL cannot be carried at all: `_check_arg` refuses them."""
-    return " ".join(shlex.quote(_check_arg(what, a)) for a in args).replace("$", "$$")
+    With ``program``, the first word is quoted even when it needs no quotes, so the shell never
+    reads it as an assignment (``A=b``) or a reserved word. A newline, a carriage return or a
+    NUL cannot be carried at all: `_check_arg` refuses them."""
+    words = [shlex.quote(_check_arg(what, a)) for a in args]
+    if program and words and not words[0].startswith("'"):
+        words[0] = f"'{words[0]}'"
+    return " ".join(words).replace("$", "$$")
 
 
 def _object_name(i: int, source: str) -> str:
@@ -554,7 +559,7 @@ def _ninja_text(
     lines = [
         "# Written by ferry.cpp; built once, in a temporary directory.",
         "ninja_required_version = 1.3",
-        f"cxx = {_ninja_value('CXX', cxx)}",
+        f"cxx = {_ninja_value('CXX', cxx, program=True)}",
         f"cflags = {_ninja_value('the compile flags', cflags)}",
         f"ldflags = {_ninja_value('the link flags', ldflags)}",
         "",
