@@ -907,18 +907,19 @@ def _load(req: _Request) -> LoadedLibrary:
         return found
     if path in _loaded_paths and _loaded_paths[path] != digest:
         path = _private_copy(req, path, digest)
+    # Recorded even if the load fails: the loader may keep a library it refused mapped.
+    _loaded_paths[path] = digest
     try:
         registry.load_library(path)
     except RuntimeError as e:
         earlier = _loaded_names.get(req.name)
-        if earlier is not None:
+        if earlier is not None and "already registered" in str(e):
             raise RuntimeError(
                 f"{e}\nferry.cpp: another build of {req.name} ({earlier}) is already loaded in "
                 "this process, and its global functions and types cannot be replaced: restart "
                 "the process, or give the changed code new global names and type keys"
             ) from None
         raise
-    _loaded_paths[path] = digest
     module = types.ModuleType(req.name, f"The library {path}, built by ferry.cpp.")
     module.__file__ = path
     text = req.python_module_text()
@@ -989,6 +990,13 @@ def load_inline(
         raise TypeError(
             f"ferry.cpp.load_inline: cpp_source must be a str, got {type(cpp_source).__name__}"
         )
+    try:
+        cpp_source.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"ferry.cpp.load_inline: cpp_source holds {cpp_source[e.start]!r} at offset "
+            f"{e.start}, a character UTF-8 cannot encode"
+        ) from None
     req = _Request(
         name,
         sources,

@@ -332,6 +332,8 @@ def test_bad_arguments(tmp_path, cache):
         ferry.cpp.build("jit_missing", [tmp_path / "missing.cc"])
     with pytest.raises(TypeError, match="cpp_source must be a str"):
         ferry.cpp.load_inline("jit_x", b"int x;")
+    with pytest.raises(ValueError, match=r"cpp_source holds '\\ud800' at offset 4"):
+        ferry.cpp.load_inline("jit_x", "int \ud800;")
     with pytest.raises(TypeError, match="extra_cflags must be strings"):
         ferry.cpp.build("jit_x", [_tiny(tmp_path, "x", "int x;\n")], extra_cflags=[1])
 
