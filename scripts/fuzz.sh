@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh                   # 60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh --seconds 20      # shorter
 #   scripts/fuzz.sh --minutes 30      # a longer local run
-#   scripts/fuzz.sh --target json     # one target: json, dtype or tschema_markers
+#   scripts/fuzz.sh --target json     # one target: json, dtype, tschema_markers or cpp_inputs
 #
 # fuzz/corpus/<target>/ holds the seeds and the regression inputs (every run replays them first);
 # what a run discovers goes to build-fuzz/corpus/<target>/. A crash, a sanitizer report or a failed
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(json dtype tschema_markers)
+[ ${#targets[@]} -gt 0 ] || targets=(json dtype tschema_markers cpp_inputs)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 native=()
@@ -35,9 +35,16 @@ for t in "${targets[@]}"; do
   case "$t" in
     json|dtype) native+=("fuzz_$t") ;;
     tschema_markers) ;;
-    *) echo "fuzz.sh: unknown target '$t' (json, dtype, tschema_markers)" >&2; exit 2 ;;
+    cpp_inputs) python_ext=1 ;;
+    *) echo "fuzz.sh: unknown target '$t' (json, dtype, tschema_markers, cpp_inputs)" >&2; exit 2 ;;
   esac
 done
+# cpp_inputs imports ferry.cpp: the extension of the ordinary build (FERRY_BUILD_DIR, else build/).
+if [ -n "${python_ext:-}" ]; then
+  build="${FERRY_BUILD_DIR:-build}"
+  [ -f "$build/build.ninja" ] || cmake -S . -B "$build" -G Ninja -DFERRY_BUILD_PYTHON=ON >/dev/null
+  cmake --build "$build" -j "$jobs" --target ferry_py_core >/dev/null
+fi
 if [ ${#native[@]} -gt 0 ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFERRY_WERROR=OFF -DFERRY_BUILD_FUZZERS=ON -DFERRY_SANITIZE=address,undefined \
@@ -56,9 +63,9 @@ for t in "${targets[@]}"; do
   args=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$crashes/"
         -max_len=4096 -timeout=10 "$work" "fuzz/corpus/$t")
   status=0
-  if [ "$t" = tschema_markers ]; then
+  if [ "$t" = tschema_markers ] || [ "$t" = cpp_inputs ]; then
     PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
-      python3 fuzz/fuzz_tschema_markers.py "${args[@]}" >"$log" 2>&1 || status=$?
+      python3 "fuzz/fuzz_$t.py" "${args[@]}" >"$log" 2>&1 || status=$?
   else
     "build-fuzz/fuzz/fuzz_$t" "${args[@]}" >"$log" 2>&1 || status=$?
   fi

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import types
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import libinfo
 
@@ -47,7 +47,10 @@ __all__ = ["BuildError", "Diagnostic", "LoadedLibrary", "build", "cache_dir", "l
 #: extensions, position-independent code); ``-g`` is added unless ``debug_info=False``.
 RELEASE_FLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "-fPIC")
 #: Bumped whenever the layout of a cache entry or the meaning of its key changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
+#: The longest library name: it is part of file names (``lib<name>.so``, the cache entry's
+#: ``<name>-<hash>``, ``<name>_schema.h``), which most file systems cap at 255 bytes.
+MAX_NAME_LENGTH = 128
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -102,7 +105,14 @@ def _find_compiler() -> List[str]:
     ``c++`` (then ``g++``, ``clang++``) on PATH."""
     configured = os.environ.get("CXX", "").strip()
     if configured:
-        argv = shlex.split(configured)
+        try:
+            argv = shlex.split(configured)
+        except ValueError as e:
+            raise ValueError(
+                f"ferry.cpp: CXX={configured!r} cannot be split into words: {e}"
+            ) from None
+        for arg in argv:
+            _check_arg("CXX", arg)
         found = shutil.which(argv[0])
         if found is None:
             why = "does not exist" if not os.path.exists(argv[0]) else "is not executable"
@@ -228,7 +238,37 @@ def _check_name(name: object) -> str:
             f"ferry.cpp: the library name must be an identifier (letters, digits, "
             f"underscores), got {name!r}"
         )
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(
+            f"ferry.cpp: the library name {name[:40]}... is {len(name)} characters long; at "
+            f"most {MAX_NAME_LENGTH} fit in the file names of its build"
+        )
     return name
+
+
+# What neither a line of build.ninja nor a word of /bin/sh can carry: Ninja ends a line at a
+# newline (or refuses a lone carriage return) whatever comes before it, and a C string ends at NUL.
+_UNCARRIABLE = {"\n": "a newline", "\r": "a carriage return", "\0": "a NUL character"}
+
+
+def _check_arg(what: str, value: str) -> str:
+    """Refuses a value that cannot reach the compiler as one argument, naming the input
+    (``what``: ``extra_cflags[2]``, ``include_dirs[0]``, ...). Everything else is escaped on
+    the way (`_ninja_value`), so it arrives as the very same string."""
+    for char, description in _UNCARRIABLE.items():
+        if char in value:
+            raise ValueError(
+                f"ferry.cpp: {what} contains {description}, which a build command cannot "
+                f"carry: {value!r}"
+            )
+    try:
+        value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"ferry.cpp: {what} is not valid text (the character {value[e.start]!r} has no "
+            f"encoding): {value!r}"
+        ) from None
+    return value
 
 
 def _paths(what: str, value, *, must_exist: bool) -> List[str]:
@@ -237,14 +277,16 @@ def _paths(what: str, value, *, must_exist: bool) -> List[str]:
     if isinstance(value, (str, os.PathLike)):
         value = [value]
     out = []
-    for item in value:
+    for i, item in enumerate(value):
         if not isinstance(item, (str, os.PathLike)):
             raise TypeError(f"ferry.cpp: {what} must be paths, got {type(item).__name__} {item!r}")
-        path = os.path.abspath(os.fspath(item))
+        given = os.fspath(item)
+        if not isinstance(given, str):
+            raise TypeError(f"ferry.cpp: {what} must be str paths, got bytes {given!r}")
+        path = os.path.abspath(_check_arg(f"{what}[{i}]", given))
         if must_exist and not os.path.isfile(path):
             raise BuildError(
-                f"ferry.cpp: the {what[:-1] if what.endswith('s') else what} "
-                f"{os.fspath(item)} does not exist"
+                f"ferry.cpp: the {what[:-1] if what.endswith('s') else what} {given} does not exist"
             )
         out.append(path)
     return out
@@ -252,14 +294,19 @@ def _paths(what: str, value, *, must_exist: bool) -> List[str]:
 
 def _strings(what: str, value) -> List[str]:
     if isinstance(value, str):
-        return shlex.split(value)
+        try:
+            value = shlex.split(value)
+        except ValueError as e:
+            raise ValueError(
+                f"ferry.cpp: {what}={value!r} cannot be split into words: {e}"
+            ) from None
     out = []
-    for item in value or ():
+    for i, item in enumerate(value or ()):
         if not isinstance(item, str):
             raise TypeError(
                 f"ferry.cpp: {what} must be strings, got {type(item).__name__} {item!r}"
             )
-        out.append(item)
+        out.append(_check_arg(f"{what}[{i}]", item))
     return out
 
 
@@ -299,10 +346,15 @@ class _Request:
             )
         self.cxx = _find_compiler()  # part of the key; Ninja is looked for only to build
         self.key = self._key()
+        self.in_cache = build_dir is None
         if build_dir is not None:
-            self.entry = os.path.abspath(os.fspath(build_dir))
+            given = os.fspath(build_dir)
+            if not isinstance(given, str):
+                raise TypeError(f"ferry.cpp: build_dir must be a str path, got bytes {given!r}")
+            self.entry = os.path.abspath(_check_arg("build_dir", given))
         else:
-            self.entry = os.path.join(cache_dir(), f"{self.name}-{self.key[:20]}")
+            where = _check_arg("the cache directory (FERRY_CACHE_DIR)", cache_dir())
+            self.entry = os.path.join(where, f"{self.name}-{self.key[:20]}")
         self.src_dir = os.path.join(self.entry, "src")
         self.lib = os.path.join(self.entry, f"lib{self.name}.so")
         self.manifest = os.path.join(self.entry, "manifest.json")
@@ -348,27 +400,70 @@ class _Request:
 # The cache entry
 
 
-def _fresh(req: _Request) -> bool:
-    """A usable earlier build: the manifest has this key and no dependency changed since."""
+# A library verified in this process, by what `stat` says of it: (path, size, mtime, inode,
+# ctime) -> its sha256. A truncation, a rewrite or a copy changes one of them.
+_verified: Dict[Tuple, str] = {}
+
+
+def _library_digest(path: str, size: int) -> Optional[str]:
+    """The sha256 of the library at ``path`` when it is ``size`` bytes long, else None."""
+    st = os.stat(path)
+    if st.st_size != size:
+        return None
+    stamp = (path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+    digest = _verified.get(stamp)
+    if digest is None:
+        digest = _file_digest(path)
+        _verified[stamp] = digest
+    return digest
+
+
+def _fresh(req: _Request) -> Optional[str]:
+    """A usable earlier build: the manifest has this key, the library has the size and sha256
+    the manifest recorded (a library truncated by a crash, a full disk or a partial copy is
+    rebuilt, never loaded), and no dependency changed since. Returns the library's sha256."""
     try:
         with open(req.manifest, encoding="utf-8") as f:
             manifest = json.load(f)
-        if manifest.get("key") != req.key or not os.path.isfile(req.lib):
-            return False
+        if manifest.get("key") != req.key:
+            return None
+        library = manifest["library"]
+        if _library_digest(req.lib, library["size"]) != library["sha256"]:
+            return None
         for path, size, mtime in manifest["deps"]:
             st = os.stat(path)
             if st.st_size != size or st.st_mtime_ns != mtime:
-                return False
+                return None
         if req.schema and not os.path.isfile(req.schema_paths[2]):
-            return False
-        return True
+            return None
+        return str(library["sha256"])
     except (OSError, ValueError, KeyError, TypeError):
-        return False
+        return None
+
+
+def _unwritable(req: _Request, e: OSError) -> BuildError:
+    where = (
+        f"the cache directory {os.path.dirname(req.entry)} (FERRY_CACHE_DIR)"
+        if req.in_cache
+        else f"the build directory {req.entry} (build_dir=)"
+    )
+    hint = (
+        "set FERRY_CACHE_DIR to a writable directory, or pass build_dir="
+        if req.in_cache
+        else "pass a writable build_dir="
+    )
+    failed = f" ({e.filename})" if e.filename and e.filename != req.entry else ""
+    return BuildError(
+        f"ferry.cpp: cannot build lib{req.name}.so in {where}: {e.strerror or e}{failed}; {hint}"
+    )
 
 
 @contextlib.contextmanager
 def _locked(path: str, req: _Request):
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as e:
+        raise _unwritable(req, e) from e
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -427,30 +522,50 @@ def _generate_schema(req: _Request) -> List[str]:
     return sorted({os.path.abspath(n.file) for n in schema.nodes} | set(req.schema))
 
 
-def _ninja_escape(path: str) -> str:
-    return path.replace("$", "$$").replace(" ", "$ ").replace(":", "$:").replace("\n", "")
+def _ninja_value(what: str, args: Sequence[str], *, program: bool = False) -> str:
+    """``args`` as the value of a build.ninja variable that the rule's command uses as words:
+    each argument quoted for /bin/sh (Ninja runs commands through it), then every ``$``
+    doubled (Ninja's only escape in a value; spaces, ``:`` and ``|`` are plain text there).
+    With ``program``, the first word is quoted even when it needs no quotes, so the shell never
+    reads it as an assignment (``A=b``) or a reserved word. A newline, a carriage return or a
+    NUL cannot be carried at all: `_check_arg` refuses them."""
+    words = [shlex.quote(_check_arg(what, a)) for a in args]
+    if program and words and not words[0].startswith("'"):
+        words[0] = f"'{words[0]}'"
+    return " ".join(words).replace("$", "$$")
 
 
-def _ninja_var(args: List[str]) -> str:
-    return " ".join(shlex.quote(a) for a in args).replace("$", "$$")
+def _object_name(i: int, source: str) -> str:
+    """The object file of the ``i``-th source, a name with nothing to escape."""
+    return f"{i}_{re.sub(r'[^A-Za-z0-9_.-]', '_', os.path.basename(source))}.o"
 
 
-def _ninja_file(req: _Request, sources: List[str]) -> Tuple[str, List[str]]:
-    cflags = ["-fdiagnostics-color=never"] + req.flags()
-    for d in [req.src_dir] + req.include_dirs + [libinfo.include_dir()]:
-        cflags.append(f"-I{d}")
-    lib = os.path.realpath(libinfo.lib_path())
-    ldflags = [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"] + req.ldflags
+def _ninja_text(
+    name: str,
+    cxx: Sequence[str],
+    cflags: Sequence[str],
+    ldflags: Sequence[str],
+    sources: Sequence[Tuple[str, Sequence[str]]],
+) -> Tuple[str, List[str]]:
+    """The build.ninja that compiles each ``(source, extra flags)`` with ``cxx`` and
+    ``cflags`` and links ``lib<name>.so`` with ``ldflags``; returns it and the object files.
+
+    No input is written where Ninja reads paths (a build line, where ``|`` cannot be escaped
+    at all): the build lines name only the objects and the library, whose names are safe, and
+    each source reaches its compile command through the variable ``src``. Ninja does not need
+    to know the sources: every build runs in a new directory, and the dependencies come from
+    the compiler's depfiles. Raises ValueError naming an input that a command cannot carry."""
+    name = _check_name(name)
     lines = [
         "# Written by ferry.cpp; built once, in a temporary directory.",
         "ninja_required_version = 1.3",
-        f"cxx = {_ninja_var(req.cxx)}",
-        f"cflags = {_ninja_var(cflags)}",
-        f"ldflags = {_ninja_var(ldflags)}",
+        f"cxx = {_ninja_value('CXX', cxx, program=True)}",
+        f"cflags = {_ninja_value('the compile flags', cflags)}",
+        f"ldflags = {_ninja_value('the link flags', ldflags)}",
         "",
         "rule compile",
-        "  command = $cxx -MD -MF $out.d $cflags $extra -c $in -o $out",
-        "  description = compile $in",
+        "  command = $cxx -MD -MF $out.d $cflags $extra -c $src -o $out",
+        "  description = compile $src",
         "",
         "rule link",
         "  command = $cxx -shared $in -o $out $ldflags",
@@ -458,18 +573,34 @@ def _ninja_file(req: _Request, sources: List[str]) -> Tuple[str, List[str]]:
         "",
     ]
     objects = []
-    for i, src in enumerate(sources):
-        obj = f"{i}_{re.sub(r'[^A-Za-z0-9_.-]', '_', os.path.basename(src))}.o"
+    for i, (src, extra) in enumerate(sources):
+        obj = _object_name(i, src)
         objects.append(obj)
-        lines.append(f"build {obj}: compile {_ninja_escape(src)}")
+        lines.append(f"build {obj}: compile")
+        lines.append(f"  src = {_ninja_value(f'sources[{i}]', [src])}")
+        if extra:
+            lines.append(f"  extra = {_ninja_value('extra', extra)}")
+    lines.append(f"build lib{name}.so: link {' '.join(objects)}")
+    lines.append(f"default lib{name}.so")
+    return "\n".join(lines) + "\n", objects
+
+
+def _ninja_file(req: _Request, sources: List[str]) -> Tuple[str, List[str]]:
+    cflags = ["-fdiagnostics-color=never"] + req.flags()
+    for d in [req.src_dir] + req.include_dirs + [libinfo.include_dir()]:
+        cflags.append(f"-I{d}")
+    lib = os.path.realpath(libinfo.lib_path())
+    # -Xlinker passes the directory whole (-Wl, would split it at commas).
+    ldflags = [lib, "-Xlinker", "-rpath", "-Xlinker", os.path.dirname(lib)] + req.ldflags
+    with_extra: List[Tuple[str, Sequence[str]]] = []
+    for src in sources:
+        extra: List[str] = []
         if req.inline is not None and src == req.inline_path:
             extra = ["-include", "ferry/ferry.h"]
             if req.schema:
                 extra += ["-include", f"{req.name}_schema.h"]
-            lines.append(f"  extra = {_ninja_var(extra)}")
-    lines.append(f"build lib{req.name}.so: link {' '.join(objects)}")
-    lines.append(f"default lib{req.name}.so")
-    return "\n".join(lines) + "\n", objects
+        with_extra.append((src, extra))
+    return _ninja_text(req.name, req.cxx, cflags, ldflags, with_extra)
 
 
 def _read_depfile(path: str) -> List[str]:
@@ -530,25 +661,59 @@ def _failure(req: _Request, output: str) -> BuildError:
     )
 
 
-def _build(req: _Request) -> None:
+_TEMP_PREFIX = ".ferry-build-"
+# The build directories of the previous cache format (``tempfile.mkdtemp(prefix="build-")``).
+_OLD_TEMP = re.compile(r"build-[a-z0-9_]{8}\Z")
+
+
+def _remove_stale(req: _Request) -> None:
+    """Removes what killed builds left in the entry: their build directories and half-written
+    kept sources. Runs under the entry's lock, so no live build owns any of them."""
+    for dirname, pattern in ((req.entry, None), (req.src_dir, ".tmp-")):
+        try:
+            names = os.listdir(dirname)
+        except OSError:
+            continue
+        for n in names:
+            path = os.path.join(dirname, n)
+            if pattern is not None:
+                if n.startswith(pattern):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+            elif n.startswith(_TEMP_PREFIX):
+                shutil.rmtree(path, ignore_errors=True)
+            elif _OLD_TEMP.match(n) and os.path.isfile(os.path.join(path, "build.ninja")):
+                with open(
+                    os.path.join(path, "build.ninja"), encoding="utf-8", errors="replace"
+                ) as f:
+                    if f.readline().startswith("# Written by ferry.cpp"):
+                        shutil.rmtree(path, ignore_errors=True)
+
+
+def _build(req: _Request) -> str:
+    """Builds the library into the entry (under its lock); returns its sha256."""
     _find_ninja()  # before writing anything
-    os.makedirs(req.src_dir, exist_ok=True)
-    deps: List[str] = []
-    sources = list(req.sources)
-    if req.schema:
-        deps += _generate_schema(req)
-        sources.append(req.schema_paths[1])
-    if req.inline is not None:
-        # Kept byte for byte, so the compiler's line numbers are the string's; the includes
-        # come from -include flags.
-        text = req.inline if req.inline.endswith("\n") else req.inline + "\n"
-        _write_if_changed(req.inline_path, text.encode("utf-8"))
-        sources.append(req.inline_path)
-    tmp = tempfile.mkdtemp(dir=req.entry, prefix="build-")
+    _remove_stale(req)
     try:
+        os.makedirs(req.src_dir, exist_ok=True)
+        tmp = tempfile.mkdtemp(dir=req.entry, prefix=_TEMP_PREFIX)
+    except OSError as e:
+        raise _unwritable(req, e) from e
+    try:
+        deps: List[str] = []
+        sources = list(req.sources)
+        if req.schema:
+            deps += _generate_schema(req)
+            sources.append(req.schema_paths[1])
+        if req.inline is not None:
+            # Kept byte for byte, so the compiler's line numbers are the string's; the
+            # includes come from -include flags.
+            text = req.inline if req.inline.endswith("\n") else req.inline + "\n"
+            _write_if_changed(req.inline_path, text.encode("utf-8"))
+            sources.append(req.inline_path)
         ninja_text, objects = _ninja_file(req, sources)
-        with open(os.path.join(tmp, "build.ninja"), "w", encoding="utf-8") as f:
-            f.write(ninja_text)
+        with open(os.path.join(tmp, "build.ninja"), "wb") as f:
+            f.write(ninja_text.encode("utf-8", "surrogateescape"))
         jobs = str(max(1, min(len(sources), os.cpu_count() or 1)))
         command = [_find_ninja(), "-C", tmp, "-k", "0", "-j", jobs]
         if req.verbose:
@@ -572,31 +737,47 @@ def _build(req: _Request) -> None:
         for dep in sorted(set(os.path.abspath(d) for d in deps)):
             if dep.startswith(own):
                 continue  # the kept sources: their content is part of the key
-            st = os.stat(dep)
-            manifest_deps.append([dep, st.st_size, st.st_mtime_ns])
+            try:
+                st = os.stat(dep)
+                manifest_deps.append([dep, st.st_size, st.st_mtime_ns])
+            except OSError:  # a depfile path not parsed back: never matches, so rebuilds
+                manifest_deps.append([dep, -1, -1])
+        built = os.path.join(tmp, f"lib{req.name}.so")
+        digest = _file_digest(built)
+        library = {"size": os.stat(built).st_size, "sha256": digest}
         # The library first, then the manifest that makes it a hit: a reader that sees the new
         # manifest sees the new library.
-        os.replace(os.path.join(tmp, f"lib{req.name}.so"), req.lib)
+        os.replace(built, req.lib)
         with open(os.path.join(tmp, "manifest.json"), "w", encoding="utf-8") as f:
-            json.dump({"key": req.key, "name": req.name, "deps": manifest_deps}, f)
+            json.dump(
+                {"key": req.key, "name": req.name, "library": library, "deps": manifest_deps}, f
+            )
         os.replace(os.path.join(tmp, "manifest.json"), req.manifest)
+        return digest
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _ensure_built(req: _Request) -> str:
-    if _fresh(req):
-        return req.lib
-    os.makedirs(req.entry, exist_ok=True)
+def _ensure_built(req: _Request) -> Tuple[str, str]:
+    """The library of ``req``, built unless a verified earlier build is there: its path and
+    its sha256."""
+    digest = _fresh(req)
+    if digest is not None:
+        return req.lib, digest
+    try:
+        os.makedirs(req.entry, exist_ok=True)
+    except OSError as e:
+        raise _unwritable(req, e) from e
     with _locked(os.path.join(req.entry, ".lock"), req):
-        if _fresh(req):  # another process built it while we waited
+        digest = _fresh(req)
+        if digest is not None:  # another process built it while we waited
             what = "built by another process"
         else:
-            _build(req)
+            digest = _build(req)
             what = "built"
     if req.verbose:
         print(f"ferry.cpp: {what}: {req.lib}", file=sys.stderr)
-    return req.lib
+    return req.lib, digest
 
 
 # ---------------------------------------------------------------------------------------------
@@ -632,76 +813,130 @@ def build(
         debug_info,
         verbose,
     )
-    return _ensure_built(req)
+    return _ensure_built(req)[0]
 
 
-class LoadedLibrary(str):
-    """What `load` and `load_inline` return: the library's path (a ``str``, as docs/python.md
-    promises, so ``os.path.exists(ferry.cpp.load(...))`` holds), whose attributes are those
-    of the library's module: the schema's Python classes and the global functions named
-    ``<name>.<identifier>`` (``lib.IntImm``, ``lib.fold``), ``path`` and ``module``."""
+class LoadedLibrary:
+    """What `load` and `load_inline` return: the loaded library, whose attributes are the
+    library's own names, and only those: the schema's Python classes and the global functions
+    named ``<name>.<identifier>`` (``lib.IntImm``, ``lib.fold``, and ``lib.count`` or
+    ``lib.index`` too, which a ``str`` would shadow). ``os.fspath(lib)`` and ``str(lib)`` give
+    the library's path, and it compares equal to that path. ``lib.path`` and ``lib.module``
+    (the module holding the names) work too unless the library defines those names itself."""
 
-    module: types.ModuleType
+    __slots__ = ("__path", "__module")
 
-    def __new__(cls, path: str, module: types.ModuleType) -> "LoadedLibrary":
-        self = super().__new__(cls, path)
-        self.module = module
-        return self
+    def __init__(self, path: str, module: types.ModuleType) -> None:
+        self.__path = path
+        self.__module = module
 
-    @property
-    def path(self) -> str:
-        return str(self)
-
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
+        module = self.__module
         try:
-            return getattr(self.__dict__["module"], name)
-        except (KeyError, AttributeError):
-            raise AttributeError(f"the library {str(self)!r} has no attribute {name!r}") from None
+            return module.__dict__[name]
+        except KeyError:
+            pass
+        if name == "path":
+            return self.__path
+        if name == "module":
+            return module
+        raise AttributeError(
+            f"the library {module.__name__} ({self.__path}) has no attribute {name!r}"
+        )
 
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(dir(self.module)))
+    def __dir__(self) -> List[str]:
+        return sorted(set(self.__module.__dict__) | {"path", "module"})
+
+    def __fspath__(self) -> str:
+        return self.__path
+
+    def __str__(self) -> str:
+        return self.__path
+
+    def __repr__(self) -> str:
+        return f"<ferry.cpp.LoadedLibrary {self.__module.__name__} from {self.__path!r}>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LoadedLibrary):
+            return self.__path == other.__path and self.__module is other.__module
+        if isinstance(other, str):
+            return self.__path == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.__path)
 
     def __reduce__(self):
-        return (str, (str(self),))  # a path travels as a path
+        return (str, (self.__path,))  # a path travels as a path
 
 
-_loaded: Dict[str, types.ModuleType] = {}  # library path -> its module
-_loaded_names: Dict[str, str] = {}  # library name -> the path loaded under it
+_loaded: Dict[Tuple[str, str], LoadedLibrary] = {}  # (name, sha256 of the library) -> it
+_loaded_paths: Dict[str, str] = {}  # library path dlopened -> the sha256 it had then
+_loaded_names: Dict[str, str] = {}  # library name -> the path first loaded under it
+
+
+def _private_copy(req: _Request, path: str, digest: str) -> str:
+    """A file of the library's own, named by its content, for a build whose path this process
+    already loaded with other content (``build_dir=`` reused for changed code): ``dlopen`` of
+    that path would hand back the library loaded first."""
+    target = os.path.join(req.entry, f"lib{req.name}.{digest[:16]}.so")
+    with open(path, "rb") as f:
+        data = f.read()
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise RuntimeError(
+            f"ferry.cpp: {path} changed while it was being loaded (another process rebuilt it?); "
+            "load it again"
+        )
+    try:
+        with open(target, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() == digest:
+                return target
+    except FileNotFoundError:
+        pass
+    _write_if_changed(target, data)
+    os.chmod(target, 0o755)
+    return target
 
 
 def _load(req: _Request) -> LoadedLibrary:
-    from . import registry
+    from . import _core, registry
 
-    path = _ensure_built(req)
-    module = _loaded.get(path)
-    if module is not None:
-        return LoadedLibrary(path, module)
+    path, digest = _ensure_built(req)
+    found = _loaded.get((req.name, digest))
+    if found is not None:
+        return found
+    if path in _loaded_paths and _loaded_paths[path] != digest:
+        path = _private_copy(req, path, digest)
+    # Recorded even if the load fails: the loader may keep a library it refused mapped.
+    _loaded_paths[path] = digest
     try:
         registry.load_library(path)
     except RuntimeError as e:
         earlier = _loaded_names.get(req.name)
-        if earlier is not None and earlier != path:
+        if earlier is not None and "already registered" in str(e):
             raise RuntimeError(
                 f"{e}\nferry.cpp: another build of {req.name} ({earlier}) is already loaded in "
                 "this process, and its global functions and types cannot be replaced: restart "
-                "the process, or give the changed code new global names and type keys (and a "
-                "new library name)"
+                "the process, or give the changed code new global names and type keys"
             ) from None
         raise
     module = types.ModuleType(req.name, f"The library {path}, built by ferry.cpp.")
     module.__file__ = path
-    module.__dict__["path"] = path
     text = req.python_module_text()
     if text is not None:
         exec(compile(text, req.schema_paths[2], "exec"), module.__dict__)
     prefix = req.name + "."
+    resolved = os.path.realpath(path)
     for full in registry.list_global_func_names():
         short = full[len(prefix) :]
         if full.startswith(prefix) and short.isidentifier() and short not in module.__dict__:
-            setattr(module, short, registry.get_global_func(full))
-    _loaded[path] = module
+            # Not the globals of another library (an earlier build of the same name).
+            if _core._library_of_global(full) in (None, resolved):
+                setattr(module, short, registry.get_global_func(full))
+    library = LoadedLibrary(path, module)
+    _loaded[(req.name, digest)] = library
     _loaded_names.setdefault(req.name, path)
-    return LoadedLibrary(path, module)
+    return library
 
 
 def load(
@@ -755,6 +990,13 @@ def load_inline(
         raise TypeError(
             f"ferry.cpp.load_inline: cpp_source must be a str, got {type(cpp_source).__name__}"
         )
+    try:
+        cpp_source.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"ferry.cpp.load_inline: cpp_source holds {cpp_source[e.start]!r} at offset "
+            f"{e.start}, a character UTF-8 cannot encode"
+        ) from None
     req = _Request(
         name,
         sources,

@@ -5,11 +5,15 @@ the tests that only need the cache machinery build sources that do not include F
 which compile in a fraction of a second.
 """
 
+import ctypes
+import hashlib
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -115,9 +119,12 @@ def test_an_inline_global_function_is_built_loaded_and_called(inline_lib, cache)
     assert inline_lib.path == inline_lib.__file__
     assert inline_lib.path.startswith(str(cache) + os.sep)
     assert os.path.basename(inline_lib.path) == "libjit_inline.so"
-    # What load returns is the library's path (docs/python.md), with the module's attributes.
-    assert isinstance(inline_lib, str) and inline_lib == inline_lib.path
-    assert os.path.exists(inline_lib)
+    # What load returns stands for the library's path (docs/python.md), with the module's
+    # attributes, and no attributes of its own a library name could collide with.
+    assert not isinstance(inline_lib, str) and inline_lib == inline_lib.path
+    assert os.fspath(inline_lib) == str(inline_lib) == inline_lib.path
+    assert os.path.exists(inline_lib) and hash(inline_lib) == hash(inline_lib.path)
+    assert {"add", "greet"} <= set(dir(inline_lib)) and not hasattr(inline_lib, "upper")
     # Loading it again returns the same module, without registering anything twice.
     again = ferry.cpp.load_inline("jit_inline", INLINE)
     assert again == inline_lib and again.module is inline_lib.module
@@ -325,6 +332,8 @@ def test_bad_arguments(tmp_path, cache):
         ferry.cpp.build("jit_missing", [tmp_path / "missing.cc"])
     with pytest.raises(TypeError, match="cpp_source must be a str"):
         ferry.cpp.load_inline("jit_x", b"int x;")
+    with pytest.raises(ValueError, match=r"cpp_source holds '\\ud800' at offset 4"):
+        ferry.cpp.load_inline("jit_x", "int \ud800;")
     with pytest.raises(TypeError, match="extra_cflags must be strings"):
         ferry.cpp.build("jit_x", [_tiny(tmp_path, "x", "int x;\n")], extra_cflags=[1])
 
@@ -395,3 +404,176 @@ def test_a_changed_library_cannot_replace_the_loaded_one(inline_lib, cache):
     ):
         ferry.cpp.load_inline("jit_inline", CHANGED, extra_cflags=FAST)
     assert inline_lib.add(5, 3) == 8  # the first one still works
+
+
+# --- Build inputs are data (issue 31) ------------------------------------------------------------
+
+
+def _injection(marker):
+    """A value that, copied into build.ninja as it is, ends its line and adds a rule running
+    `touch marker` as a default target."""
+    return f"-DX\nrule evil\n  command = touch {marker}\nbuild evil: evil\ndefault evil\nx = "
+
+
+def test_a_newline_in_a_build_input_is_refused_before_anything_runs(tmp_path, cache):
+    src = _tiny(tmp_path, "inject", 'extern "C" int inject() { return 1; }\n')
+    marker = tmp_path / "marker"
+    for kwargs, what in (
+        ({"extra_cflags": [_injection(marker)]}, r"extra_cflags\[0\] contains a newline"),
+        ({"include_dirs": [tmp_path, _injection(marker)]}, r"include_dirs\[1\] contains a newline"),
+        ({"extra_ldflags": ["-O0", "a\rb"]}, r"extra_ldflags\[1\] contains a carriage return"),
+        ({"extra_cflags": ["a\0b"]}, r"extra_cflags\[0\] contains a NUL"),
+        ({"build_dir": tmp_path / "b\nc"}, r"build_dir contains a newline"),
+    ):
+        with pytest.raises(ValueError, match=what):
+            ferry.cpp.build("jit_inject", [src], **kwargs)
+    assert not marker.exists()
+    assert not list(cache.glob("jit_inject-*"))
+
+
+def test_paths_and_flags_reach_the_compiler_literally(tmp_path, cache):
+    # A source path with |, spaces, $ and : (| ends a path in a ninja build line and cannot be
+    # escaped there), an include directory and flags with shell syntax: all arrive as written.
+    weird = tmp_path / "we|ird $dir:x"
+    weird.mkdir()
+    inc = tmp_path / "inc |$:'dir"
+    inc.mkdir()
+    (inc / "jit_weird.h").write_text("#define JIT_HEADER 5\n")
+    src = weird / "s|r c$x:y.cc"
+    src.write_text(
+        '#include "jit_weird.h"\n'
+        'extern "C" const char* jit_text() { return JIT_TEXT; }\n'
+        'extern "C" int jit_header() { return JIT_HEADER; }\n'
+    )
+    marker = tmp_path / "ran"
+    text = f"a b;touch {marker}; $(touch {marker}) `touch {marker}` | c:d $x ${{y}} 'q' \"z\""
+    path = ferry.cpp.build(
+        "jit_weird", [src], include_dirs=[inc], extra_cflags=[f"-DJIT_TEXT={json.dumps(text)}"]
+    )
+    lib = ctypes.CDLL(path)
+    lib.jit_text.restype = ctypes.c_char_p
+    assert lib.jit_text().decode() == text and lib.jit_header() == 5
+    assert not marker.exists()
+    # The dependency scan found the header in the odd directory: a change rebuilds.
+    manifest = json.loads((pathlib.Path(path).parent / "manifest.json").read_text())
+    assert str(inc / "jit_weird.h") in [d[0] for d in manifest["deps"]]
+
+
+# --- The cache is verified (issue 31) ------------------------------------------------------------
+
+_LOAD_AND_CALL = """\
+import ctypes, os, sys, ferry.cpp
+lib = ferry.cpp.load("jit_damaged", [sys.argv[1]])
+print(ctypes.CDLL(os.fspath(lib)).jit_damaged())
+"""
+
+
+def test_a_damaged_cached_library_is_rebuilt_not_loaded(tmp_path, cache):
+    src = _tiny(tmp_path, "damaged", 'extern "C" int jit_damaged() { return 42; }\n')
+    lib = pathlib.Path(ferry.cpp.build("jit_damaged", [src]))
+    size = lib.stat().st_size
+    manifest = lib.parent / "manifest.json"
+
+    def flip_a_byte(data):
+        return data[: size // 2] + bytes([data[size // 2] ^ 0xFF]) + data[size // 2 + 1 :]
+
+    # A crash or a full disk (half, or nothing, written), and a same-size corruption.
+    for damage in (lambda d: d[: size // 2], lambda d: b"", flip_a_byte):
+        lib.write_bytes(damage(lib.read_bytes()))  # in place: the same file, shorter or changed
+        run = subprocess.run(
+            [sys.executable, "-c", _LOAD_AND_CALL, str(src)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (run.returncode, run.stdout.strip()) == (0, "42"), run.stderr
+        recorded = json.loads(manifest.read_text())["library"]
+        assert lib.stat().st_size == size == recorded["size"]
+        assert hashlib.sha256(lib.read_bytes()).hexdigest() == recorded["sha256"]
+
+
+# --- One build directory, changed code (issue 31) ------------------------------------------------
+
+V1 = 'FERRY_REGISTER_GLOBAL("jit_again.count").set_body_typed([](int64_t x) { return x + 1; });'
+V2 = 'FERRY_REGISTER_GLOBAL("jit_again.index").set_body_typed([](int64_t x) { return x * 10; });'
+V3 = 'FERRY_REGISTER_GLOBAL("jit_again.count").set_body_typed([](int64_t x) { return x + 2; });'
+
+
+def test_changed_code_in_one_build_dir_is_loaded_or_refused_never_stale(tmp_path, cache):
+    d = tmp_path / "b"
+    first = ferry.cpp.load_inline("jit_again", V1, build_dir=d, extra_cflags=FAST)
+    # A global named like a str method is the library's function.
+    assert first.count(3) == 4
+    assert os.fspath(first) == str(d / "libjit_again.so")
+    # New code under new global names: loaded (from a file of its own), and it is what runs.
+    second = ferry.cpp.load_inline("jit_again", V2, build_dir=d, extra_cflags=FAST)
+    assert second.index(3) == 30 and not hasattr(second, "count")
+    assert os.fspath(second) != os.fspath(first) and os.path.exists(second)
+    assert first.count(3) == 4
+    # New code under the same global names cannot replace the loaded one: an error, not v1.
+    with pytest.raises(RuntimeError, match=r"(?s)already registered.*another build of jit_again"):
+        ferry.cpp.load_inline("jit_again", V3, build_dir=d, extra_cflags=FAST)
+    assert first.count(3) == 4 and ferry.get_global_func("jit_again.count")(3) == 4
+
+
+# --- Names, directories, killed builds (issue 31) ------------------------------------------------
+
+
+def test_a_long_name_and_an_unwritable_directory_are_clear_errors(tmp_path, cache, monkeypatch):
+    src = _tiny(tmp_path, "nowhere", 'extern "C" int nowhere() { return 0; }\n')
+    with pytest.raises(ValueError, match=r"is 300 characters long; at most 128"):
+        ferry.cpp.build("j" * 300, [src])
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(
+        ferry.cpp.BuildError, match=rf"build directory {blocker}/b \(build_dir=\).*writable"
+    ):
+        ferry.cpp.build("jit_nowhere", [src], build_dir=blocker / "b")
+    monkeypatch.setenv("FERRY_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(
+        ferry.cpp.BuildError,
+        match=rf"cache directory {blocker}/cache \(FERRY_CACHE_DIR\).*set FERRY_CACHE_DIR",
+    ):
+        ferry.cpp.build("jit_nowhere", [src])
+
+
+_SLOW_CXX = """\
+#!/bin/sh
+case "$1" in --version) echo "slow c++ 1.0" ;; *) exec sleep 300 ;; esac
+"""
+
+_BUILD_IN = """\
+import sys, ferry.cpp
+ferry.cpp.build("jit_killed", [sys.argv[1]], build_dir=sys.argv[2])
+"""
+
+
+def test_a_killed_build_leaves_nothing_behind_after_the_next_build(tmp_path, cache):
+    src = _tiny(tmp_path, "killed", 'extern "C" int killed() { return 0; }\n')
+    slow = tmp_path / "slow-cxx"
+    slow.write_text(_SLOW_CXX)
+    slow.chmod(0o755)
+    d = tmp_path / "b"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BUILD_IN, str(src), str(d)],
+        env=dict(os.environ, CXX=str(slow)),
+        start_new_session=True,  # its own process group: ninja and the "compiler" die with it
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(d.glob("*/build.ninja")) and time.monotonic() < deadline:
+            assert proc.poll() is None
+            time.sleep(0.05)
+        assert list(d.glob("*/build.ninja")), "the build never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    left = [p for p in d.iterdir() if p.is_dir() and p.name != "src"]
+    assert left  # what a killed build leaves
+    ferry.cpp.build("jit_killed", [src], build_dir=d)
+    assert sorted(p.name for p in d.iterdir()) == [
+        ".lock",
+        "libjit_killed.so",
+        "manifest.json",
+        "src",
+    ]
