@@ -44,6 +44,9 @@ class Array(_Object, Sequence):
         # shared, and any depth pickles (save_json walks without recursion).
         return _reduce_json(self)
 
+    def __deepcopy__(self, memo):
+        return _deepcopy_immutable(self, memo, lambda copy_of: Array([copy_of(x) for x in self]))
+
 
 @register_object("ferry.Map")
 class Map(_Object, Mapping):
@@ -92,6 +95,11 @@ class Map(_Object, Mapping):
 
     def __reduce__(self):
         return _reduce_json(self)  # sharing kept, as for Array
+
+    def __deepcopy__(self, memo):
+        return _deepcopy_immutable(
+            self, memo, lambda copy_of: Map([(copy_of(k), copy_of(v)) for k, v in self.items()])
+        )
 
 
 @register_object("ferry.Shape")
@@ -225,6 +233,14 @@ class List(_Object, MutableSequence):
     def __reduce__(self):
         return _reduce_json(self)  # sharing kept; a List holding itself raises
 
+    def __deepcopy__(self, memo):
+        import copy  # here: deepcopy is rare
+
+        made = type(self)()
+        memo[id(self)] = made  # before the items: an item may lead back here
+        made.extend([copy.deepcopy(x, memo) for x in self])
+        return made
+
 
 @register_object("ferry.Dict")
 class Dict(_Object, MutableMapping):
@@ -294,6 +310,15 @@ class Dict(_Object, MutableMapping):
     def __reduce__(self):
         return _reduce_json(self)
 
+    def __deepcopy__(self, memo):
+        import copy  # here: deepcopy is rare
+
+        made = type(self)()
+        memo[id(self)] = made  # before the entries: a value may lead back here
+        for key, value in self.items():
+            made[copy.deepcopy(key, memo)] = copy.deepcopy(value, memo)
+        return made
+
 
 _list_new = get_global_func("ferry.List")
 _list_insert = get_global_func("ferry.ListInsert")
@@ -312,6 +337,24 @@ _dict_to_map = get_global_func("ferry.DictToMap")
 _core._install_container_slots(List, Dict)
 _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
+
+
+# --- copy.deepcopy over graphs that may hold cycles ---------------------------------------------
+# A cycle of Ferry objects always passes through a mutable one (List, Dict, a py_class that is
+# not frozen): only those can be changed after they are made. So, as copy.deepcopy does for
+# plain objects, a mutable object enters `memo` as an empty (or shallow) copy before its
+# contents are copied, and is filled after; an immutable one (Array, Map, a frozen py_class) is
+# made after its contents, and if copying them met the object again (through a mutable one),
+# the copy made there is the copy.
+
+
+def _deepcopy_immutable(obj, memo, make):
+    """The deep copy of the immutable ``obj``: ``make(copy_of)``, where ``copy_of`` deep-copies
+    one value with ``memo``, unless copying its contents already made it."""
+    import copy  # here: deepcopy is rare
+
+    made = make(lambda value: copy.deepcopy(value, memo))
+    return memo.setdefault(id(obj), made)
 
 
 def _reduce_json(obj):

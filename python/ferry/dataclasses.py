@@ -16,6 +16,7 @@ structural equality and hashing, Repr) works on it. See docs/python.md.
 import copy
 import dataclasses as _std
 import inspect
+import linecache
 import re
 import reprlib
 import sys
@@ -23,7 +24,7 @@ import types
 import typing
 
 from . import _core
-from .registry import get_global_func, register_object
+from .registry import _check_key_text, get_global_func, register_object
 
 __all__ = [
     "FrozenInstanceError",
@@ -206,19 +207,40 @@ _SUPPORTED = (
 
 
 def _where(cls, name=None):
-    """'file:line' of the class (or of the annotation of field `name`), for error messages."""
-    try:
-        lines, start = inspect.getsourcelines(cls)
-        path = inspect.getsourcefile(cls)
-    except (OSError, TypeError):
-        module = sys.modules.get(cls.__module__)
-        return getattr(module, "__file__", None) or cls.__module__
+    """'file:line' of the class (or of the annotation of field `name`), for error messages.
+
+    The class statement is the one whose decorator ran (recorded by :func:`py_class` as
+    ``cls._ferry_origin``): ``inspect.getsourcelines`` would find the first class of that name in
+    the file, which is not the failing one when a class is declared again."""
+    origin = cls.__dict__.get("_ferry_origin")
+    found = _block_at(*origin) if origin is not None else None
+    if found is not None:
+        path, lines, start = found
+    else:
+        try:
+            lines, start = inspect.getsourcelines(cls)
+            path = inspect.getsourcefile(cls)
+        except (OSError, TypeError):
+            module = sys.modules.get(cls.__module__)
+            return getattr(module, "__file__", None) or cls.__module__
     if name is not None:
         pattern = re.compile(rf"\s+{re.escape(name)}\s*:")
         for i, line in enumerate(lines):
             if pattern.match(line):
                 return f"{path}:{start + i}"
     return f"{path}:{start}"
+
+
+def _block_at(path, lineno):
+    """(path, the lines of the decorated statement starting at ``lineno``, lineno), or None
+    when the source is not at hand."""
+    lines = linecache.getlines(path)
+    if not 0 < lineno <= len(lines):
+        return None
+    try:
+        return path, inspect.getblock(lines[lineno - 1 :]), lineno
+    except Exception:  # source that does not tokenize: fall back to inspect.getsourcelines
+        return None
 
 
 def _error(kind, cls, name, message):
@@ -272,6 +294,9 @@ def py_class(
     """
     if not isinstance(type_key, str) or not type_key:
         raise TypeError(f"py_class: the type key must be a non-empty str, not {type_key!r}")
+    _check_key_text("py_class", type_key)
+    caller = sys._getframe(1)
+    origin = (caller.f_code.co_filename, caller.f_lineno)  # the decorator line of this class
     if eq not in ("identity", "structural"):
         raise ValueError(
             f"py_class({type_key!r}): eq must be 'identity' or 'structural', not {eq!r}"
@@ -282,6 +307,8 @@ def py_class(
         raise ValueError(f"py_class({type_key!r}): child_slots must be a non-negative int")
 
     def wrap(cls):
+        if isinstance(cls, type):
+            cls._ferry_origin = origin
         return _make_class(
             cls,
             type_key,
@@ -487,7 +514,7 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
     _set_new(cls, "__repr__", _make_repr(tuple(f.name for f in all_fields if f.repr)))
     _set_new(cls, "__match_args__", tuple(f.name for f in all_fields if f.init and not f.kw_only))
     _set_new(cls, "__copy__", _make_copy(type_index, names))
-    _set_new(cls, "__deepcopy__", _make_deepcopy(type_index, names))
+    _set_new(cls, "__deepcopy__", _make_deepcopy(type_index, names, frozen))
     _set_new(cls, "__reduce__", _reduce)
     if eq == "structural":
         from . import structural_equal, structural_hash  # cycle
@@ -579,12 +606,30 @@ def _make_copy(type_index, names):
     return __copy__
 
 
-def _make_deepcopy(type_index, names):
+def _make_deepcopy(type_index, names, frozen):
+    """``__deepcopy__`` that copies cycles as copy.deepcopy does (see container.py): the copy of
+    a mutable object enters ``memo`` as a shallow copy before its fields are copied, and takes
+    the copied values in place after; a frozen object is made from its copied fields, unless
+    copying them (through a mutable object) already made it."""
+    if frozen:
+
+        def __deepcopy__(self, memo):
+            values = [copy.deepcopy(getattr(self, n), memo) for n in names]
+            made = memo.get(id(self))
+            if made is None:
+                made = type(self).__new__(type(self))
+                _core._create(made, type_index, names, *values)
+                memo[id(self)] = made
+            return made
+
+        return __deepcopy__
+
     def __deepcopy__(self, memo):
         new = type(self).__new__(type(self))
+        _core._create(new, type_index, names, *(getattr(self, n) for n in names))
+        memo[id(self)] = new  # before the fields: a field may lead back here
         values = [copy.deepcopy(getattr(self, n), memo) for n in names]
-        _core._create(new, type_index, names, *values)
-        memo[id(self)] = new
+        _core._create(new, type_index, names, *values)  # in place: `new` holds its object
         return new
 
     return __deepcopy__

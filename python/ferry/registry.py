@@ -77,6 +77,7 @@ def register_object(type_key=None):
             raise TypeError(
                 f"register_object: the type key must be a str, not {type(key).__name__}"
             )
+        _check_key_text("register_object", key)
         if not (isinstance(cls, type) and issubclass(cls, _core.Object)):
             raise TypeError(f"register_object({key!r}): {cls!r} does not derive from ferry.Object")
         cls = _without_dict(cls, key)
@@ -90,6 +91,18 @@ def register_object(type_key=None):
         cls, type_key = type_key, None
         return register(cls)
     return register
+
+
+def _check_key_text(what, key):
+    """A ValueError naming ``key`` (repr'd) when it is not valid UTF-8 text (a lone surrogate):
+    type keys cross the C ABI as UTF-8."""
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"{what}: the type key {key!r} is not valid UTF-8 ({e.reason} at index {e.start}): "
+            "a Ferry type key is UTF-8 text"
+        ) from None
 
 
 class _TypeKeyAttr:
