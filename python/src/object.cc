@@ -726,6 +726,19 @@ PyObject* SetClassHook(PyObject*, PyObject* hook) {
   Py_RETURN_NONE;
 }
 
+PyObject* ClassOfKey(PyObject*, PyObject* key) {
+  const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+  if (text == nullptr) {
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_TypeError, "_class_of_key: a str, not %s", Py_TYPE(key)->tp_name);
+    }
+    return nullptr;
+  }
+  int32_t index = -1;
+  if (FerryTypeKeyToIndex(text, &index) != 0) return RaiseFerryError();
+  return Py_NewRef(reinterpret_cast<PyObject*>(ClassOf(index)));
+}
+
 PyObject* ListClasses(PyObject*, PyObject*) {
   return Py_BuildValue("(NN)", PyDict_Copy(g_state.classes_by_key),
                        PyDict_Copy(g_state.auto_classes));

@@ -10,7 +10,15 @@ import pickle
 import dist_support
 import distributed  # a test dependency: scripts/setup.sh installs it
 import pytest
-from dist_support import call, echo, loaded_types, sum_and_handle, tree_sum, unpickle
+from dist_support import (
+    call,
+    class_pickle_of_result,
+    echo,
+    loaded_types,
+    sum_and_handle,
+    tree_sum,
+    unpickle,
+)
 
 import ferry
 
@@ -63,6 +71,16 @@ def test_objects_come_back(client):
         timeout=TIMEOUT
     )
     assert ferry.structural_equal(back[0], tree) and back[1]["t"].same_as(back[0])
+
+
+def test_objects_of_classes_made_on_first_sight_come_back_with_no_serialization_error(client):
+    # A worker pickles the class of each result too (distributed's task metadata): a class made
+    # on first sight (ferry.auto.ptest.Pair) pickles by reference, so no "Failed to serialize".
+    made = client.submit(call, balanced, 5, pure=False).result(timeout=TIMEOUT)
+    assert type(made) is type(balanced(5)) and type(made).__module__ == "ferry.auto"
+    assert ferry.get_global_func("ptest.sum")(made) == 10
+    data = client.submit(class_pickle_of_result, balanced, 5, pure=False).result(timeout=TIMEOUT)
+    assert pickle.loads(data) is type(made)
 
 
 def test_a_cpp_pass_runs_in_the_workers_on_objects_built_here(client):
