@@ -89,6 +89,24 @@ class Field:
             f"compare={self.compare}, kw_only={self.kw_only})"
         )
 
+    def __reduce__(self):  # metadata is a mappingproxy, which does not pickle
+        return (
+            _field_again,
+            (
+                self.name,
+                self.type,
+                self.type_text,
+                self.default,
+                self.default_factory,
+                self.init,
+                self.repr,
+                self.compare,
+                self.kw_only,
+                dict(self.metadata),
+                self._inherited_from_cpp,
+            ),
+        )
+
     def _copy(self):
         new = Field(
             self.default,
@@ -102,6 +120,15 @@ class Field:
         new.name, new.type, new.type_text = self.name, self.type, self.type_text
         new._inherited_from_cpp = self._inherited_from_cpp
         return new
+
+
+def _field_again(
+    name, tp, type_text, default, factory, init, repr, compare, kw_only, metadata, cpp
+):
+    """Unpickles a :class:`Field` (a class pickled by value carries its field records)."""
+    f = Field(default, factory, init, repr, compare, kw_only, metadata)
+    f.name, f.type, f.type_text, f._inherited_from_cpp = name, tp, type_text, cpp
+    return f
 
 
 def field(
@@ -479,8 +506,72 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
     cls = register_object(key)(cls)
     recorded = {f.name: f for f in all_fields}
     cls.__ferry_fields__ = recorded
-    _add_methods(cls, type_index, all_fields, frozen=frozen, eq=eq, order=order)
+    parent_key = None if parent is _core.Object else parent.__dict__["_type_key"]
+    library = _core._library_of_type(parent_key) if parent_key is not None else None
+    decl = _Declaration(
+        cls,
+        key,
+        parent_key,
+        ((library, parent_key),) if library is not None else (),
+        child_slots,
+        flags,
+        specs,
+        type_index,
+    )
+    cls.__ferry_declaration__ = decl
+    _add_methods(cls, decl, all_fields, frozen=frozen, eq=eq, order=order)
     return cls
+
+
+class _Declaration:
+    """A py_class's registration: its type key, parent, options and own fields, and the type
+    index this process gave it (``index``), which the generated methods read.
+
+    A class that pickles by value (cloudpickle sends one defined in ``__main__`` with its dict,
+    as Dask does) carries this record; unpickling it registers the type again in the receiving
+    process (the same declaration finds the same type) and binds the class received to the key,
+    so the class works there with that process's index. A key declared otherwise there is a
+    pickle.UnpicklingError naming it."""
+
+    __slots__ = ("cls", "key", "parent_key", "libraries", "child_slots", "flags", "specs", "index")
+
+    def __init__(self, cls, key, parent_key, libraries, child_slots, flags, specs, index):
+        self.cls, self.key, self.parent_key, self.libraries = cls, key, parent_key, libraries
+        self.child_slots, self.flags, self.specs, self.index = child_slots, flags, specs, index
+
+    def __reduce__(self):
+        return (
+            _declare_again,
+            (
+                self.cls,
+                self.key,
+                self.parent_key,
+                self.libraries,
+                self.child_slots,
+                self.flags,
+                self.specs,
+            ),
+        )
+
+
+def _declare_again(cls, key, parent_key, libraries, child_slots, flags, specs):
+    """Unpickles a :class:`_Declaration`: registers the type of ``cls`` (a class pickled by
+    value, still being filled in) in this process and binds ``cls`` to its key."""
+    from .registry import _ensure_libraries, _unpickling_error  # cycle
+
+    _ensure_libraries(libraries)  # the library of a C++ parent, if this process lacks it
+    try:
+        parent_index = _OBJECT_INDEX if parent_key is None else _core._type_key_to_index(parent_key)
+        index = _core._register_type(key, parent_index, child_slots, flags, specs)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _unpickling_error(
+            f"cannot unpickle the py_class {key!r} (a class pickled by value, as cloudpickle "
+            f"sends one defined in __main__): registering its type here failed: {e}; declare "
+            "it the same way in both processes, or define it in an importable module"
+        ) from None
+    cls._type_key = key
+    _core._register_class(key, cls)
+    return _Declaration(cls, key, parent_key, libraries, child_slots, flags, specs, index)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,10 +584,11 @@ def _set_new(cls, name, value):
         setattr(cls, name, value)
 
 
-def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
+def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
     names = tuple(f.name for f in all_fields)
+    type_index = decl.index
     if "__init__" not in cls.__dict__:
-        init = _make_init(cls, type_index, all_fields, names)
+        init = _make_init(cls, decl, all_fields, names)
         cls.__init__ = init
         if not hasattr(cls, "__post_init__") and type(cls) is type:
             # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc)
@@ -513,8 +605,8 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
             _core._install_init(cls, init, type_index, names, plan)
     _set_new(cls, "__repr__", _make_repr(tuple(f.name for f in all_fields if f.repr)))
     _set_new(cls, "__match_args__", tuple(f.name for f in all_fields if f.init and not f.kw_only))
-    _set_new(cls, "__copy__", _make_copy(type_index, names))
-    _set_new(cls, "__deepcopy__", _make_deepcopy(type_index, names, frozen))
+    _set_new(cls, "__copy__", _make_copy(decl, names))
+    _set_new(cls, "__deepcopy__", _make_deepcopy(decl, names, frozen))
     _set_new(cls, "__reduce__", _reduce)
     if eq == "structural":
         from . import structural_equal, structural_hash  # cycle
@@ -545,12 +637,12 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
         _set_new(cls, "__delattr__", __delattr__)
 
 
-def _make_init(cls, type_index, all_fields, names):
+def _make_init(cls, decl, all_fields, names):
     """``__init__`` generated as source, as dataclasses does: parameters in dataclass order,
     values passed to ``_core._create`` in storage order."""
     namespace = {
         "_create": _core._create,
-        "_type_index": type_index,
+        "_decl": decl,
         "_names": names,
         "_MISSING": MISSING,
     }
@@ -576,7 +668,7 @@ def _make_init(cls, type_index, all_fields, names):
             param = local
         (keyword if f.kw_only else positional).append(param)
     params = ["self"] + positional + (["*"] + keyword if keyword else [])
-    body.append(f"  _create(self, _type_index, _names{''.join(', ' + n for n in names)})")
+    body.append(f"  _create(self, _decl.index, _names{''.join(', ' + n for n in names)})")
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
@@ -597,16 +689,16 @@ def _make_repr(shown):
     return __repr__
 
 
-def _make_copy(type_index, names):
+def _make_copy(decl, names):
     def __copy__(self):
         new = type(self).__new__(type(self))
-        _core._create(new, type_index, names, *(getattr(self, n) for n in names))
+        _core._create(new, decl.index, names, *(getattr(self, n) for n in names))
         return new
 
     return __copy__
 
 
-def _make_deepcopy(type_index, names, frozen):
+def _make_deepcopy(decl, names, frozen):
     """``__deepcopy__`` that copies cycles as copy.deepcopy does (see container.py): the copy of
     a mutable object enters ``memo`` as a shallow copy before its fields are copied, and takes
     the copied values in place after; a frozen object is made from its copied fields, unless
@@ -618,7 +710,7 @@ def _make_deepcopy(type_index, names, frozen):
             made = memo.get(id(self))
             if made is None:
                 made = type(self).__new__(type(self))
-                _core._create(made, type_index, names, *values)
+                _core._create(made, decl.index, names, *values)
                 memo[id(self)] = made
             return made
 
@@ -626,10 +718,10 @@ def _make_deepcopy(type_index, names, frozen):
 
     def __deepcopy__(self, memo):
         new = type(self).__new__(type(self))
-        _core._create(new, type_index, names, *(getattr(self, n) for n in names))
+        _core._create(new, decl.index, names, *(getattr(self, n) for n in names))
         memo[id(self)] = new  # before the fields: a field may lead back here
         values = [copy.deepcopy(getattr(self, n), memo) for n in names]
-        _core._create(new, type_index, names, *values)  # in place: `new` holds its object
+        _core._create(new, decl.index, names, *values)  # in place: `new` holds its object
         return new
 
     return __deepcopy__

@@ -615,6 +615,18 @@ PyObject* FieldGetName(PyObject* self, void*) {
   return Py_NewRef(reinterpret_cast<PyField*>(self)->name);
 }
 
+/// A descriptor pickles as its name (the getter and setter it caches belong to this process):
+/// cloudpickle sends a class defined in __main__ with its dict, descriptors included.
+PyObject* FieldReduce(PyObject* self, PyObject*) {
+  return Py_BuildValue("(O(O))", reinterpret_cast<PyObject*>(Py_TYPE(self)),
+                       reinterpret_cast<PyField*>(self)->name);
+}
+
+PyMethodDef kFieldMethods[] = {
+    {"__reduce__", FieldReduce, METH_NOARGS, "Pickles the descriptor as Field(name)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyGetSetDef kFieldGetSet[] = {
     {"name", FieldGetName, nullptr, "The field name.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -653,6 +665,7 @@ void InitObjectTypes() {
   FieldType.tp_descr_get = FieldGet;
   FieldType.tp_descr_set = FieldSet;
   FieldType.tp_getset = kFieldGetSet;
+  FieldType.tp_methods = kFieldMethods;
 }
 
 int InitClassRegistry() {

@@ -6,6 +6,8 @@ instead of hanging them."""
 
 import logging
 import pickle
+import subprocess
+import sys
 
 import dist_support
 import distributed  # a test dependency: scripts/setup.sh installs it
@@ -129,3 +131,41 @@ def test_dask_names_tasks_after_the_contents_of_ferry_objects():
 
     assert tokenize(balanced(8)) == tokenize(balanced(8))
     assert tokenize(balanced(8)) != tokenize(balanced(9))
+
+
+MAIN_SCRIPT = """
+import logging
+import distributed
+import ferry
+
+
+@ferry.py_class("pydask.Point")
+class Point(ferry.Object):
+    x: int
+    y: float = 0.0
+
+
+def shift(p, by):
+    return Point(p.x + by, p.y)
+
+
+if __name__ == "__main__":
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                 dashboard_address=None, silence_logs=logging.ERROR) as cluster,
+        distributed.Client(cluster, timeout=60) as client,
+    ):
+        back = client.submit(shift, Point(1, 2.5), 2).result(timeout=60)
+        print("back", type(back) is Point, back.x, back.y)
+"""
+
+
+def test_a_py_class_defined_in_main_travels_to_a_worker_and_back(tmp_path):
+    # Dask sends the class by value (cloudpickle); the worker registers it under its key.
+    script = tmp_path / "main_dask.py"
+    script.write_text(MAIN_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, timeout=300, cwd=tmp_path
+    )
+    assert run.stdout.decode().strip() == "back True 3 2.5", run.stderr.decode()
+    assert "Failed to serialize" not in run.stderr.decode(), run.stderr.decode()

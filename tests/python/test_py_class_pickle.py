@@ -51,3 +51,81 @@ def test_a_fresh_process_resolves_the_class_by_its_type_key():
 def test_a_key_that_is_not_registered_says_so():
     ghost = ferry.auto.nowhere.Ghost
     assert "no Ferry type 'nowhere.Ghost' is registered" in repr(ghost)
+
+
+# --- a py_class defined in __main__, through cloudpickle ----------------------------------------
+
+MAIN_SCRIPT = """
+import copy, pickle, subprocess, sys
+import cloudpickle
+import ferry
+
+
+@ferry.py_class("pymain.Point")
+class Point(ferry.Object):
+    x: int
+    y: float = 0.0
+    tags: list[str] = ferry.field(default_factory=list, metadata={"unit": "m"})
+    other: "Point | None" = None
+
+
+@ferry.py_class("pymain.Frozen", frozen=True, eq="structural")
+class Frozen(ferry.Object):
+    p: Point
+
+
+RECEIVER = '''
+import copy, pickle, sys
+import ferry
+Point, Frozen, p, f = pickle.loads(sys.stdin.buffer.read())
+assert Point.__module__ == "__main__" and Point.__ferry_type_key__ == "pymain.Point"
+assert type(p) is Point and (p.x, p.y, list(p.tags)) == (1, 2.5, ["a"])
+assert type(f) is Frozen and f.p.x == 1 and f == Frozen(Point(1, 2.5, ["a"]))
+q = Point(3, other=p)  # the class works here: registered under its key
+assert q.other is p and type(ferry.load_json(ferry.save_json(q))) is Point
+assert copy.deepcopy(q).other.x == 1 and copy.copy(q).other is p
+assert ferry.dataclasses.fields(Point)[2].metadata["unit"] == "m"
+try:
+    f.p = q
+except AttributeError:
+    pass
+else:
+    raise AssertionError("frozen")
+print("received", repr(q))
+'''
+
+if __name__ == "__main__":
+    p = Point(1, 2.5, ["a"])
+    data = cloudpickle.dumps((Point, Frozen, p, Frozen(p)))  # by value: defined in __main__
+    run = subprocess.run(
+        [sys.executable, "-c", RECEIVER], input=data, capture_output=True, timeout=120
+    )
+    print(run.stdout.decode(), run.stderr.decode())
+    # Declared otherwise in the receiving process: an error that says what to do.
+    other = '''
+import pickle, sys
+import ferry
+@ferry.py_class("pymain.Point")
+class Point(ferry.Object):
+    name: str
+try:
+    pickle.loads(sys.stdin.buffer.read())
+except pickle.UnpicklingError as e:
+    print("refused:", e)
+'''
+    run = subprocess.run([sys.executable, "-c", other], input=data, capture_output=True, timeout=120)
+    print(run.stdout.decode(), run.stderr.decode())
+"""
+
+
+def test_a_py_class_defined_in_main_goes_through_cloudpickle(tmp_path):
+    script = tmp_path / "main_script.py"
+    script.write_text(MAIN_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, timeout=300, cwd=tmp_path
+    )
+    out = run.stdout.decode()
+    assert run.returncode == 0, run.stderr.decode()
+    assert "received Point(x=3, y=0.0, tags=[], other=Point(x=1, y=2.5" in out, out
+    assert "refused: cannot unpickle the py_class 'pymain.Point'" in out, out
+    assert "already registered with other fields" in out and "importable module" in out, out
