@@ -359,10 +359,95 @@ def _deepcopy_immutable(obj, memo, make):
 
 def _reduce_json(obj):
     """Pickles ``obj`` by content: its JSON, and the libraries its types need when loaded
-    libraries registered any (docs/distributed.md)."""
-    text = _save_json(obj)
+    libraries registered any (docs/distributed.md). A graph holding a Function (which JSON
+    cannot hold) pickles by parts (:func:`_reduce_parts`)."""
+    try:
+        text = _save_json(obj)
+    except ValueError as e:
+        if _NO_FUNCTION_IN_JSON not in str(e):
+            raise
+        return _reduce_parts(obj, {obj.__ferry_handle__: obj})
     libraries = _core._json_libraries(text)
     return (_from_json, (text, libraries) if libraries else (text,))
+
+
+# --- Pickling by parts: graphs that hold Functions ----------------------------------------------
+# JSON has no form for a Function, so a container or object whose graph holds one pickles part
+# by part: each container and object as its items or fields, each Function as it pickles alone
+# (a registered global by name, a Python callable's Function as the callable, any other a
+# pickle.PicklingError naming it). Every container and object of the graph goes by parts, one
+# _ByParts per object (`session`, by handle), so pickle's memo keeps the sharing JSON keeps.
+# Depth is bounded by pickle's recursion, not by save_json's.
+
+#: The part of SaveJSON's message for a Function (src/json.cc).
+_NO_FUNCTION_IN_JSON = "cannot save a ferry.Function"
+
+
+class _ByParts:
+    """One Ferry object of a graph pickled by parts; unpickles as the object itself."""
+
+    __slots__ = ("obj", "session")
+
+    def __init__(self, obj, session):
+        self.obj, self.session = obj, session
+
+    def __reduce__(self):
+        return _reduce_parts(self.obj, self.session)
+
+
+def _part(value, session):
+    """``value`` as a part of a graph pickled by parts: a Ferry container or object by parts
+    (one _ByParts per object), anything else (Functions included) as it pickles alone."""
+    if not isinstance(value, _Object) or isinstance(value, _core.Function):
+        return value
+    if not isinstance(value, (Array, Map, List, Dict)) and _node_fields(value) is None:
+        return value  # a Tensor, a Shape, ...: no Function inside
+    handle = value.__ferry_handle__
+    found = session.get(handle)
+    if found is None:
+        found = session[handle] = _ByParts(value, session)
+    return found
+
+
+def _node_fields(obj):
+    """The field names of a reflected node object that can be made from its fields, or None."""
+    key = obj.__ferry_type_key__
+    described = _find_node_fields(key)
+    return None if described is None else list(described)[0::2]
+
+
+def _reduce_parts(obj, session):
+    """The reduce tuple of ``obj`` by parts (the items or fields, each a :func:`_part`)."""
+    if isinstance(obj, Array):
+        return (Array, ([_part(x, session) for x in obj],))
+    if isinstance(obj, Map):
+        return (Map, ([(_part(k, session), _part(v, session)) for k, v in obj.items()],))
+    if isinstance(obj, List):  # made empty, memoized, then filled: it may lead back to itself
+        return (type(obj), (), None, iter([_part(x, session) for x in obj]))
+    if isinstance(obj, Dict):
+        items = [(_part(k, session), _part(v, session)) for k, v in obj.items()]
+        return (type(obj), (), None, None, iter(items))
+    names = _node_fields(obj)
+    if names is None:
+        return obj.__reduce_ex__(4)
+    key = obj.__ferry_type_key__
+    library = _core._library_of_type(key) if _core._pickle_libraries_on() else None
+    fields = {name: _part(getattr(obj, name), session) for name in names}
+    # A py_class travels by reference (or by value, from __main__), so the unpickling process
+    # imports (or declares) it before its objects are made.
+    cls = type(obj) if getattr(type(obj), "__ferry_declaration__", None) is not None else None
+    return (_node_from_parts, (key, fields, ((library, key),) if library else (), cls))
+
+
+def _node_from_parts(key, fields, libraries=(), cls=None):
+    """Unpickles a node pickled by parts: MakeNode from its fields (after loading the library of
+    its type, if this process lacks it)."""
+    if libraries:
+        _ensure_libraries(libraries)
+    return _core.make_node(key, **fields)
+
+
+_find_node_fields = get_global_func("ferry.FindNodeFields")
 
 
 def _from_json(text, libraries=()):

@@ -771,8 +771,15 @@ def _reduce_by_content(self):
 
 def _reduce(self):
     from . import save_json  # cycle
+    from .container import _NO_FUNCTION_IN_JSON, _reduce_parts
 
-    return (_restore, (type(self), save_json(self)))
+    try:
+        text = save_json(self)
+    except ValueError as e:  # a Function in the graph: by parts (container.py)
+        if _NO_FUNCTION_IN_JSON not in str(e):
+            raise
+        return _reduce_parts(self, {self.__ferry_handle__: self})
+    return (_restore, (type(self), text))
 
 
 # ---------------------------------------------------------------------------------------------
