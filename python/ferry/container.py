@@ -433,9 +433,12 @@ def _reduce_parts(obj, session):
     key = obj.__ferry_type_key__
     library = _core._library_of_type(key) if _core._pickle_libraries_on() else None
     fields = {name: _part(getattr(obj, name), session) for name in names}
-    # A py_class travels by reference (or by value, from __main__), so the unpickling process
-    # imports (or declares) it before its objects are made.
-    cls = type(obj) if getattr(type(obj), "__ferry_declaration__", None) is not None else None
+    # A py_class pickled as a class (by reference, or by value from __main__) goes first, so the
+    # unpickling process imports (or declares) it before its objects are made. (A class that
+    # pickles its objects by content only, as tschema.register's, has no name to travel by.)
+    from .dataclasses import _reduce as _py_class_reduce  # cycle
+
+    cls = type(obj) if getattr(type(obj), "__reduce__", None) is _py_class_reduce else None
     return (_node_from_parts, (key, fields, ((library, key),) if library else (), cls))
 
 

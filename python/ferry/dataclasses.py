@@ -763,23 +763,28 @@ def _restore_content(text):
     return load_json(text)
 
 
-def _reduce_by_content(self):
-    from . import save_json  # imported here: it imports this module
-
-    return (_restore_content, (save_json(self),))
-
-
-def _reduce(self):
+def _json_or_parts(self):
+    """(save_json(self), None), or (None, the reduce tuple by parts) when the graph holds a
+    Function, which JSON cannot hold (container.py)."""
     from . import save_json  # cycle
     from .container import _NO_FUNCTION_IN_JSON, _reduce_parts
 
     try:
-        text = save_json(self)
-    except ValueError as e:  # a Function in the graph: by parts (container.py)
+        return save_json(self), None
+    except ValueError as e:
         if _NO_FUNCTION_IN_JSON not in str(e):
             raise
-        return _reduce_parts(self, {self.__ferry_handle__: self})
-    return (_restore, (type(self), text))
+        return None, _reduce_parts(self, {self.__ferry_handle__: self})
+
+
+def _reduce_by_content(self):
+    text, by_parts = _json_or_parts(self)
+    return by_parts if text is None else (_restore_content, (text,))
+
+
+def _reduce(self):
+    text, by_parts = _json_or_parts(self)
+    return by_parts if text is None else (_restore, (type(self), text))
 
 
 # ---------------------------------------------------------------------------------------------
