@@ -168,3 +168,19 @@ def test_deepcopy_of_a_frozen_object_in_a_cycle_and_of_containers():
     d["self"] = d
     made = copy.deepcopy(d)
     assert made is not d and made["self"] is made
+
+
+def test_a_schema_field_defaulting_to_null_holds_none_at_run_time():
+    # tschema.register: `span: ty.ObjectRef = ty.field(default=None)` is a nullable reference in
+    # C++; registered at run time it is Optional, so the default (None) is accepted.
+    import pathlib
+
+    import ferry.tschema
+
+    fixture = pathlib.Path(__file__).parent / "tschema" / "fixtures" / "kitchen.py"
+    kitchen = ferry.tschema.register(str(fixture))
+    var = kitchen.Var("x")
+    let = kitchen.Let(var, var, var)
+    assert let.span is None
+    with pytest.raises(TypeError, match="field 'value'"):
+        kitchen.Let(var, None, var)
