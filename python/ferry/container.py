@@ -452,6 +452,24 @@ def _node_from_parts(key, fields, libraries=(), cls=None):
 
 _find_node_fields = get_global_func("ferry.FindNodeFields")
 
+#: The first item of the pickled state of an object of a registered C++ class (ferry.Object's
+#: __getstate__ / __setstate__, python/src/object.cc) that went by parts.
+_PARTS_STATE = "ferry:parts"
+
+
+def _state_by_parts(obj, error):
+    """``__getstate__`` of ``obj`` when save_json failed with ``error``: by parts if a Function
+    was the reason, else ``error`` again."""
+    if _NO_FUNCTION_IN_JSON not in str(error):
+        raise error
+    return (_PARTS_STATE, _reduce_parts(obj, {obj.__ferry_handle__: obj}))
+
+
+def _from_parts_state(parts):
+    """``__setstate__``'s half of :func:`_state_by_parts`: the object the reduce tuple makes."""
+    make, args = parts[0], parts[1]
+    return make(*args)
+
 
 def _from_json(text, libraries=()):
     """Unpickles a container (or any object pickled by content), loading the libraries its

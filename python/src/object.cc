@@ -421,7 +421,24 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
     return nullptr;
   }
   PyObject* text = CallGlobal("ferry.SaveJSON", &g_state.globals.save_json, &self, 1);
-  if (text == nullptr) return nullptr;
+  if (text == nullptr) {
+    // A Function in the graph (JSON has no form for one): by parts, or the error again
+    // (ferry/container.py _state_by_parts).
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return nullptr;
+    PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != nullptr) PyException_SetTraceback(value, traceback);
+    PyObject* container = PyImport_ImportModule("ferry.container");
+    PyObject* state = container != nullptr
+                          ? PyObject_CallMethod(container, "_state_by_parts", "OO", self, value)
+                          : nullptr;
+    Py_XDECREF(container);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return state;
+  }
   // The JSON alone when the core or the executable registered every type (as small as it
   // was); (JSON, libraries) when loaded libraries did (docs/distributed.md).
   PyObject* libraries = PickleLibrariesOfJSON(text);
@@ -434,6 +451,18 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
 }
 
 PyObject* ObjectSetState(PyObject* self, PyObject* state) {
+  if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(state, 0)) &&
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(state, 0), "ferry:parts") == 0) {
+    // ("ferry:parts", reduce tuple): an object whose graph holds a Function (ObjectGetState).
+    PyObject* container = PyImport_ImportModule("ferry.container");
+    PyObject* made = container != nullptr ? PyObject_CallMethod(container, "_from_parts_state",
+                                                                "(O)", PyTuple_GET_ITEM(state, 1))
+                                          : nullptr;
+    Py_XDECREF(container);
+    if (AdoptHandle(self, made) != 0) return nullptr;
+    Py_RETURN_NONE;
+  }
   if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2) {
     // (JSON, libraries): load the libraries this process lacks first (ferry/registry.py).
     PyObject* registry = PyImport_ImportModule("ferry.registry");

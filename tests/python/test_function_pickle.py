@@ -2,8 +2,12 @@
 clear PicklingError for anonymous C++ functions."""
 
 import pickle
+import subprocess
+import sys
+import textwrap
 
 import cloudpickle  # a test dependency (Dask's)
+import ferry_testing
 import pytest
 
 import ferry
@@ -99,3 +103,36 @@ def test_an_unpicklable_function_in_a_container_is_a_pickling_error(f):
         pickle.dumps(ferry.Map({"f": ferry.convert(lambda x: x)}))
     with pytest.raises(pickle.PicklingError, match="not registered as a global"):
         pickle.dumps(Op(f.make_adder(2)))
+
+
+def test_an_object_of_a_registered_cpp_class_holding_a_function_pickles_by_parts():
+    # ferry.Object's own __getstate__/__setstate__ (a class from register_object); run apart,
+    # so that registering a class for test.Attrs does not change the other tests.
+    code = textwrap.dedent(f"""
+        import pickle
+        import ferry
+        ferry.load_library({str(ferry_testing.TESTING_LIB)!r})
+
+        @ferry.register_object("test.Attrs")
+        class Attrs(ferry.Object):
+            pass
+
+        def attrs(anything):
+            return ferry.make_node(
+                "test.Attrs", flag=True, small=1, ratio=0.5, text="t", name="n", dtype="int32",
+                maybe=None, count=None, items=[], table={{}}, shape=ferry.Shape([2]),
+                anything=anything,
+            )
+
+        back = pickle.loads(pickle.dumps(attrs(ferry.convert(len))))
+        assert type(back) is Attrs and back.anything("abc") == 3 and back.text == "t"
+        try:
+            pickle.dumps(attrs(ferry.get_global_func("test.make_adder")(1)))
+        except pickle.PicklingError as e:
+            assert "not registered as a global" in str(e)
+        else:
+            raise AssertionError("an anonymous C++ function pickled")
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert run.stdout.decode().strip() == "ok", run.stderr.decode()
