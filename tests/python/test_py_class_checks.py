@@ -106,6 +106,22 @@ def test_none_in_a_field_that_is_not_optional_is_a_type_error_naming_it(name):
     holder.maybe = None  # Optional holds None
 
 
+@ferry.py_class("pychecks.Link")
+class Link(ferry.Object):
+    box: Box
+    anything: ferry.Object
+
+
+def test_load_json_refuses_null_for_a_field_that_is_not_optional():
+    box = Box(1)
+    text = ferry.save_json(Link(box, box))
+    assert '"box": {"ref": 2}, "anything": {"ref": 2}' in text
+    with pytest.raises(ValueError, match=r'pychecks.Link\), field "box": expected pychecks.Box'):
+        ferry.load_json(text.replace('"box": {"ref": 2}', '"box": null'))
+    with pytest.raises(ValueError, match=r'field "anything": expected Object but got None'):
+        ferry.load_json(text.replace('"anything": {"ref": 2}', '"anything": null'))
+
+
 # --- fields a JSON document leaves out ---------------------------------------------------------
 
 
