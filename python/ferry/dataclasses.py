@@ -171,6 +171,12 @@ def _type_text(tp, cls, key):
     """The C ABI type text of an annotation, or a TypeError's reason (a str starting '!')."""
     if isinstance(tp, TypeText):
         return tp.text
+    if isinstance(tp, (str, typing.ForwardRef)):  # typing.Optional["Node"], list["Node"]
+        text = tp if isinstance(tp, str) else tp.__forward_arg__
+        try:
+            tp = _eval_annotation(cls, text)
+        except Exception as e:  # reported with the field and line
+            return f"!cannot resolve the forward reference {text!r}: {e}"
     from . import Array, DataType, Dict, Function, List, Map  # cycle
 
     if tp is typing.Any:
@@ -279,14 +285,20 @@ def _is_classvar(tp):
     return tp is typing.ClassVar or typing.get_origin(tp) is typing.ClassVar
 
 
-def _resolve(cls, name, annotation):
-    if not isinstance(annotation, str):
-        return annotation
+def _eval_annotation(cls, text):
+    """The annotation written as ``text``, evaluated where ``cls`` is defined (its module, the
+    class itself by name, the class body)."""
     module = sys.modules.get(cls.__module__)
     namespace = dict(vars(module)) if module is not None else {}
     namespace.setdefault(cls.__name__, cls)
+    return eval(text, namespace, dict(vars(cls)))  # an annotation
+
+
+def _resolve(cls, name, annotation):
+    if not isinstance(annotation, str):
+        return annotation
     try:
-        return eval(annotation, namespace, dict(vars(cls)))  # an annotation
+        return _eval_annotation(cls, annotation)
     except Exception as e:  # reported with the field and line
         raise _error(
             TypeError, cls, name, f"cannot resolve the annotation {annotation!r}: {e}"

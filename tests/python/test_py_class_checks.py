@@ -200,3 +200,21 @@ def test_a_schema_field_defaulting_to_null_holds_none_at_run_time():
     assert let.span is None
     with pytest.raises(TypeError, match="field 'value'"):
         kitchen.Let(var, None, var)
+
+
+def test_a_forward_reference_inside_optional_or_list_resolves():
+    @ferry.py_class("pychecks.Tree")
+    class Tree(ferry.Object):
+        kids: list["Tree"]
+        parent: typing.Optional["Tree"] = None
+
+    leaf = Tree([])
+    root = Tree([leaf])
+    assert root.kids[0] is leaf and root.parent is None
+    with pytest.raises(TypeError, match="field 'kids'"):
+        Tree([1])
+    with pytest.raises(TypeError, match="cannot resolve the forward reference 'Nowhere'"):
+
+        @ferry.py_class("pychecks.Dangling")
+        class Dangling(ferry.Object):
+            other: typing.Optional["Nowhere"] = None  # noqa: F821 (the error under test)
