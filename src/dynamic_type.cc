@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "c_api_internal.h"
+#include "dynamic_type_internal.h"
 #include "ferry/container/dict.h"
 #include "ferry/container/list.h"
 #include "ferry/function.h"
@@ -53,7 +54,9 @@ struct FieldConstraint {
   mutable std::atomic<int32_t> type_index{-1};
   std::vector<std::unique_ptr<FieldConstraint>> args;
 
-  /// Whether the check adds anything to what the storage type converts.
+  /// Whether the check adds anything to what the storage type converts. An object or Function
+  /// field is stored as a nullable reference, which takes None: the check refuses it (only
+  /// `Optional[T]` holds None).
   bool Trivial() const {
     switch (kind) {
       case kAny:
@@ -63,10 +66,10 @@ struct FieldConstraint {
       case kStr:
       case kBytes:
       case kDType:
-      case kFunction:
         return true;
+      case kFunction:
       case kObject:
-        return type_key == "Object";
+        return false;
       case kArray:
       case kList:
         return args[0]->kind == kAny;
@@ -441,6 +444,12 @@ std::string Signature(int32_t parent_index, int32_t num_child_slots, int32_t fla
 }
 
 }  // namespace
+
+size_t NumFieldsWithDefaults(const NodeInfo& info) {
+  if (info.dynamic == nullptr) return info.fields.size();
+  const NodeInfo* cpp_base = info.dynamic->cpp_base;
+  return cpp_base != nullptr ? cpp_base->fields.size() : 0;
+}
 
 int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32_t num_child_slots,
                                int32_t flags, const FerryFieldSpec* specs, int32_t num_fields) {

@@ -19,6 +19,7 @@
 #include <vector>         // the node table
 
 #include "base64_internal.h"
+#include "dynamic_type_internal.h"
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
@@ -529,7 +530,13 @@ class Loader {
     const NodeInfo* info;
     Pattern head;  // key", "fields": {   (after the opening quote of the key)
     std::vector<FastField> fields;
+    size_t required_from;  // the fields from this one on must be in the text
   };
+
+  /// Whether a document must give `field` of `type` (NumFieldsWithDefaults).
+  static bool Required(const FastType& type, const FastField* field) {
+    return static_cast<size_t>(field - type.fields.data()) >= type.required_from;
+  }
 
   /// The slot of the exact-layout cache for the text at `p` (8 readable bytes).
   static size_t SlotOf(const char* p) {
@@ -561,6 +568,7 @@ class Loader {
     FastType& type = fast_type_store_.emplace_back();
     type.info = info;
     type.head = Pattern(std::string(key) + "\", \"fields\": {");
+    type.required_from = details::NumFieldsWithDefaults(*info);
     for (size_t k = 0; k < info->fields.size(); ++k) {
       const std::string& name = info->fields[k].name;
       if (!IsPlain(name)) return nullptr;
@@ -767,6 +775,7 @@ class Loader {
         while (field != fields_end && !field->key.At(p, end)) {
           // not as SaveJSON writes it: "name" with other spacing before the ':'?
           if (IsKey(p, end, field->info->name)) break;
+          if (Required(*type, field)) return nullptr;  // left out: the general path says so
           ++field;
         }
         if (field == fields_end) return nullptr;
@@ -796,6 +805,9 @@ class Loader {
         p = SkipSpace(p + 1, end);
         if (p == end) return nullptr;
       }
+    }
+    for (; field != fields_end; ++field) {
+      if (Required(*type, field)) return nullptr;
     }
     ++p;  // the end of "fields"
     if (p == end || *p != '}') {
@@ -999,6 +1011,7 @@ class Loader {
       Fail(fields, NodeName() + ": \"fields\" must be an object");
     }
     ObjectPtr<Object> obj = info->create(*info);
+    std::vector<bool> given(info->fields.size());
     key = fields + 1;
     for (uint64_t m = 0; m < doc_[fields].size; ++m, key = doc_.Next(key + 1)) {
       const std::string_view name = doc_[key].str();
@@ -1017,6 +1030,15 @@ class Loader {
         Fail(value,
              NodeName() + ", field \"" + QuoteText(name) + "\": " + std::string(e.message()));
       }
+      given[static_cast<size_t>(field - info->fields.data())] = true;
+    }
+    for (size_t k = details::NumFieldsWithDefaults(*info); k < given.size(); ++k) {
+      if (given[k]) continue;
+      const FieldInfo& field = info->fields[k];
+      Fail(fields, NodeName() + ": missing field \"" + QuoteText(field.name) + "\" (" +
+                       field.TypeStr() +
+                       "): a field declared at run time (py_class, tschema.register) has no "
+                       "C++ default, so the document must give it");
     }
     return ObjectRef(std::move(obj));
   }

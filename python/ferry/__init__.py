@@ -19,6 +19,7 @@ from .error import _make_error
 
 _core._set_error_factory(_make_error)
 
+from . import auto as auto  # classes made on first sight: pickled by reference to it
 from . import dataclasses
 from ._core import Field, Function, Object, convert, make_node
 from .container import Array, Dict, List, Map, Shape

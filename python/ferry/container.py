@@ -44,6 +44,9 @@ class Array(_Object, Sequence):
         # shared, and any depth pickles (save_json walks without recursion).
         return _reduce_json(self)
 
+    def __deepcopy__(self, memo):
+        return _deepcopy_immutable(self, memo, lambda copy_of: Array([copy_of(x) for x in self]))
+
 
 @register_object("ferry.Map")
 class Map(_Object, Mapping):
@@ -92,6 +95,11 @@ class Map(_Object, Mapping):
 
     def __reduce__(self):
         return _reduce_json(self)  # sharing kept, as for Array
+
+    def __deepcopy__(self, memo):
+        return _deepcopy_immutable(
+            self, memo, lambda copy_of: Map([(copy_of(k), copy_of(v)) for k, v in self.items()])
+        )
 
 
 @register_object("ferry.Shape")
@@ -225,6 +233,14 @@ class List(_Object, MutableSequence):
     def __reduce__(self):
         return _reduce_json(self)  # sharing kept; a List holding itself raises
 
+    def __deepcopy__(self, memo):
+        import copy  # here: deepcopy is rare
+
+        made = type(self)()
+        memo[id(self)] = made  # before the items: an item may lead back here
+        made.extend([copy.deepcopy(x, memo) for x in self])
+        return made
+
 
 @register_object("ferry.Dict")
 class Dict(_Object, MutableMapping):
@@ -294,6 +310,15 @@ class Dict(_Object, MutableMapping):
     def __reduce__(self):
         return _reduce_json(self)
 
+    def __deepcopy__(self, memo):
+        import copy  # here: deepcopy is rare
+
+        made = type(self)()
+        memo[id(self)] = made  # before the entries: a value may lead back here
+        for key, value in self.items():
+            made[copy.deepcopy(key, memo)] = copy.deepcopy(value, memo)
+        return made
+
 
 _list_new = get_global_func("ferry.List")
 _list_insert = get_global_func("ferry.ListInsert")
@@ -314,12 +339,136 @@ _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
 
 
+# --- copy.deepcopy over graphs that may hold cycles ---------------------------------------------
+# A cycle of Ferry objects always passes through a mutable one (List, Dict, a py_class that is
+# not frozen): only those can be changed after they are made. So, as copy.deepcopy does for
+# plain objects, a mutable object enters `memo` as an empty (or shallow) copy before its
+# contents are copied, and is filled after; an immutable one (Array, Map, a frozen py_class) is
+# made after its contents, and if copying them met the object again (through a mutable one),
+# the copy made there is the copy.
+
+
+def _deepcopy_immutable(obj, memo, make):
+    """The deep copy of the immutable ``obj``: ``make(copy_of)``, where ``copy_of`` deep-copies
+    one value with ``memo``, unless copying its contents already made it."""
+    import copy  # here: deepcopy is rare
+
+    made = make(lambda value: copy.deepcopy(value, memo))
+    return memo.setdefault(id(obj), made)
+
+
 def _reduce_json(obj):
     """Pickles ``obj`` by content: its JSON, and the libraries its types need when loaded
-    libraries registered any (docs/distributed.md)."""
-    text = _save_json(obj)
+    libraries registered any (docs/distributed.md). A graph holding a Function (which JSON
+    cannot hold) pickles by parts (:func:`_reduce_parts`)."""
+    try:
+        text = _save_json(obj)
+    except ValueError as e:
+        if _NO_FUNCTION_IN_JSON not in str(e):
+            raise
+        return _reduce_parts(obj, {obj.__ferry_handle__: obj})
     libraries = _core._json_libraries(text)
     return (_from_json, (text, libraries) if libraries else (text,))
+
+
+# --- Pickling by parts: graphs that hold Functions ----------------------------------------------
+# JSON has no form for a Function, so a container or object whose graph holds one pickles part
+# by part: each container and object as its items or fields, each Function as it pickles alone
+# (a registered global by name, a Python callable's Function as the callable, any other a
+# pickle.PicklingError naming it). Every container and object of the graph goes by parts, one
+# _ByParts per object (`session`, by handle), so pickle's memo keeps the sharing JSON keeps.
+# Depth is bounded by pickle's recursion, not by save_json's.
+
+#: The part of SaveJSON's message for a Function (src/json.cc).
+_NO_FUNCTION_IN_JSON = "cannot save a ferry.Function"
+
+
+class _ByParts:
+    """One Ferry object of a graph pickled by parts; unpickles as the object itself."""
+
+    __slots__ = ("obj", "session")
+
+    def __init__(self, obj, session):
+        self.obj, self.session = obj, session
+
+    def __reduce__(self):
+        return _reduce_parts(self.obj, self.session)
+
+
+def _part(value, session):
+    """``value`` as a part of a graph pickled by parts: a Ferry container or object by parts
+    (one _ByParts per object), anything else (Functions included) as it pickles alone."""
+    if not isinstance(value, _Object) or isinstance(value, _core.Function):
+        return value
+    if not isinstance(value, (Array, Map, List, Dict)) and _node_fields(value) is None:
+        return value  # a Tensor, a Shape, ...: no Function inside
+    handle = value.__ferry_handle__
+    found = session.get(handle)
+    if found is None:
+        found = session[handle] = _ByParts(value, session)
+    return found
+
+
+def _node_fields(obj):
+    """The field names of a reflected node object that can be made from its fields, or None."""
+    key = obj.__ferry_type_key__
+    described = _find_node_fields(key)
+    return None if described is None else list(described)[0::2]
+
+
+def _reduce_parts(obj, session):
+    """The reduce tuple of ``obj`` by parts (the items or fields, each a :func:`_part`)."""
+    if isinstance(obj, Array):
+        return (Array, ([_part(x, session) for x in obj],))
+    if isinstance(obj, Map):
+        return (Map, ([(_part(k, session), _part(v, session)) for k, v in obj.items()],))
+    if isinstance(obj, List):  # made empty, memoized, then filled: it may lead back to itself
+        return (type(obj), (), None, iter([_part(x, session) for x in obj]))
+    if isinstance(obj, Dict):
+        items = [(_part(k, session), _part(v, session)) for k, v in obj.items()]
+        return (type(obj), (), None, None, iter(items))
+    names = _node_fields(obj)
+    if names is None:
+        return obj.__reduce_ex__(4)
+    key = obj.__ferry_type_key__
+    library = _core._library_of_type(key) if _core._pickle_libraries_on() else None
+    fields = {name: _part(getattr(obj, name), session) for name in names}
+    # A py_class pickled as a class (by reference, or by value from __main__) goes first, so the
+    # unpickling process imports (or declares) it before its objects are made. (A class that
+    # pickles its objects by content only, as tschema.register's, has no name to travel by.)
+    from .dataclasses import _reduce as _py_class_reduce  # cycle
+
+    cls = type(obj) if getattr(type(obj), "__reduce__", None) is _py_class_reduce else None
+    return (_node_from_parts, (key, fields, ((library, key),) if library else (), cls))
+
+
+def _node_from_parts(key, fields, libraries=(), cls=None):
+    """Unpickles a node pickled by parts: MakeNode from its fields (after loading the library of
+    its type, if this process lacks it)."""
+    if libraries:
+        _ensure_libraries(libraries)
+    return _core.make_node(key, **fields)
+
+
+_find_node_fields = get_global_func("ferry.FindNodeFields")
+
+#: The first item of the pickled state of an object of a registered C++ class (ferry.Object's
+#: __getstate__ / __setstate__, python/src/object.cc) that went by parts.
+_PARTS_STATE = "ferry:parts"
+
+
+def _state_by_parts(obj, error):
+    """``__getstate__`` of ``obj`` when save_json failed with ``error``: by parts if a Function
+    was the reason, else ``error`` again."""
+    if _NO_FUNCTION_IN_JSON not in str(error):
+        raise error
+    return (_PARTS_STATE, _reduce_parts(obj, {obj.__ferry_handle__: obj}))
+
+
+def _from_parts_state(parts):
+    """``__setstate__``'s half of :func:`_state_by_parts`: the object the reduce tuple makes."""
+    make, args = parts[0], parts[1]
+    return make(*args)
 
 
 def _from_json(text, libraries=()):

@@ -16,6 +16,7 @@ structural equality and hashing, Repr) works on it. See docs/python.md.
 import copy
 import dataclasses as _std
 import inspect
+import linecache
 import re
 import reprlib
 import sys
@@ -23,7 +24,7 @@ import types
 import typing
 
 from . import _core
-from .registry import get_global_func, register_object
+from .registry import _check_key_text, get_global_func, register_object
 
 __all__ = [
     "FrozenInstanceError",
@@ -88,6 +89,24 @@ class Field:
             f"compare={self.compare}, kw_only={self.kw_only})"
         )
 
+    def __reduce__(self):  # metadata is a mappingproxy, which does not pickle
+        return (
+            _field_again,
+            (
+                self.name,
+                self.type,
+                self.type_text,
+                self.default,
+                self.default_factory,
+                self.init,
+                self.repr,
+                self.compare,
+                self.kw_only,
+                dict(self.metadata),
+                self._inherited_from_cpp,
+            ),
+        )
+
     def _copy(self):
         new = Field(
             self.default,
@@ -101,6 +120,15 @@ class Field:
         new.name, new.type, new.type_text = self.name, self.type, self.type_text
         new._inherited_from_cpp = self._inherited_from_cpp
         return new
+
+
+def _field_again(
+    name, tp, type_text, default, factory, init, repr, compare, kw_only, metadata, cpp
+):
+    """Unpickles a :class:`Field` (a class pickled by value carries its field records)."""
+    f = Field(default, factory, init, repr, compare, kw_only, metadata)
+    f.name, f.type, f.type_text, f._inherited_from_cpp = name, tp, type_text, cpp
+    return f
 
 
 def field(
@@ -143,6 +171,12 @@ def _type_text(tp, cls, key):
     """The C ABI type text of an annotation, or a TypeError's reason (a str starting '!')."""
     if isinstance(tp, TypeText):
         return tp.text
+    if isinstance(tp, (str, typing.ForwardRef)):  # typing.Optional["Node"], list["Node"]
+        text = tp if isinstance(tp, str) else tp.__forward_arg__
+        try:
+            tp = _eval_annotation(cls, text)
+        except Exception as e:  # reported with the field and line
+            return f"!cannot resolve the forward reference {text!r}: {e}"
     from . import Array, DataType, Dict, Function, List, Map  # cycle
 
     if tp is typing.Any:
@@ -206,19 +240,40 @@ _SUPPORTED = (
 
 
 def _where(cls, name=None):
-    """'file:line' of the class (or of the annotation of field `name`), for error messages."""
-    try:
-        lines, start = inspect.getsourcelines(cls)
-        path = inspect.getsourcefile(cls)
-    except (OSError, TypeError):
-        module = sys.modules.get(cls.__module__)
-        return getattr(module, "__file__", None) or cls.__module__
+    """'file:line' of the class (or of the annotation of field `name`), for error messages.
+
+    The class statement is the one whose decorator ran (recorded by :func:`py_class` as
+    ``cls._ferry_origin``): ``inspect.getsourcelines`` would find the first class of that name in
+    the file, which is not the failing one when a class is declared again."""
+    origin = cls.__dict__.get("_ferry_origin")
+    found = _block_at(*origin) if origin is not None else None
+    if found is not None:
+        path, lines, start = found
+    else:
+        try:
+            lines, start = inspect.getsourcelines(cls)
+            path = inspect.getsourcefile(cls)
+        except (OSError, TypeError):
+            module = sys.modules.get(cls.__module__)
+            return getattr(module, "__file__", None) or cls.__module__
     if name is not None:
         pattern = re.compile(rf"\s+{re.escape(name)}\s*:")
         for i, line in enumerate(lines):
             if pattern.match(line):
                 return f"{path}:{start + i}"
     return f"{path}:{start}"
+
+
+def _block_at(path, lineno):
+    """(path, the lines of the decorated statement starting at ``lineno``, lineno), or None
+    when the source is not at hand."""
+    lines = linecache.getlines(path)
+    if not 0 < lineno <= len(lines):
+        return None
+    try:
+        return path, inspect.getblock(lines[lineno - 1 :]), lineno
+    except Exception:  # source that does not tokenize: fall back to inspect.getsourcelines
+        return None
 
 
 def _error(kind, cls, name, message):
@@ -230,14 +285,20 @@ def _is_classvar(tp):
     return tp is typing.ClassVar or typing.get_origin(tp) is typing.ClassVar
 
 
-def _resolve(cls, name, annotation):
-    if not isinstance(annotation, str):
-        return annotation
+def _eval_annotation(cls, text):
+    """The annotation written as ``text``, evaluated where ``cls`` is defined (its module, the
+    class itself by name, the class body)."""
     module = sys.modules.get(cls.__module__)
     namespace = dict(vars(module)) if module is not None else {}
     namespace.setdefault(cls.__name__, cls)
+    return eval(text, namespace, dict(vars(cls)))  # an annotation
+
+
+def _resolve(cls, name, annotation):
+    if not isinstance(annotation, str):
+        return annotation
     try:
-        return eval(annotation, namespace, dict(vars(cls)))  # an annotation
+        return _eval_annotation(cls, annotation)
     except Exception as e:  # reported with the field and line
         raise _error(
             TypeError, cls, name, f"cannot resolve the annotation {annotation!r}: {e}"
@@ -272,6 +333,9 @@ def py_class(
     """
     if not isinstance(type_key, str) or not type_key:
         raise TypeError(f"py_class: the type key must be a non-empty str, not {type_key!r}")
+    _check_key_text("py_class", type_key)
+    caller = sys._getframe(1)
+    origin = (caller.f_code.co_filename, caller.f_lineno)  # the decorator line of this class
     if eq not in ("identity", "structural"):
         raise ValueError(
             f"py_class({type_key!r}): eq must be 'identity' or 'structural', not {eq!r}"
@@ -282,6 +346,8 @@ def py_class(
         raise ValueError(f"py_class({type_key!r}): child_slots must be a non-negative int")
 
     def wrap(cls):
+        if isinstance(cls, type):
+            cls._ferry_origin = origin
         return _make_class(
             cls,
             type_key,
@@ -452,8 +518,72 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
     cls = register_object(key)(cls)
     recorded = {f.name: f for f in all_fields}
     cls.__ferry_fields__ = recorded
-    _add_methods(cls, type_index, all_fields, frozen=frozen, eq=eq, order=order)
+    parent_key = None if parent is _core.Object else parent.__dict__["_type_key"]
+    library = _core._library_of_type(parent_key) if parent_key is not None else None
+    decl = _Declaration(
+        cls,
+        key,
+        parent_key,
+        ((library, parent_key),) if library is not None else (),
+        child_slots,
+        flags,
+        specs,
+        type_index,
+    )
+    cls.__ferry_declaration__ = decl
+    _add_methods(cls, decl, all_fields, frozen=frozen, eq=eq, order=order)
     return cls
+
+
+class _Declaration:
+    """A py_class's registration: its type key, parent, options and own fields, and the type
+    index this process gave it (``index``), which the generated methods read.
+
+    A class that pickles by value (cloudpickle sends one defined in ``__main__`` with its dict,
+    as Dask does) carries this record; unpickling it registers the type again in the receiving
+    process (the same declaration finds the same type) and binds the class received to the key,
+    so the class works there with that process's index. A key declared otherwise there is a
+    pickle.UnpicklingError naming it."""
+
+    __slots__ = ("cls", "key", "parent_key", "libraries", "child_slots", "flags", "specs", "index")
+
+    def __init__(self, cls, key, parent_key, libraries, child_slots, flags, specs, index):
+        self.cls, self.key, self.parent_key, self.libraries = cls, key, parent_key, libraries
+        self.child_slots, self.flags, self.specs, self.index = child_slots, flags, specs, index
+
+    def __reduce__(self):
+        return (
+            _declare_again,
+            (
+                self.cls,
+                self.key,
+                self.parent_key,
+                self.libraries,
+                self.child_slots,
+                self.flags,
+                self.specs,
+            ),
+        )
+
+
+def _declare_again(cls, key, parent_key, libraries, child_slots, flags, specs):
+    """Unpickles a :class:`_Declaration`: registers the type of ``cls`` (a class pickled by
+    value, still being filled in) in this process and binds ``cls`` to its key."""
+    from .registry import _ensure_libraries, _unpickling_error  # cycle
+
+    _ensure_libraries(libraries)  # the library of a C++ parent, if this process lacks it
+    try:
+        parent_index = _OBJECT_INDEX if parent_key is None else _core._type_key_to_index(parent_key)
+        index = _core._register_type(key, parent_index, child_slots, flags, specs)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _unpickling_error(
+            f"cannot unpickle the py_class {key!r} (a class pickled by value, as cloudpickle "
+            f"sends one defined in __main__): registering its type here failed: {e}; declare "
+            "it the same way in both processes, or define it in an importable module"
+        ) from None
+    cls._type_key = key
+    _core._register_class(key, cls)
+    return _Declaration(cls, key, parent_key, libraries, child_slots, flags, specs, index)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,10 +596,11 @@ def _set_new(cls, name, value):
         setattr(cls, name, value)
 
 
-def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
+def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
     names = tuple(f.name for f in all_fields)
+    type_index = decl.index
     if "__init__" not in cls.__dict__:
-        init = _make_init(cls, type_index, all_fields, names)
+        init = _make_init(cls, decl, all_fields, names)
         cls.__init__ = init
         if not hasattr(cls, "__post_init__") and type(cls) is type:
             # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc)
@@ -486,8 +617,8 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
             _core._install_init(cls, init, type_index, names, plan)
     _set_new(cls, "__repr__", _make_repr(tuple(f.name for f in all_fields if f.repr)))
     _set_new(cls, "__match_args__", tuple(f.name for f in all_fields if f.init and not f.kw_only))
-    _set_new(cls, "__copy__", _make_copy(type_index, names))
-    _set_new(cls, "__deepcopy__", _make_deepcopy(type_index, names))
+    _set_new(cls, "__copy__", _make_copy(decl, names))
+    _set_new(cls, "__deepcopy__", _make_deepcopy(decl, names, frozen))
     _set_new(cls, "__reduce__", _reduce)
     if eq == "structural":
         from . import structural_equal, structural_hash  # cycle
@@ -518,12 +649,12 @@ def _add_methods(cls, type_index, all_fields, *, frozen, eq, order):
         _set_new(cls, "__delattr__", __delattr__)
 
 
-def _make_init(cls, type_index, all_fields, names):
+def _make_init(cls, decl, all_fields, names):
     """``__init__`` generated as source, as dataclasses does: parameters in dataclass order,
     values passed to ``_core._create`` in storage order."""
     namespace = {
         "_create": _core._create,
-        "_type_index": type_index,
+        "_decl": decl,
         "_names": names,
         "_MISSING": MISSING,
     }
@@ -549,7 +680,7 @@ def _make_init(cls, type_index, all_fields, names):
             param = local
         (keyword if f.kw_only else positional).append(param)
     params = ["self"] + positional + (["*"] + keyword if keyword else [])
-    body.append(f"  _create(self, _type_index, _names{''.join(', ' + n for n in names)})")
+    body.append(f"  _create(self, _decl.index, _names{''.join(', ' + n for n in names)})")
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
@@ -570,21 +701,39 @@ def _make_repr(shown):
     return __repr__
 
 
-def _make_copy(type_index, names):
+def _make_copy(decl, names):
     def __copy__(self):
         new = type(self).__new__(type(self))
-        _core._create(new, type_index, names, *(getattr(self, n) for n in names))
+        _core._create(new, decl.index, names, *(getattr(self, n) for n in names))
         return new
 
     return __copy__
 
 
-def _make_deepcopy(type_index, names):
+def _make_deepcopy(decl, names, frozen):
+    """``__deepcopy__`` that copies cycles as copy.deepcopy does (see container.py): the copy of
+    a mutable object enters ``memo`` as a shallow copy before its fields are copied, and takes
+    the copied values in place after; a frozen object is made from its copied fields, unless
+    copying them (through a mutable object) already made it."""
+    if frozen:
+
+        def __deepcopy__(self, memo):
+            values = [copy.deepcopy(getattr(self, n), memo) for n in names]
+            made = memo.get(id(self))
+            if made is None:
+                made = type(self).__new__(type(self))
+                _core._create(made, decl.index, names, *values)
+                memo[id(self)] = made
+            return made
+
+        return __deepcopy__
+
     def __deepcopy__(self, memo):
         new = type(self).__new__(type(self))
+        _core._create(new, decl.index, names, *(getattr(self, n) for n in names))
+        memo[id(self)] = new  # before the fields: a field may lead back here
         values = [copy.deepcopy(getattr(self, n), memo) for n in names]
-        _core._create(new, type_index, names, *values)
-        memo[id(self)] = new
+        _core._create(new, decl.index, names, *values)  # in place: `new` holds its object
         return new
 
     return __deepcopy__
@@ -626,16 +775,28 @@ def _restore_content(text):
     return load_json(text)
 
 
-def _reduce_by_content(self):
-    from . import save_json  # imported here: it imports this module
+def _json_or_parts(self):
+    """(save_json(self), None), or (None, the reduce tuple by parts) when the graph holds a
+    Function, which JSON cannot hold (container.py)."""
+    from . import save_json  # cycle
+    from .container import _NO_FUNCTION_IN_JSON, _reduce_parts
 
-    return (_restore_content, (save_json(self),))
+    try:
+        return save_json(self), None
+    except ValueError as e:
+        if _NO_FUNCTION_IN_JSON not in str(e):
+            raise
+        return None, _reduce_parts(self, {self.__ferry_handle__: self})
+
+
+def _reduce_by_content(self):
+    text, by_parts = _json_or_parts(self)
+    return by_parts if text is None else (_restore_content, (text,))
 
 
 def _reduce(self):
-    from . import save_json  # cycle
-
-    return (_restore, (type(self), save_json(self)))
+    text, by_parts = _json_or_parts(self)
+    return by_parts if text is None else (_restore, (type(self), text))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,6 +77,7 @@ def register_object(type_key=None):
             raise TypeError(
                 f"register_object: the type key must be a str, not {type(key).__name__}"
             )
+        _check_key_text("register_object", key)
         if not (isinstance(cls, type) and issubclass(cls, _core.Object)):
             raise TypeError(f"register_object({key!r}): {cls!r} does not derive from ferry.Object")
         cls = _without_dict(cls, key)
@@ -90,6 +91,18 @@ def register_object(type_key=None):
         cls, type_key = type_key, None
         return register(cls)
     return register
+
+
+def _check_key_text(what, key):
+    """A ValueError naming ``key`` (repr'd) when it is not valid UTF-8 text (a lone surrogate):
+    type keys cross the C ABI as UTF-8."""
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"{what}: the type key {key!r} is not valid UTF-8 ({e.reason} at index {e.start}): "
+            "a Ferry type key is UTF-8 text"
+        ) from None
 
 
 class _TypeKeyAttr:
@@ -281,12 +294,13 @@ def _class_hook(key, cls, base):
             name = "_" + name
     namespace = {
         "__slots__": (),
+        # ferry.auto.<key> resolves to this class (ferry/auto.py): it pickles by reference.
         "__module__": "ferry.auto",
-        "__qualname__": name,
+        "__qualname__": key,
         "__doc__": f"Objects of the Ferry type {key!r} (no Python class is registered for it).",
         "_type_key": key,
         "__ferry_type_key__": _TypeKeyAttr(key),
-        # Pickled by content: the class itself cannot be found by name in another process.
+        # Its objects pickle by content (and name the library of their type).
         "__reduce__": _reduce_through_json,
     }
     made = type(base)(name, (base,), namespace)
@@ -295,6 +309,49 @@ def _class_hook(key, cls, base):
 
 
 _core._set_class_hook(_class_hook)
+
+
+# --- ferry.auto: classes made on first sight, found by type key --------------------------------
+
+
+def _auto_attribute(name):
+    """``ferry.auto.<name>``: the class of the type key ``name``, or the keys under the prefix
+    ``name`` (``ferry.auto.demo`` for ``ferry.auto.demo.Point``)."""
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(f"module 'ferry.auto' has no attribute {name!r}")
+    return _auto_step(name)
+
+
+def _auto_step(key):
+    if _type_known(key):
+        return _core._class_of_key(key)
+    return _KeyPrefix(key)
+
+
+class _KeyPrefix:
+    """``ferry.auto.<prefix>``: a dotted part of type keys on the way to a class."""
+
+    __slots__ = ("_prefix",)
+
+    def __init__(self, prefix):
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _auto_step(f"{self._prefix}.{name}")
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ferry.auto resolves type keys; it cannot be assigned to")
+
+    def __repr__(self):
+        return (
+            f"<ferry.auto.{self._prefix}: no Ferry type {self._prefix!r} is registered in this "
+            "process (load the library that registers it); the keys under it resolve>"
+        )
+
+    def __reduce__(self):  # pickle protocols 0-3 reach a dotted class through its parent
+        return (_auto_step, (self._prefix,))
 
 
 def init_api(prefix, module=None):

@@ -256,6 +256,9 @@ PyObject* SetClassHook(PyObject* module, PyObject* hook);
 /// (registered classes by key, classes made on first sight by key), copies (module function
 /// _classes, for tests).
 PyObject* ListClasses(PyObject* module, PyObject* unused);
+/// The class of objects of the type key `key` (module function _class_of_key, which ferry.auto
+/// resolves pickled class references with): ClassOf its index; a KeyError for an unknown key.
+PyObject* ClassOfKey(PyObject* module, PyObject* key);
 
 // ---------------------------------------------------------------------------------------------
 // Errors.

@@ -495,6 +495,7 @@ PyMethodDef kMethods[] = {
      "name (every field must be given: a ValueError lists missing and unknown names, a "
      "TypeError or OverflowError names a field whose value does not convert)."},
     {"_classes", ListClasses, METH_NOARGS, nullptr},
+    {"_class_of_key", ClassOfKey, METH_O, nullptr},
     {"_set_dtype_class", SetDTypeClass, METH_O, nullptr},
     {"_set_error_factory", SetErrorFactory, METH_O, nullptr},
     {"_builtin_error_kinds", BuiltinErrorKinds, METH_NOARGS, nullptr},

@@ -421,7 +421,24 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
     return nullptr;
   }
   PyObject* text = CallGlobal("ferry.SaveJSON", &g_state.globals.save_json, &self, 1);
-  if (text == nullptr) return nullptr;
+  if (text == nullptr) {
+    // A Function in the graph (JSON has no form for one): by parts, or the error again
+    // (ferry/container.py _state_by_parts).
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return nullptr;
+    PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != nullptr) PyException_SetTraceback(value, traceback);
+    PyObject* container = PyImport_ImportModule("ferry.container");
+    PyObject* state = container != nullptr
+                          ? PyObject_CallMethod(container, "_state_by_parts", "OO", self, value)
+                          : nullptr;
+    Py_XDECREF(container);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return state;
+  }
   // The JSON alone when the core or the executable registered every type (as small as it
   // was); (JSON, libraries) when loaded libraries did (docs/distributed.md).
   PyObject* libraries = PickleLibrariesOfJSON(text);
@@ -434,6 +451,18 @@ PyObject* ObjectGetState(PyObject* self, PyObject*) {
 }
 
 PyObject* ObjectSetState(PyObject* self, PyObject* state) {
+  if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(state, 0)) &&
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(state, 0), "ferry:parts") == 0) {
+    // ("ferry:parts", reduce tuple): an object whose graph holds a Function (ObjectGetState).
+    PyObject* container = PyImport_ImportModule("ferry.container");
+    PyObject* made = container != nullptr ? PyObject_CallMethod(container, "_from_parts_state",
+                                                                "(O)", PyTuple_GET_ITEM(state, 1))
+                                          : nullptr;
+    Py_XDECREF(container);
+    if (AdoptHandle(self, made) != 0) return nullptr;
+    Py_RETURN_NONE;
+  }
   if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2) {
     // (JSON, libraries): load the libraries this process lacks first (ferry/registry.py).
     PyObject* registry = PyImport_ImportModule("ferry.registry");
@@ -615,6 +644,18 @@ PyObject* FieldGetName(PyObject* self, void*) {
   return Py_NewRef(reinterpret_cast<PyField*>(self)->name);
 }
 
+/// A descriptor pickles as its name (the getter and setter it caches belong to this process):
+/// cloudpickle sends a class defined in __main__ with its dict, descriptors included.
+PyObject* FieldReduce(PyObject* self, PyObject*) {
+  return Py_BuildValue("(O(O))", reinterpret_cast<PyObject*>(Py_TYPE(self)),
+                       reinterpret_cast<PyField*>(self)->name);
+}
+
+PyMethodDef kFieldMethods[] = {
+    {"__reduce__", FieldReduce, METH_NOARGS, "Pickles the descriptor as Field(name)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyGetSetDef kFieldGetSet[] = {
     {"name", FieldGetName, nullptr, "The field name.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -653,6 +694,7 @@ void InitObjectTypes() {
   FieldType.tp_descr_get = FieldGet;
   FieldType.tp_descr_set = FieldSet;
   FieldType.tp_getset = kFieldGetSet;
+  FieldType.tp_methods = kFieldMethods;
 }
 
 int InitClassRegistry() {
@@ -724,6 +766,19 @@ PyObject* SetClassHook(PyObject*, PyObject* hook) {
   }
   Py_XSETREF(g_state.class_hook, Py_NewRef(hook));
   Py_RETURN_NONE;
+}
+
+PyObject* ClassOfKey(PyObject*, PyObject* key) {
+  const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+  if (text == nullptr) {
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_TypeError, "_class_of_key: a str, not %s", Py_TYPE(key)->tp_name);
+    }
+    return nullptr;
+  }
+  int32_t index = -1;
+  if (FerryTypeKeyToIndex(text, &index) != 0) return RaiseFerryError();
+  return Py_NewRef(reinterpret_cast<PyObject*>(ClassOf(index)));
 }
 
 PyObject* ListClasses(PyObject*, PyObject*) {

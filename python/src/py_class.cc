@@ -73,11 +73,62 @@ FerryObjectHandle MakeFromValues(long type_index, PyObject* names, PyObject* con
   return made;
 }
 
+/// Raises dataclasses.FrozenInstanceError (an AttributeError) for assigning `name`.
+void RaiseFrozen(PyObject* name) {
+  PyObject* module = PyImport_ImportModule("dataclasses");
+  PyObject* kind =
+      module != nullptr ? PyObject_GetAttrString(module, "FrozenInstanceError") : nullptr;
+  Py_XDECREF(module);
+  if (kind == nullptr) return;
+  PyErr_Format(kind, "cannot assign to field '%U': __init__ of a frozen py_class cannot run again",
+               name);
+  Py_DECREF(kind);
+}
+
+/// __init__ run again on the live object `self`: the fields take `values` in place, so every
+/// holder (C++ included) sees them and the wrapper keeps its object (and hash). All values are
+/// converted and checked first (into a scratch object), so a bad one leaves `self` unchanged.
+/// A frozen type's object is a FrozenInstanceError. 0, or -1 with an exception.
+int ReinitInPlace(PyObject* self, long type_index, PyObject* names, PyObject* const* values,
+                  Py_ssize_t n) {
+  FerryObjectHandle target = HandleOf(self);
+  if (n > 0 && PyTuple_GET_SIZE(names) == n) {
+    // Writable at all? (Asked before converting: a frozen type refuses any value.)
+    const char* first = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, 0));
+    if (first == nullptr) return -1;
+    int64_t offset = 0;
+    FerryFieldSetter setter = nullptr;
+    if (FerryObjectGetFieldSetter(target, first, &offset, &setter) != 0) {
+      DiscardFerryError();
+      RaiseFrozen(PyTuple_GET_ITEM(names, 0));
+      return -1;
+    }
+  }
+  FerryObjectHandle scratch = MakeFromValues(type_index, names, values, n);
+  if (scratch == nullptr) return -1;
+  int rc = 0;
+  for (Py_ssize_t i = 0; i < n && rc == 0; ++i) {
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+    FerryAny cell{};
+    if (name == nullptr) {
+      rc = -1;
+    } else if (FerryObjectGetAttr(scratch, name, &cell) != 0 ||
+               FerryObjectSetAttr(target, name, &cell) != 0) {
+      RaiseFerryError();
+      rc = -1;
+    }
+    FerryAnyRelease(&cell);
+  }
+  FerryObjectDecRef(scratch);
+  return rc;
+}
+
 }  // namespace
 
 /// _create(self, type_index, names, *values): makes `self` the new object of `type_index` whose
-/// fields (all of them, in field order) take `values`. `names` (a tuple of the field names) only
-/// names a value that does not convert. Returns None.
+/// fields (all of them, in field order) take `values`; when `self` already holds an object
+/// (`__init__` called again), that object's fields take them in place (ReinitInPlace). `names`
+/// (a tuple of the field names) names a value that does not convert. Returns None.
 PyObject* CreateObject(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 3 || !PyTuple_Check(args[2])) {
     PyErr_SetString(PyExc_TypeError, "_create(self, type_index, names, *values)");
@@ -85,6 +136,10 @@ PyObject* CreateObject(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   const long type_index = PyLong_AsLong(args[1]);
   if (type_index == -1 && PyErr_Occurred()) return nullptr;
+  if (IsFerryObject(args[0]) && HandleOf(args[0]) != nullptr) {
+    if (ReinitInPlace(args[0], type_index, args[2], args + 3, nargs - 3) != 0) return nullptr;
+    Py_RETURN_NONE;
+  }
   FerryObjectHandle made = MakeFromValues(type_index, args[2], args + 3, nargs - 3);
   if (made == nullptr) return nullptr;
   if (AdoptNewHandle(args[0], made) != 0) return nullptr;

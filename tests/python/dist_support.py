@@ -63,6 +63,14 @@ def call(f, *args):
     return f(*args)
 
 
+def class_pickle_of_result(f, *args):
+    """The pickle of the class of ``f(*args)``, made as distributed makes it when it reports a
+    task's result type (distributed.protocol.pickle.dumps: pickle, then cloudpickle)."""
+    from distributed.protocol import pickle as dask_pickle
+
+    return dask_pickle.dumps(type(f(*args)))
+
+
 def loaded_types(*keys):
     """Which of the type keys this worker has registered."""
     return [ferry.registry._type_known(k) for k in keys]

@@ -6,11 +6,21 @@ instead of hanging them."""
 
 import logging
 import pickle
+import subprocess
+import sys
 
 import dist_support
 import distributed  # a test dependency: scripts/setup.sh installs it
 import pytest
-from dist_support import call, echo, loaded_types, sum_and_handle, tree_sum, unpickle
+from dist_support import (
+    call,
+    class_pickle_of_result,
+    echo,
+    loaded_types,
+    sum_and_handle,
+    tree_sum,
+    unpickle,
+)
 
 import ferry
 
@@ -65,6 +75,16 @@ def test_objects_come_back(client):
     assert ferry.structural_equal(back[0], tree) and back[1]["t"].same_as(back[0])
 
 
+def test_objects_of_classes_made_on_first_sight_come_back_with_no_serialization_error(client):
+    # A worker pickles the class of each result too (distributed's task metadata): a class made
+    # on first sight (ferry.auto.ptest.Pair) pickles by reference, so no "Failed to serialize".
+    made = client.submit(call, balanced, 5, pure=False).result(timeout=TIMEOUT)
+    assert type(made) is type(balanced(5)) and type(made).__module__ == "ferry.auto"
+    assert ferry.get_global_func("ptest.sum")(made) == 10
+    data = client.submit(class_pickle_of_result, balanced, 5, pure=False).result(timeout=TIMEOUT)
+    assert pickle.loads(data) is type(made)
+
+
 def test_a_cpp_pass_runs_in_the_workers_on_objects_built_here(client):
     scale = ferry.get_global_func("ptest.scale")  # a registered global: pickled by name
     trees = [balanced(n) for n in range(2, 12)]
@@ -111,3 +131,41 @@ def test_dask_names_tasks_after_the_contents_of_ferry_objects():
 
     assert tokenize(balanced(8)) == tokenize(balanced(8))
     assert tokenize(balanced(8)) != tokenize(balanced(9))
+
+
+MAIN_SCRIPT = """
+import logging
+import distributed
+import ferry
+
+
+@ferry.py_class("pydask.Point")
+class Point(ferry.Object):
+    x: int
+    y: float = 0.0
+
+
+def shift(p, by):
+    return Point(p.x + by, p.y)
+
+
+if __name__ == "__main__":
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                 dashboard_address=None, silence_logs=logging.ERROR) as cluster,
+        distributed.Client(cluster, timeout=60) as client,
+    ):
+        back = client.submit(shift, Point(1, 2.5), 2).result(timeout=60)
+        print("back", type(back) is Point, back.x, back.y)
+"""
+
+
+def test_a_py_class_defined_in_main_travels_to_a_worker_and_back(tmp_path):
+    # Dask sends the class by value (cloudpickle); the worker registers it under its key.
+    script = tmp_path / "main_dask.py"
+    script.write_text(MAIN_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, timeout=300, cwd=tmp_path
+    )
+    assert run.stdout.decode().strip() == "back True 3 2.5", run.stderr.decode()
+    assert "Failed to serialize" not in run.stderr.decode(), run.stderr.decode()

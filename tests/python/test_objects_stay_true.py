@@ -153,7 +153,9 @@ def test_setting_fields_does_not_leak(f):
 def test_a_type_without_a_class_gets_one_of_its_own(f):
     let = f.Let(Var("x"), IntImm(1), IntImm(2))
     cls = type(let)
-    assert cls.__name__ == "Let" and cls.__qualname__ == "Let" and cls.__module__ == "ferry.auto"
+    assert (
+        cls.__name__ == "Let" and cls.__qualname__ == "test.Let" and cls.__module__ == "ferry.auto"
+    )
     assert cls.__bases__ == (Expr,), "derives from the nearest registered ancestor's class"
     assert cls.__ferry_type_key__ == "test.Let"
     assert type(f.Let(Var("y"), IntImm(1), IntImm(2))) is cls, "made once"

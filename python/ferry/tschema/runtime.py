@@ -112,7 +112,11 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
         "__reduce__": fdc._reduce_by_content,
     }
     for f in node.fields:
-        annotations[f.name] = fdc.TypeText(_text(f.type, model))
+        text = _text(f.type, model)
+        if f.has_default and f.default is None and not text.startswith("Optional["):
+            # A C++ ObjectRef defaulting to null: only an Optional field holds None at run time.
+            text = f"Optional[{text}]"
+        annotations[f.name] = fdc.TypeText(text)
         namespace[f.name] = _field(f, fdc)
     name = node.ref_name or node.name
     cls = type(name, (parent_cls,), namespace)

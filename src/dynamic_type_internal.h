@@ -1,0 +1,23 @@
+/// \file dynamic_type_internal.h
+/// What JSON needs to know of types registered at run time (src/dynamic_type.cc).
+#ifndef FERRY_SRC_DYNAMIC_TYPE_INTERNAL_H_
+#define FERRY_SRC_DYNAMIC_TYPE_INTERNAL_H_
+
+#include <cstddef>
+
+#include "ferry/reflection/reflection.h"
+
+namespace ferry {
+namespace details {
+
+/// How many of `info`'s leading fields a LoadJSON document may leave out: every field of a C++
+/// node (its default constructor gave it a value, so a document written before the field was
+/// added still loads), and the C++ ancestor's fields of a type registered at run time. The
+/// fields after them (those a py_class or tschema.register declared) have no default in C++,
+/// so a document must give each: LoadJSON names a missing one.
+size_t NumFieldsWithDefaults(const NodeInfo& info);
+
+}  // namespace details
+}  // namespace ferry
+
+#endif  // FERRY_SRC_DYNAMIC_TYPE_INTERNAL_H_
