@@ -44,6 +44,24 @@ extern PyTypeObject ObjectType;
 extern PyTypeObject FunctionType;
 extern PyTypeObject FieldType;
 
+/// Keeps the error indicator across code that may set or clear it, for destructors and deallocs:
+/// they can run while an exception propagates (a temporary dropped by the unwinding), and must
+/// leave that exception as they found it. Whatever the guarded code raises is discarded.
+///
+///     void DeleteCapsule(PyObject* c) { SavedError saved; ...; }
+class SavedError {
+ public:
+  SavedError() { PyErr_Fetch(&type_, &value_, &traceback_); }
+  ~SavedError() { PyErr_Restore(type_, value_, traceback_); }
+  SavedError(const SavedError&) = delete;
+  SavedError& operator=(const SavedError&) = delete;
+
+ private:
+  PyObject* type_ = nullptr;
+  PyObject* value_ = nullptr;
+  PyObject* traceback_ = nullptr;
+};
+
 inline bool IsFerryObject(PyObject* v) { return PyObject_TypeCheck(v, &ObjectType); }
 inline FerryObjectHandle HandleOf(PyObject* v) {
   return reinterpret_cast<PyFerryObject*>(v)->handle;

@@ -2,8 +2,12 @@
 lifetimes, errors, serialization and structural equality."""
 
 import gc
+import os
+import pathlib
 import pickle
+import subprocess
 import sys
+import textwrap
 import weakref
 
 import ferry_testing  # noqa: F401  (loads the support library)
@@ -360,3 +364,92 @@ def test_wrapper_has_no_state_of_its_own():
     assert not hasattr(t, "__dict__")
     with pytest.raises(AttributeError):
         t.anything = 1
+
+
+def _run_isolated(code):
+    """Runs `code` in a fresh interpreter (a crash there fails this test, not the test run);
+    returns the completed process."""
+    here = str(pathlib.Path(__file__).resolve().parent)
+    path = os.pathsep.join([here, *sys.path])
+    env = dict(os.environ, PYTHONPATH=path)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_an_unused_capsule_dropped_by_an_exception_keeps_it():
+    # The capsule's destructor ran while ZeroDivisionError propagated and cleared it: a crash.
+    result = _run_isolated(
+        """
+        import numpy as np
+        import ferry
+        t = ferry.from_dlpack(np.arange(3.0))
+        for _ in range(100):
+            try:
+                [t.__dlpack__(), 1 / 0]
+            except ZeroDivisionError as e:
+                assert "division" in str(e)
+            try:
+                [t.__dlpack__(max_version=(1, 0)), {}["missing"]]
+            except KeyError:
+                pass
+        print("kept")
+        """
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "kept", result.stderr[-2000:]
+
+
+def test_a_dealloc_during_an_exception_keeps_it():
+    # A ferry object freed while an exception propagates runs C++ destructors, here one calling a
+    # Python callback: the callback runs normally and the exception arrives unchanged.
+    result = _run_isolated(
+        """
+        import ferry, ferry_testing
+        calls = []
+        make = ferry.get_global_func("test.call_on_destroy")
+        for _ in range(100):
+            try:
+                [make(lambda: calls.append(1)), 1 / 0]
+            except ZeroDivisionError as e:
+                assert "division" in str(e), e
+        assert len(calls) == 100, calls
+        print("kept")
+        """
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "kept", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "int4", "float32x4", "uint1"])
+def test_a_dtype_numpy_cannot_hold_is_refused_cleanly(dtype):
+    t = tensor_empty([2], ferry.DataType(dtype))
+    # NumPy's own refusal (RuntimeError in NumPy 2.x) arrives as NumPy raised it; it was a
+    # SystemError while the capsule's destructor cleared it.
+    with pytest.raises((RuntimeError, BufferError, TypeError)) as info:
+        np.from_dlpack(t)
+    assert not isinstance(info.value, SystemError), info.value
+    name = str(t.dtype)  # uint1 prints as bool
+    with pytest.raises(TypeError, match=f"NumPy has no dtype for {name} elements"):
+        t.numpy()
+    gc.collect()
+    assert use_count(t) == 1, "the refused capsule gave its reference back"
+
+
+def test_more_dimensions_than_numpy_holds_is_refused_cleanly():
+    t = tensor_empty([1] * 65, ferry.DataType("float32"))
+    assert t.ndim == 65
+    with pytest.raises((RuntimeError, BufferError, ValueError)) as info:
+        np.from_dlpack(t)
+    assert not isinstance(info.value, SystemError), info.value
+    with pytest.raises(BufferError, match="65 dimensions and NumPy holds at most 64"):
+        t.numpy()
+
+
+@pytest.mark.parametrize("device", ["x", 1, [1, 0], None.__class__])
+def test_dlpack_device_of_the_wrong_type_is_a_type_error(device):
+    t = ferry.from_dlpack(np.arange(3.0))
+    with pytest.raises(TypeError, match="dl_device"):
+        t.__dlpack__(dl_device=device)

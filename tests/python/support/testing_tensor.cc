@@ -3,6 +3,7 @@
 #include <ferry/ferry.h>
 
 #include <cstring>
+#include <memory>  // shared_ptr
 #include <vector>
 
 namespace {
@@ -87,6 +88,28 @@ FERRY_REGISTER_GLOBAL("test.tensor_use_count").set_body_typed([](Tensor t) {
 FERRY_REGISTER_GLOBAL("test.tensor_call_with_ptr").set_body_typed([](Tensor t, Function f) {
   DLTensor view = *t.GetDLTensorPtr();
   return f(&view);
+});
+
+/// A Function whose destruction calls `f()`: C++ code run by a Python dealloc, to check that a
+/// dealloc during an exception's propagation keeps that exception.
+FERRY_REGISTER_GLOBAL("test.call_on_destroy").set_body_typed([](Function f) {
+  class CallOnDestroy {
+   public:
+    explicit CallOnDestroy(Function f) : f_(std::move(f)) {}
+    CallOnDestroy(const CallOnDestroy&) = delete;
+    CallOnDestroy& operator=(const CallOnDestroy&) = delete;
+    ~CallOnDestroy() {
+      try {
+        f_();
+      } catch (...) {  // a destructor may not throw; the test sees the call through f's effect
+      }
+    }
+
+   private:
+    Function f_;
+  };
+  auto holder = std::make_shared<CallOnDestroy>(std::move(f));
+  return Function::FromTyped([holder]() {});
 });
 
 }  // namespace
