@@ -98,11 +98,13 @@ class Tensor : public ObjectRef {
 
   /// A compact (row-major) tensor of uninitialized memory: on the CPU 64-byte aligned, on other
   /// devices from the allocator registered for them (ValueError when there is none). A negative
-  /// dimension or a void dtype is a ValueError; a size that overflows is a MemoryError.
+  /// dimension, a void dtype, or sizes whose product (zero-sized dimensions left out, as NumPy
+  /// does) or byte count passes int64 is a ValueError; memory that cannot be had a MemoryError.
   FERRY_DLL static Tensor Empty(std::vector<int64_t> shape, DataType dtype,
                                 DLDevice device = DLDevice{kDLCPU, 0});
   /// Takes ownership of an unversioned DLPack tensor: its deleter runs once, when the last
-  /// reference goes. On error (ValueError: an unsupported dtype, a negative dimension, ...)
+  /// reference goes. On error (ValueError: an unsupported dtype, a negative dimension, sizes
+  /// that multiply past int64, strides and byte offset that reach past int64 bytes, ...)
   /// nothing is taken and the caller still owns `managed`.
   FERRY_DLL static Tensor FromDLPack(DLManagedTensor* managed);
   /// As FromDLPack, for a versioned tensor (major version 1); the read-only flag is kept.
@@ -134,11 +136,12 @@ class Tensor : public ObjectRef {
   void* data_ptr() const {
     return static_cast<char*>(get()->dl_tensor.data) + get()->dl_tensor.byte_offset;
   }
-  /// The number of elements: the product of the shape (1 for a 0-d tensor).
+  /// The number of elements: the product of the shape (1 for a 0-d tensor, 0 for an empty one).
   FERRY_DLL int64_t numel() const;
   /// The bytes the elements take when compact: numel() times the element size.
   FERRY_DLL int64_t nbytes() const;
-  /// Whether the elements are compact in row-major order (dimensions of size 1 ignored).
+  /// Whether the elements are compact in row-major order (dimensions of size 1 ignored). An
+  /// empty tensor is, whatever its strides: it has no element out of place.
   FERRY_DLL bool IsContiguous() const;
   /// Whether the producer marked the data read-only (DLPACK_FLAG_BITMASK_READ_ONLY).
   bool IsReadOnly() const { return (get()->flags_ & DLPACK_FLAG_BITMASK_READ_ONLY) != 0; }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "test_util.h"
@@ -118,7 +119,7 @@ TEST(Tensor, EmptyEdgeCases) {
       [] {
         Tensor::Empty({int64_t{1} << 62, 8}, DataType::Float(32));
       },
-      "MemoryError", {"overflow"});
+      "ValueError", {"too big"});
   ExpectError(
       [] {
         Tensor::Empty({2}, DataType::Float(32), DLDevice{kDLCUDA, 1});
@@ -438,6 +439,64 @@ TEST(Tensor, JSONRefusesDeviceTensorsAndBadData) {
   ExpectError([&] { LoadJSON(replace("\"float32\"", "\"nope\"")); }, "ValueError", {"nope"});
   ExpectError([&] { LoadJSON(replace("AAAAAAAAgD8=", "AAAAAA*AgD8=")); }, "ValueError",
               {"invalid base64"});
+}
+
+TEST(Tensor, SizesFromUntrustedInputAreChecked) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // A zero-sized dimension does not excuse the others: their compact strides would overflow.
+  ExpectError([] { Tensor::Empty({0, kMax, kMax}, DataType::Int(32)); }, "ValueError", {"too big"});
+  ExpectError([] { Tensor::Empty({kMax, 2, 0}, DataType::Int(32)); }, "ValueError", {"too big"});
+  ExpectError([] { Tensor::Empty({int64_t{1} << 61}, DataType::Float(64)); }, "ValueError",
+              {"overflow int64 bytes"});
+  // The same shape from JSON.
+  const std::string json =
+      R"({"ferry_json": 1, "root": {"ref": 0}, "nodes": [{"type": "ferry.Tensor", "tensor": )"
+      R"({"dtype": "int32", "shape": [0, 9223372036854775807, 9223372036854775807], "data": ""}}]})";
+  ExpectError([&] { LoadJSON(json); }, "ValueError", {"too big"});
+  // From DLPack: without strides (computing them would overflow), and with strides whose reach
+  // in bytes passes int64. Each refusal leaves the struct with the caller.
+  auto refused = [](std::vector<int64_t> shape, std::vector<int64_t> strides, uint64_t offset) {
+    Producer p{{1, 2}, std::move(shape), std::move(strides), 0};
+    DLManagedTensor* m = MakeManaged(&p, /*with_strides=*/!p.strides.empty());
+    m->dl_tensor.byte_offset = offset;
+    std::string message;
+    try {
+      Tensor::FromDLPack(m);
+    } catch (const Error& e) {
+      message = e.kind() + ": " + std::string(e.message().view());
+    }
+    EXPECT_EQ(p.deleted, message.empty() ? 1 : 0) << "taken only when accepted";
+    if (!message.empty()) m->deleter(m);
+    EXPECT_EQ(p.deleted, 1);
+    return message;
+  };
+  EXPECT_NE(refused({0, kMax, kMax}, {}, 0).find("ValueError: Tensor::FromDLPack: the shape"),
+            std::string::npos);
+  const std::string reach = "ValueError: Tensor::FromDLPack: the strides and byte offset reach";
+  EXPECT_EQ(refused({2, 3}, {int64_t{1} << 62, 1}, 0).rfind(reach, 0), 0u);
+  EXPECT_EQ(refused({2, 3}, {-(int64_t{1} << 62), 1}, 0).rfind(reach, 0), 0u);
+  EXPECT_EQ(refused({2, 3}, {3, 1}, uint64_t{1} << 63).rfind(reach, 0), 0u);
+  EXPECT_EQ(refused({2, 3}, {3, 1}, 0), "");  // the same view within range is taken
+}
+
+TEST(Tensor, EmptyTensorsAreContiguousWhateverTheirStrides) {
+  // NumPy's zeros((0, 3))[:, ::2]: shape (0, 2), strides (3, 2).
+  Producer p{{1}, {0, 2}, {3, 2}, 0};
+  {
+    Tensor t = Tensor::FromDLPack(MakeManaged(&p, /*with_strides=*/true));
+    EXPECT_EQ(t.numel(), 0);
+    EXPECT_EQ(t.nbytes(), 0);
+    EXPECT_TRUE(t.IsContiguous());
+    EXPECT_TRUE(StructuralEqual()(t, Tensor::Empty({0, 2}, DataType::Float(32))));
+  }
+  // Large dimensions before the zero, odd strides: still no element, still contiguous.
+  Producer q{{1}, {int64_t{1} << 40, int64_t{1} << 20, 0}, {0, 7, 0}, 0};
+  {
+    Tensor t = Tensor::FromDLPack(MakeManaged(&q, /*with_strides=*/true));
+    EXPECT_EQ(t.numel(), 0);
+    EXPECT_TRUE(t.IsContiguous());
+  }
+  EXPECT_EQ(p.deleted + q.deleted, 2);
 }
 
 TEST(DataType, DLPackCodes) {

@@ -453,3 +453,22 @@ def test_dlpack_device_of_the_wrong_type_is_a_type_error(device):
     t = ferry.from_dlpack(np.arange(3.0))
     with pytest.raises(TypeError, match="dl_device"):
         t.__dlpack__(dl_device=device)
+
+
+def test_sizes_that_overflow_are_value_errors():
+    big = 2**63 - 1
+    text = ferry.save_json(ferry.from_dlpack(np.zeros((0, 1, 1), dtype=np.int32)))
+    assert '"shape": [0, 1, 1]' in text
+    with pytest.raises(ValueError, match="too big"):
+        ferry.load_json(text.replace('"shape": [0, 1, 1]', f'"shape": [0, {big}, {big}]'))
+    with pytest.raises(ValueError, match="too big"):
+        tensor_empty([0, big, big], ferry.DataType("int32"))
+    with pytest.raises(ValueError, match="overflow int64 bytes"):
+        tensor_empty([2**61], ferry.DataType("float64"))
+
+
+def test_an_empty_tensor_is_contiguous_whatever_its_strides():
+    v = np.zeros((4, 3))[:0, ::2]
+    assert v.shape == (0, 2) and v.strides == (24, 16) and v.flags.c_contiguous
+    ndim, numel, nbytes, contiguous = tensor_info(v)[:4]
+    assert (ndim, numel, nbytes, contiguous) == (2, 0, 0, 1)
