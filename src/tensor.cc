@@ -342,7 +342,14 @@ DLManagedTensorVersioned* Tensor::ToDLPackVersioned() const {
   return out;
 }
 
-int64_t Tensor::numel() const {
+DLManagedTensorVersioned* ConstTensor::ToDLPackVersioned() const {
+  const Tensor self(details::ObjectUnsafe::PtrFromRaw<Object>(const_cast<TensorObj*>(get())));
+  DLManagedTensorVersioned* out = self.ToDLPackVersioned();
+  out->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+  return out;
+}
+
+int64_t ConstTensor::numel() const {
   // Every tensor's shape passed NumelOf: without a zero the product fits.
   int64_t n = 1;
   for (int64_t d : shape()) {
@@ -352,11 +359,11 @@ int64_t Tensor::numel() const {
   return n;
 }
 
-int64_t Tensor::nbytes() const {
-  return BytesOf(numel(), get()->dl_tensor.dtype, "Tensor::nbytes");
+int64_t ConstTensor::nbytes() const {
+  return BytesOf(numel(), get()->dl_tensor.dtype, "ConstTensor::nbytes");
 }
 
-bool Tensor::IsContiguous() const {
+bool ConstTensor::IsContiguous() const {
   const DLTensor& t = get()->dl_tensor;
   if (numel() == 0) return true;  // no element to be out of place, whatever the strides
   int64_t expected = 1;
@@ -370,9 +377,16 @@ bool Tensor::IsContiguous() const {
 
 namespace details {
 
-ObjectPtr<Object> TensorViewOf(const DLTensor* tensor) {
+ObjectPtr<Object> TensorViewOf(const DLTensor* tensor, uint64_t flags) {
   if (tensor == nullptr) return ObjectPtr<Object>();
-  return CopyView(*tensor, "Tensor (from a borrowed DLTensor*)");
+  ObjectPtr<TensorObj> obj = CopyView(*tensor, "Tensor (from a borrowed DLTensor*)");
+  obj->flags_ = flags;
+  return obj;
+}
+
+bool IsReadOnlyTensorFor(const FerryAny* value, const std::string& expected) {
+  return IsReadOnlyTensorCell(value) &&
+         (expected == TensorObj::_type_key || expected == "DLTensor*");
 }
 
 namespace {

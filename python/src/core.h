@@ -208,8 +208,9 @@ void PrefixPendingError(PyObject* prefix);
 /// shares its memory, kept by `scope`: 0; -1 with an exception; 1 when `value` has no
 /// `__dlpack__` (nothing done). The tensor's deleter releases the Python object (tensor.cc).
 int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope);
-/// A borrowed DLTensor* cell as a ferry.Tensor viewing it (valid while the DLTensor is).
-PyObject* BorrowedDLTensorToPy(void* tensor);
+/// A borrowed DLTensor* cell as a ferry.Tensor viewing it (valid while the DLTensor is);
+/// read-only for a `const DLTensor*` (the cell's small_len says so).
+PyObject* BorrowedDLTensorToPy(void* tensor, bool read_only);
 /// Adds the tensor functions (_tensor_*) to the module: 0, or -1 with an exception.
 int AddTensorFunctions(PyObject* module);
 /// Adds the pickling helpers (_json_libraries, _library_of_*) to the module (pickle.cc).

@@ -644,9 +644,13 @@ int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   return 0;
 }
 
-PyObject* BorrowedDLTensorToPy(void* tensor) {
+PyObject* BorrowedDLTensorToPy(void* tensor, bool read_only) {
   FerryObjectHandle h = nullptr;
-  if (FerryTensorViewOf(static_cast<const DLTensor*>(tensor), &h) != 0) return RaiseFerryError();
+  const uint64_t flags = read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  if (FerryTensorFromDLTensor(static_cast<const DLTensor*>(tensor), flags, nullptr, nullptr, &h) !=
+      0) {
+    return RaiseFerryError();
+  }
   return WrapObject(h, /*owned=*/true);
 }
 

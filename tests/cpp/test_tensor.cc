@@ -340,6 +340,65 @@ TEST(Tensor, FunctionArguments) {
   }
 }
 
+TEST(Tensor, ReadOnlyArgumentsAreRefusedWhereTheyMayBeWritten) {
+  Producer p{{1, 2, 3}, {3}, {}, 0};
+  Tensor ro = Tensor::FromDLPackVersioned(MakeVersioned(&p, DLPACK_FLAG_BITMASK_READ_ONLY));
+  ASSERT_TRUE(ro.IsReadOnly());
+  Tensor rw = Tensor::Empty({2}, DataType::Float(32));
+  ASSERT_FALSE(rw.IsReadOnly());
+  Function write = Function::FromTyped([](Tensor t) { return t.ndim(); }, "demo.write");
+  Function write_ptr = Function::FromTyped([](DLTensor* t) { return t->ndim; }, "demo.write_ptr");
+  Function read = Function::FromTyped(
+      [](ConstTensor t) {
+        return static_cast<const float*>(t.data_ptr())[t.numel() - 1] + (t.IsReadOnly() ? 100 : 0);
+      },
+      "demo.read");
+  Function read_ptr =
+      Function::FromTyped([](const DLTensor* t) { return t->ndim; }, "demo.read_ptr");
+  // A parameter that may write refuses, naming the function and the argument's position.
+  ExpectError([&] { write(ro); }, "ValueError",
+              {"argument 0 of `demo.write(0: ferry.Tensor) -> int", "read-only", "ConstTensor"});
+  ExpectError([&] { write_ptr(ro); }, "ValueError",
+              {"argument 0 of `demo.write_ptr(0: DLTensor*)", "read-only"});
+  ExpectError([&] { Any(ro).cast<Tensor>(); }, "ValueError", {"read-only"});
+  ExpectError([&] { Any(ro).cast<DLTensor*>(); }, "ValueError", {"read-only"});
+  // One that only reads accepts it, and a writable tensor too.
+  EXPECT_EQ(read(ro).cast<double>(), 103.0);
+  EXPECT_EQ(read_ptr(ro).cast<int>(), 1);
+  EXPECT_EQ(read_ptr(rw).cast<int>(), 1);
+  static_cast<float*>(rw.data_ptr())[1] = 5.0f;
+  EXPECT_EQ(read(rw).cast<double>(), 5.0);
+  ConstTensor as_const = rw;  // every Tensor is a ConstTensor
+  EXPECT_TRUE(as_const.same_as(rw));
+  EXPECT_EQ(Any(ro).cast<ConstTensor>().get(), ro.get());
+  // A const DLTensor* stays read-only through a call: refused where it may be written, a
+  // read-only view where it is read.
+  const DLTensor* borrowed = rw.GetDLTensorPtr();
+  AnyView cell = borrowed;
+  EXPECT_EQ(cell.type_index(), kFerryDLTensorPtr);
+  ExpectError([&] { write(borrowed); }, "ValueError", {"argument 0", "read-only"});
+  ExpectError([&] { write_ptr(borrowed); }, "ValueError", {"argument 0", "read-only"});
+  EXPECT_EQ(read(borrowed).cast<double>(), 105.0);  // the view is read-only
+  EXPECT_EQ(read_ptr(borrowed).cast<int>(), 1);
+  // Exporting keeps the flag; an export through ConstTensor always sets it; the unversioned
+  // struct cannot say read-only, so a read-only tensor is refused there.
+  for (DLManagedTensorVersioned* out : {ro.ToDLPackVersioned(), as_const.ToDLPackVersioned()}) {
+    EXPECT_EQ(out->flags & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
+    out->deleter(out);
+  }
+  DLManagedTensorVersioned* out = rw.ToDLPackVersioned();
+  EXPECT_EQ(out->flags, 0u);
+  out->deleter(out);
+  ExpectError([&] { ro.ToDLPack(); }, "ValueError", {"read-only"});
+  // A container of tensors for a writing parameter refuses a read-only element.
+  Function write_all = Function::FromTyped([](Array<Tensor> ts) { return ts.size(); });
+  Function read_all = Function::FromTyped([](Array<ConstTensor> ts) { return ts.size(); });
+  EXPECT_THROW(write_all(Array<Any>{rw, ro}), Error);
+  EXPECT_EQ(read_all(Array<Any>{rw, ro}).cast<int64_t>(), 2);
+  ro = Tensor();
+  EXPECT_EQ(p.deleted, 1);
+}
+
 TEST(Tensor, Repr) {
   Tensor t = Tensor::Empty({2, 4}, DataType::Int(64));
   for (int i = 0; i < 8; ++i) static_cast<int64_t*>(t.data_ptr())[i] = i;
