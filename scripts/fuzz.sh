@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh                   # 60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh --seconds 20      # shorter
 #   scripts/fuzz.sh --minutes 30      # a longer local run
-#   scripts/fuzz.sh --target json     # one target: json, dtype, tschema_markers or cpp_inputs
+#   scripts/fuzz.sh --target json     # one target: json, dtype, dlpack, tschema_markers or cpp_inputs
 #
 # fuzz/corpus/<target>/ holds the seeds and the regression inputs (every run replays them first);
 # what a run discovers goes to build-fuzz/corpus/<target>/. A crash, a sanitizer report or a failed
@@ -27,16 +27,16 @@ while [ $# -gt 0 ]; do
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(json dtype tschema_markers cpp_inputs)
+[ ${#targets[@]} -gt 0 ] || targets=(json dtype dlpack tschema_markers cpp_inputs)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 native=()
 for t in "${targets[@]}"; do
   case "$t" in
-    json|dtype) native+=("fuzz_$t") ;;
+    json|dtype|dlpack) native+=("fuzz_$t") ;;
     tschema_markers) ;;
     cpp_inputs) python_ext=1 ;;
-    *) echo "fuzz.sh: unknown target '$t' (json, dtype, tschema_markers, cpp_inputs)" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown target '$t' (json, dtype, dlpack, tschema_markers, cpp_inputs)" >&2; exit 2 ;;
   esac
 done
 # cpp_inputs imports ferry.cpp: the extension of the ordinary build (FERRY_BUILD_DIR, else build/).

@@ -8,6 +8,7 @@
 
 #include "c_api_internal.h"
 #include "ferry/error.h"
+#include "tensor_internal.h"  // the read-only refusal of a tensor argument
 
 namespace ferry {
 namespace details {
@@ -59,6 +60,8 @@ std::string DescribeCastFailure(const FerryAny* value, const std::string& expect
   std::ostringstream os;
   if (IsIntegerOutOfRange(value, expected)) {
     os << "integer " << value->v_int64 << " is out of range for " << expected;
+  } else if (IsReadOnlyTensorFor(value, expected)) {
+    os << ReadOnlyTensorRefusal();
   } else {
     os << "expected " << expected << " but got " << AnyTypeKey(value);
     if (!detail.empty()) os << " (" << detail << ")";
@@ -67,7 +70,9 @@ std::string DescribeCastFailure(const FerryAny* value, const std::string& expect
 }
 
 void ThrowCastError(const FerryAny* value, const std::string& expected, const std::string& detail) {
-  const char* kind = IsIntegerOutOfRange(value, expected) ? "OverflowError" : "TypeError";
+  const char* kind = IsIntegerOutOfRange(value, expected)   ? "OverflowError"
+                     : IsReadOnlyTensorFor(value, expected) ? "ValueError"
+                                                            : "TypeError";
   ThrowError(kind, DescribeCastFailure(value, expected, detail).c_str());
 }
 

@@ -14,6 +14,7 @@
 
 #include "c_api_internal.h"
 #include "library_internal.h"
+#include "tensor_internal.h"  // the read-only refusal of a tensor argument
 
 namespace ferry {
 namespace details {
@@ -174,6 +175,10 @@ void ThrowArgTypeError(const std::string& name, const std::string& signature, in
   if (IsIntegerOutOfRange(arg.raw(), expected)) {
     FERRY_THROW(OverflowError) << "argument " << index << " of `" << signature << "`: integer "
                                << arg.raw()->v_int64 << " is out of range for " << expected;
+  }
+  if (IsReadOnlyTensorFor(arg.raw(), expected)) {
+    FERRY_THROW(ValueError) << "argument " << index << " of `" << signature
+                            << "`: " << ReadOnlyTensorRefusal();
   }
   FERRY_THROW(TypeError) << "Mismatched type on argument " << index << " when calling `"
                          << signature << "`: " << DescribeCastFailure(arg.raw(), expected, detail);

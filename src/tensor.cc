@@ -71,32 +71,78 @@ std::string DeviceToString(DLDevice device) {
   return out + ":" + std::to_string(device.device_id);
 }
 
-/// Bytes of `numel` elements of `dtype`, sub-byte types packed; MemoryError past int64.
-int64_t BytesOf(int64_t numel, DLDataType dtype) {
+/// Bytes of `numel` elements of `dtype`, sub-byte types packed; ValueError past int64.
+int64_t BytesOf(int64_t numel, DLDataType dtype, const char* who) {
   const uint64_t bits_per_elem = uint64_t{dtype.bits} * dtype.lanes;
   if (numel != 0 && bits_per_elem > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - 7) /
                                         static_cast<uint64_t>(numel)) {
-    FERRY_THROW(MemoryError) << "Tensor: " << numel << " elements of " << bits_per_elem
-                             << " bits overflow int64 bytes";
+    FERRY_THROW(ValueError) << who << ": " << numel << " elements of " << bits_per_elem
+                            << " bits overflow int64 bytes";
   }
   return static_cast<int64_t>((bits_per_elem * static_cast<uint64_t>(numel) + 7) / 8);
 }
 
-/// The product of `shape`, checking each dimension; ValueError / MemoryError.
+/// The product of `shape`, checking each dimension: a negative one, or a product past int64
+/// (zero-sized dimensions ignored, as NumPy does: the compact strides of the others must fit
+/// too), is a ValueError.
 int64_t NumelOf(const int64_t* shape, int32_t ndim, const char* who) {
-  int64_t n = 1;
+  int64_t nonzero = 1;
   bool overflow = false;
   bool has_zero = false;
   for (int32_t i = 0; i < ndim; ++i) {
     if (shape[i] < 0) {
       FERRY_THROW(ValueError) << who << ": dimension " << i << " is negative (" << shape[i] << ")";
     }
-    has_zero |= shape[i] == 0;
-    overflow |= __builtin_mul_overflow(n, shape[i], &n);
+    if (shape[i] == 0) {
+      has_zero = true;
+    } else {
+      overflow |= __builtin_mul_overflow(nonzero, shape[i], &nonzero);
+    }
   }
-  if (has_zero) return 0;
-  if (overflow) FERRY_THROW(MemoryError) << who << ": the number of elements overflows int64";
-  return n;
+  if (overflow) {
+    FERRY_THROW(ValueError) << who << ": the shape "
+                            << Shape(std::vector<int64_t>(shape, shape + ndim))
+                            << " is too big: its sizes multiply past int64";
+  }
+  return has_zero ? 0 : nonzero;
+}
+
+/// Writes the compact row-major strides of `shape` (a zero-sized dimension counts as 1). Only
+/// called after NumelOf accepted the shape, so the products fit.
+void CompactStrides(const int64_t* shape, int32_t ndim, int64_t* strides) {
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= shape[i] == 0 ? 1 : shape[i];
+  }
+}
+
+/// Checks that every element's byte offset from the data pointer, through `strides` (in
+/// elements) and `byte_offset`, fits in int64: then the offset arithmetic of every reader (repr,
+/// JSON, equality) is defined. A ValueError otherwise. An empty tensor reads nothing.
+void CheckExtent(const DLTensor& t, const char* who) {
+  int64_t low = 0, high = 0;  // the lowest and highest element offsets, in elements
+  bool overflow = false;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] == 0) return;
+    int64_t reach = 0;
+    overflow |= __builtin_mul_overflow(t.shape[i] - 1, t.strides[i], &reach);
+    overflow |= __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high);
+  }
+  // In bytes from the data pointer: the first byte of the lowest element, and one past the last
+  // byte of the highest.
+  const int64_t elem_bytes = (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8;
+  overflow |= t.byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const auto offset = static_cast<int64_t>(t.byte_offset);
+  int64_t first = 0, end = 0;
+  overflow |= __builtin_mul_overflow(low, elem_bytes, &first);
+  overflow |= __builtin_add_overflow(first, offset, &first);
+  overflow |= __builtin_mul_overflow(high, elem_bytes, &end);
+  overflow |= __builtin_add_overflow(end, offset, &end);
+  overflow |= __builtin_add_overflow(end, elem_bytes, &end);
+  if (overflow) {
+    FERRY_THROW(ValueError) << who << ": the strides and byte offset reach past int64 bytes";
+  }
 }
 
 /// Checks an incoming dtype: the codes DataType can name, with at least one bit and one lane.
@@ -145,16 +191,13 @@ ObjectPtr<TensorObj> CopyView(const DLTensor& src, const char* who) {
   if (src.strides != nullptr) {
     if (src.ndim > 0) std::memcpy(t.strides, src.strides, sizeof(int64_t) * src.ndim);
   } else {
-    int64_t stride = 1;
-    for (int32_t i = src.ndim - 1; i >= 0; --i) {
-      t.strides[i] = stride;
-      stride *= t.shape[i] == 0 ? 1 : t.shape[i];
-    }
+    CompactStrides(t.shape, t.ndim, t.strides);
   }
   t.data = src.data;
   t.device = src.device;
   t.dtype = src.dtype;
   t.byte_offset = src.byte_offset;
+  CheckExtent(t, who);
   return obj;
 }
 
@@ -209,7 +252,7 @@ Tensor Tensor::Empty(std::vector<int64_t> shape, DataType dtype, DLDevice device
   const int64_t numel = NumelOf(shape.data(), ndim, kWho);
   const FerryDataType raw = dtype;
   const DLDataType dl_dtype{raw.code, raw.bits, raw.lanes};
-  const int64_t nbytes = BytesOf(numel, dl_dtype);
+  const int64_t nbytes = BytesOf(numel, dl_dtype, kWho);
   TensorAllocator allocator;
   if (device.device_type >= 0 &&
       static_cast<size_t>(device.device_type) < std::size(g_allocators)) {
@@ -223,12 +266,8 @@ Tensor Tensor::Empty(std::vector<int64_t> shape, DataType dtype, DLDevice device
   // The object first: if the data cannot be had, nothing is left to free.
   ObjectPtr<TensorObj> obj = AllocateTensor(ndim);
   DLTensor& t = obj->dl_tensor;
-  int64_t stride = 1;
-  for (int32_t i = ndim - 1; i >= 0; --i) {
-    t.shape[i] = shape[i];
-    t.strides[i] = stride;
-    stride *= shape[i] == 0 ? 1 : shape[i];
-  }
+  std::copy(shape.begin(), shape.end(), t.shape);
+  CompactStrides(t.shape, ndim, t.strides);
   t.dtype = dl_dtype;
   t.device = device;
   if (allocator.alloc == nullptr) {
@@ -303,19 +342,32 @@ DLManagedTensorVersioned* Tensor::ToDLPackVersioned() const {
   return out;
 }
 
-int64_t Tensor::numel() const {
+DLManagedTensorVersioned* ConstTensor::ToDLPackVersioned() const {
+  const Tensor self(details::ObjectUnsafe::PtrFromRaw<Object>(const_cast<TensorObj*>(get())));
+  DLManagedTensorVersioned* out = self.ToDLPackVersioned();
+  out->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+  return out;
+}
+
+int64_t ConstTensor::numel() const {
+  // Every tensor's shape passed NumelOf: without a zero the product fits.
   int64_t n = 1;
-  for (int64_t d : shape()) n *= d;
+  for (int64_t d : shape()) {
+    if (d == 0) return 0;
+    n *= d;
+  }
   return n;
 }
 
-int64_t Tensor::nbytes() const { return BytesOf(numel(), get()->dl_tensor.dtype); }
+int64_t ConstTensor::nbytes() const {
+  return BytesOf(numel(), get()->dl_tensor.dtype, "ConstTensor::nbytes");
+}
 
-bool Tensor::IsContiguous() const {
+bool ConstTensor::IsContiguous() const {
   const DLTensor& t = get()->dl_tensor;
+  if (numel() == 0) return true;  // no element to be out of place, whatever the strides
   int64_t expected = 1;
   for (int32_t i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] == 0) return true;
     if (t.shape[i] == 1) continue;
     if (t.strides[i] != expected) return false;
     expected *= t.shape[i];
@@ -325,9 +377,16 @@ bool Tensor::IsContiguous() const {
 
 namespace details {
 
-ObjectPtr<Object> TensorViewOf(const DLTensor* tensor) {
+ObjectPtr<Object> TensorViewOf(const DLTensor* tensor, uint64_t flags) {
   if (tensor == nullptr) return ObjectPtr<Object>();
-  return CopyView(*tensor, "Tensor (from a borrowed DLTensor*)");
+  ObjectPtr<TensorObj> obj = CopyView(*tensor, "Tensor (from a borrowed DLTensor*)");
+  obj->flags_ = flags;
+  return obj;
+}
+
+bool IsReadOnlyTensorFor(const FerryAny* value, const std::string& expected) {
+  return IsReadOnlyTensorCell(value) &&
+         (expected == TensorObj::_type_key || expected == "DLTensor*");
 }
 
 namespace {

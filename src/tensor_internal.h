@@ -24,6 +24,15 @@ Tensor TensorFromBase64(DataType dtype, const std::vector<int64_t>& shape, std::
 bool TensorContentEqual(const TensorObj* a, const TensorObj* b);
 /// A hash of dtype, shape and bytes, consistent with TensorContentEqual.
 uint64_t TensorContentHash(const TensorObj* tensor);
+/// Whether a cast of `value` to the type named `expected` fails only because the tensor is
+/// read-only and the type ("ferry.Tensor", "DLTensor*") may write: then the error is a
+/// ValueError saying so, not a TypeError.
+bool IsReadOnlyTensorFor(const FerryAny* value, const std::string& expected);
+/// The explanation of that refusal.
+inline const char* ReadOnlyTensorRefusal() {
+  return "the tensor is read-only and a parameter of this type may write to it (a function "
+         "that only reads takes ferry::ConstTensor or const DLTensor*)";
+}
 
 }  // namespace details
 }  // namespace ferry

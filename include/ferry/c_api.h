@@ -75,7 +75,8 @@ typedef enum {
   kFerryRawStr = 6,       ///< const char* in v_c_str, borrowed, NUL-terminated, never NULL;
                           ///< its length in small_len, or 0 when the producer did not count it.
   kFerrySmallStr = 7,     ///< up to 7 bytes inline in v_bytes, length (<= 7) in small_len.
-  kFerryDLTensorPtr = 8,  ///< DLTensor* in v_ptr, borrowed: valid for the call only.
+  kFerryDLTensorPtr = 8,  ///< DLTensor* in v_ptr, borrowed: valid for the call only;
+                          ///< small_len 1 when the memory is read-only (a const DLTensor*).
   kFerryStaticObjectBegin = 64,
   kFerryObject = 64,    ///< the root of all objects.
   kFerryString = 65,    ///< ferry.String

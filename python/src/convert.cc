@@ -356,7 +356,7 @@ PyObject* AnyToPy(const FerryAny& cell, bool owned) {
     case kFerrySmallStr:
       return Utf8ToPy(cell.v_bytes, cell.small_len);
     case kFerryDLTensorPtr:
-      return BorrowedDLTensorToPy(cell.v_ptr);
+      return BorrowedDLTensorToPy(cell.v_ptr, (cell.small_len & 1) != 0);
     case kFerryDataType: {
       FerryObjectHandle text = nullptr;
       if (FerryDataTypeToString(cell.v_dtype, &text) != 0) return RaiseFerryError();

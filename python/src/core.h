@@ -44,6 +44,24 @@ extern PyTypeObject ObjectType;
 extern PyTypeObject FunctionType;
 extern PyTypeObject FieldType;
 
+/// Keeps the error indicator across code that may set or clear it, for destructors and deallocs:
+/// they can run while an exception propagates (a temporary dropped by the unwinding), and must
+/// leave that exception as they found it. Whatever the guarded code raises is discarded.
+///
+///     void DeleteCapsule(PyObject* c) { SavedError saved; ...; }
+class SavedError {
+ public:
+  SavedError() { PyErr_Fetch(&type_, &value_, &traceback_); }
+  ~SavedError() { PyErr_Restore(type_, value_, traceback_); }
+  SavedError(const SavedError&) = delete;
+  SavedError& operator=(const SavedError&) = delete;
+
+ private:
+  PyObject* type_ = nullptr;
+  PyObject* value_ = nullptr;
+  PyObject* traceback_ = nullptr;
+};
+
 inline bool IsFerryObject(PyObject* v) { return PyObject_TypeCheck(v, &ObjectType); }
 inline FerryObjectHandle HandleOf(PyObject* v) {
   return reinterpret_cast<PyFerryObject*>(v)->handle;
@@ -190,8 +208,9 @@ void PrefixPendingError(PyObject* prefix);
 /// shares its memory, kept by `scope`: 0; -1 with an exception; 1 when `value` has no
 /// `__dlpack__` (nothing done). The tensor's deleter releases the Python object (tensor.cc).
 int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope);
-/// A borrowed DLTensor* cell as a ferry.Tensor viewing it (valid while the DLTensor is).
-PyObject* BorrowedDLTensorToPy(void* tensor);
+/// A borrowed DLTensor* cell as a ferry.Tensor viewing it (valid while the DLTensor is);
+/// read-only for a `const DLTensor*` (the cell's small_len says so).
+PyObject* BorrowedDLTensorToPy(void* tensor, bool read_only);
 /// Adds the tensor functions (_tensor_*) to the module: 0, or -1 with an exception.
 int AddTensorFunctions(PyObject* module);
 /// Adds the pickling helpers (_json_libraries, _library_of_*) to the module (pickle.cc).

@@ -134,7 +134,14 @@ void ObjectDealloc(PyObject* obj) {
   if (self->handle != nullptr) {
     FerryObjectHandle h = self->handle;
     self->handle = nullptr;
-    DecRef(h);
+    if (PyErr_Occurred() == nullptr) {
+      DecRef(h);
+    } else {
+      // Freed while an exception propagates: the C++ destructors this may run can call Python
+      // (a callback, a capsule's deleter), which must neither see nor clear that exception.
+      SavedError saved;
+      DecRef(h);
+    }
   }
   Py_TYPE(obj)->tp_free(obj);
 }

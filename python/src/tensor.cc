@@ -239,7 +239,11 @@ int TensorFromNumpy(PyObject* value, FerryObjectHandle* out) {
 // ---------------------------------------------------------------------------------------------
 // Handing a ferry.Tensor out.
 
+/// The capsule's destructor: runs the hand-over's deleter unless a consumer took it (renamed the
+/// capsule "used_..."). It may run while an exception propagates (`[t.__dlpack__(), 1 / 0]`, or
+/// NumPy refusing a dtype), so the error indicator is kept as it was.
 void DeleteUnusedCapsule(PyObject* capsule) {
+  SavedError saved;
   if (PyCapsule_IsValid(capsule, kCapsuleVersioned)) {
     auto* m =
         static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kCapsuleVersioned));
@@ -248,8 +252,8 @@ void DeleteUnusedCapsule(PyObject* capsule) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
     if (m->deleter != nullptr) m->deleter(m);
   }
-  // A used capsule belongs to its consumer. The checks above may not leave an error behind.
-  PyErr_Clear();
+  // A used capsule belongs to its consumer. PyCapsule_IsValid sets no error; `saved` puts back
+  // the one that was pending, if any.
 }
 
 /// The tensor handle of a ferry.Tensor wrapper, or NULL with a TypeError.
@@ -280,6 +284,12 @@ PyObject* ExportTensor(PyObject* self, PyObject* stream, PyObject* max_version, 
   }
   if (dl_device != Py_None) {
     int type = 0, id = 0;
+    if (!PyTuple_Check(dl_device)) {
+      PyErr_Format(PyExc_TypeError,
+                   "__dlpack__: dl_device must be a (device_type, device_id) tuple, not %s",
+                   Py_TYPE(dl_device)->tp_name);
+      return nullptr;
+    }
     if (!PyArg_ParseTuple(dl_device, "ii;__dlpack__: dl_device must be (device_type, device_id)",
                           &type, &id)) {
       return nullptr;
@@ -413,6 +423,36 @@ bool ArrayMatchesTensor(PyObject* array_obj, const DLTensor& dl) {
   return true;
 }
 
+/// The tensor's dtype as a ferry.DataType (new reference).
+PyObject* DTypeOf(FerryObjectHandle h) {
+  FerryAny cell;
+  FerryDataType dtype{DLOf(h).dtype.code, DLOf(h).dtype.bits, DLOf(h).dtype.lanes};
+  uint64_t bits = 0;
+  std::memcpy(&bits, &dtype, sizeof(dtype));
+  SetCell(&cell, kFerryDataType, 0, bits);
+  return AnyToPy(cell, false);
+}
+
+constexpr int kNumpyMaxDims = 64;
+
+/// Whether NumPy has a dtype for DLPack elements of `dtype` (what numpy.from_dlpack accepts).
+bool NumpyCanHold(DLDataType dtype) {
+  if (dtype.lanes != 1) return false;
+  switch (dtype.code) {
+    case kDLBool:
+      return dtype.bits == 8;
+    case kDLInt:
+    case kDLUInt:
+      return dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64;
+    case kDLFloat:
+      return dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64;
+    case kDLComplex:
+      return dtype.bits == 64 || dtype.bits == 128;
+    default:
+      return false;
+  }
+}
+
 /// tensor.numpy(): the NumPy array the tensor was made from when it still shows the same view
 /// (no new object at all), else numpy.from_dlpack(tensor); both share the memory.
 PyObject* NumpyMethod(PyObject* self, PyObject*) {
@@ -425,6 +465,21 @@ PyObject* NumpyMethod(PyObject* self, PyObject*) {
                         "memory only",
                         static_cast<int>(dl.device.device_type),
                         static_cast<int>(dl.device.device_id));
+  }
+  if (!NumpyCanHold(dl.dtype)) {
+    PyObject* dtype = DTypeOf(h);
+    if (dtype == nullptr) return nullptr;
+    PyErr_Format(PyExc_TypeError,
+                 "Tensor.numpy(): NumPy has no dtype for %S elements (it holds bool8, int8-64, "
+                 "uint8-64, float16-64 and complex64/128, one lane each)",
+                 dtype);
+    Py_DECREF(dtype);
+    return nullptr;
+  }
+  if (dl.ndim > kNumpyMaxDims) {
+    return PyErr_Format(PyExc_BufferError,
+                        "Tensor.numpy(): the tensor has %d dimensions and NumPy holds at most %d",
+                        static_cast<int>(dl.ndim), kNumpyMaxDims);
   }
   void* owner = nullptr;
   void (*owner_deleter)(void*) = nullptr;
@@ -501,13 +556,7 @@ PyObject* TensorStrides(PyObject*, PyObject* obj) {
 
 PyObject* TensorDType(PyObject*, PyObject* obj) {
   FerryObjectHandle h = TensorHandleOf(obj);
-  if (h == nullptr) return nullptr;
-  FerryAny cell;
-  FerryDataType dtype{DLOf(h).dtype.code, DLOf(h).dtype.bits, DLOf(h).dtype.lanes};
-  uint64_t bits = 0;
-  std::memcpy(&bits, &dtype, sizeof(dtype));
-  SetCell(&cell, kFerryDataType, 0, bits);
-  return AnyToPy(cell, false);
+  return h == nullptr ? nullptr : DTypeOf(h);
 }
 
 /// (device_type, device_id), as __dlpack_device__ returns it.
@@ -595,9 +644,13 @@ int DLPackToAny(PyObject* value, FerryAny* out, TempScope* scope) {
   return 0;
 }
 
-PyObject* BorrowedDLTensorToPy(void* tensor) {
+PyObject* BorrowedDLTensorToPy(void* tensor, bool read_only) {
   FerryObjectHandle h = nullptr;
-  if (FerryTensorViewOf(static_cast<const DLTensor*>(tensor), &h) != 0) return RaiseFerryError();
+  const uint64_t flags = read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  if (FerryTensorFromDLTensor(static_cast<const DLTensor*>(tensor), flags, nullptr, nullptr, &h) !=
+      0) {
+    return RaiseFerryError();
+  }
   return WrapObject(h, /*owned=*/true);
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "test_util.h"
@@ -118,7 +119,7 @@ TEST(Tensor, EmptyEdgeCases) {
       [] {
         Tensor::Empty({int64_t{1} << 62, 8}, DataType::Float(32));
       },
-      "MemoryError", {"overflow"});
+      "ValueError", {"too big"});
   ExpectError(
       [] {
         Tensor::Empty({2}, DataType::Float(32), DLDevice{kDLCUDA, 1});
@@ -339,6 +340,65 @@ TEST(Tensor, FunctionArguments) {
   }
 }
 
+TEST(Tensor, ReadOnlyArgumentsAreRefusedWhereTheyMayBeWritten) {
+  Producer p{{1, 2, 3}, {3}, {}, 0};
+  Tensor ro = Tensor::FromDLPackVersioned(MakeVersioned(&p, DLPACK_FLAG_BITMASK_READ_ONLY));
+  ASSERT_TRUE(ro.IsReadOnly());
+  Tensor rw = Tensor::Empty({2}, DataType::Float(32));
+  ASSERT_FALSE(rw.IsReadOnly());
+  Function write = Function::FromTyped([](Tensor t) { return t.ndim(); }, "demo.write");
+  Function write_ptr = Function::FromTyped([](DLTensor* t) { return t->ndim; }, "demo.write_ptr");
+  Function read = Function::FromTyped(
+      [](ConstTensor t) {
+        return static_cast<const float*>(t.data_ptr())[t.numel() - 1] + (t.IsReadOnly() ? 100 : 0);
+      },
+      "demo.read");
+  Function read_ptr =
+      Function::FromTyped([](const DLTensor* t) { return t->ndim; }, "demo.read_ptr");
+  // A parameter that may write refuses, naming the function and the argument's position.
+  ExpectError([&] { write(ro); }, "ValueError",
+              {"argument 0 of `demo.write(0: ferry.Tensor) -> int", "read-only", "ConstTensor"});
+  ExpectError([&] { write_ptr(ro); }, "ValueError",
+              {"argument 0 of `demo.write_ptr(0: DLTensor*)", "read-only"});
+  ExpectError([&] { Any(ro).cast<Tensor>(); }, "ValueError", {"read-only"});
+  ExpectError([&] { Any(ro).cast<DLTensor*>(); }, "ValueError", {"read-only"});
+  // One that only reads accepts it, and a writable tensor too.
+  EXPECT_EQ(read(ro).cast<double>(), 103.0);
+  EXPECT_EQ(read_ptr(ro).cast<int>(), 1);
+  EXPECT_EQ(read_ptr(rw).cast<int>(), 1);
+  static_cast<float*>(rw.data_ptr())[1] = 5.0f;
+  EXPECT_EQ(read(rw).cast<double>(), 5.0);
+  ConstTensor as_const = rw;  // every Tensor is a ConstTensor
+  EXPECT_TRUE(as_const.same_as(rw));
+  EXPECT_EQ(Any(ro).cast<ConstTensor>().get(), ro.get());
+  // A const DLTensor* stays read-only through a call: refused where it may be written, a
+  // read-only view where it is read.
+  const DLTensor* borrowed = rw.GetDLTensorPtr();
+  AnyView cell = borrowed;
+  EXPECT_EQ(cell.type_index(), kFerryDLTensorPtr);
+  ExpectError([&] { write(borrowed); }, "ValueError", {"argument 0", "read-only"});
+  ExpectError([&] { write_ptr(borrowed); }, "ValueError", {"argument 0", "read-only"});
+  EXPECT_EQ(read(borrowed).cast<double>(), 105.0);  // the view is read-only
+  EXPECT_EQ(read_ptr(borrowed).cast<int>(), 1);
+  // Exporting keeps the flag; an export through ConstTensor always sets it; the unversioned
+  // struct cannot say read-only, so a read-only tensor is refused there.
+  for (DLManagedTensorVersioned* out : {ro.ToDLPackVersioned(), as_const.ToDLPackVersioned()}) {
+    EXPECT_EQ(out->flags & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
+    out->deleter(out);
+  }
+  DLManagedTensorVersioned* out = rw.ToDLPackVersioned();
+  EXPECT_EQ(out->flags, 0u);
+  out->deleter(out);
+  ExpectError([&] { ro.ToDLPack(); }, "ValueError", {"read-only"});
+  // A container of tensors for a writing parameter refuses a read-only element.
+  Function write_all = Function::FromTyped([](Array<Tensor> ts) { return ts.size(); });
+  Function read_all = Function::FromTyped([](Array<ConstTensor> ts) { return ts.size(); });
+  EXPECT_THROW(write_all(Array<Any>{rw, ro}), Error);
+  EXPECT_EQ(read_all(Array<Any>{rw, ro}).cast<int64_t>(), 2);
+  ro = Tensor();
+  EXPECT_EQ(p.deleted, 1);
+}
+
 TEST(Tensor, Repr) {
   Tensor t = Tensor::Empty({2, 4}, DataType::Int(64));
   for (int i = 0; i < 8; ++i) static_cast<int64_t*>(t.data_ptr())[i] = i;
@@ -438,6 +498,64 @@ TEST(Tensor, JSONRefusesDeviceTensorsAndBadData) {
   ExpectError([&] { LoadJSON(replace("\"float32\"", "\"nope\"")); }, "ValueError", {"nope"});
   ExpectError([&] { LoadJSON(replace("AAAAAAAAgD8=", "AAAAAA*AgD8=")); }, "ValueError",
               {"invalid base64"});
+}
+
+TEST(Tensor, SizesFromUntrustedInputAreChecked) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // A zero-sized dimension does not excuse the others: their compact strides would overflow.
+  ExpectError([] { Tensor::Empty({0, kMax, kMax}, DataType::Int(32)); }, "ValueError", {"too big"});
+  ExpectError([] { Tensor::Empty({kMax, 2, 0}, DataType::Int(32)); }, "ValueError", {"too big"});
+  ExpectError([] { Tensor::Empty({int64_t{1} << 61}, DataType::Float(64)); }, "ValueError",
+              {"overflow int64 bytes"});
+  // The same shape from JSON.
+  const std::string json =
+      R"({"ferry_json": 1, "root": {"ref": 0}, "nodes": [{"type": "ferry.Tensor", "tensor": )"
+      R"({"dtype": "int32", "shape": [0, 9223372036854775807, 9223372036854775807], "data": ""}}]})";
+  ExpectError([&] { LoadJSON(json); }, "ValueError", {"too big"});
+  // From DLPack: without strides (computing them would overflow), and with strides whose reach
+  // in bytes passes int64. Each refusal leaves the struct with the caller.
+  auto refused = [](std::vector<int64_t> shape, std::vector<int64_t> strides, uint64_t offset) {
+    Producer p{{1, 2}, std::move(shape), std::move(strides), 0};
+    DLManagedTensor* m = MakeManaged(&p, /*with_strides=*/!p.strides.empty());
+    m->dl_tensor.byte_offset = offset;
+    std::string message;
+    try {
+      Tensor::FromDLPack(m);
+    } catch (const Error& e) {
+      message = e.kind() + ": " + std::string(e.message().view());
+    }
+    EXPECT_EQ(p.deleted, message.empty() ? 1 : 0) << "taken only when accepted";
+    if (!message.empty()) m->deleter(m);
+    EXPECT_EQ(p.deleted, 1);
+    return message;
+  };
+  EXPECT_NE(refused({0, kMax, kMax}, {}, 0).find("ValueError: Tensor::FromDLPack: the shape"),
+            std::string::npos);
+  const std::string reach = "ValueError: Tensor::FromDLPack: the strides and byte offset reach";
+  EXPECT_EQ(refused({2, 3}, {int64_t{1} << 62, 1}, 0).rfind(reach, 0), 0u);
+  EXPECT_EQ(refused({2, 3}, {-(int64_t{1} << 62), 1}, 0).rfind(reach, 0), 0u);
+  EXPECT_EQ(refused({2, 3}, {3, 1}, uint64_t{1} << 63).rfind(reach, 0), 0u);
+  EXPECT_EQ(refused({2, 3}, {3, 1}, 0), "");  // the same view within range is taken
+}
+
+TEST(Tensor, EmptyTensorsAreContiguousWhateverTheirStrides) {
+  // NumPy's zeros((0, 3))[:, ::2]: shape (0, 2), strides (3, 2).
+  Producer p{{1}, {0, 2}, {3, 2}, 0};
+  {
+    Tensor t = Tensor::FromDLPack(MakeManaged(&p, /*with_strides=*/true));
+    EXPECT_EQ(t.numel(), 0);
+    EXPECT_EQ(t.nbytes(), 0);
+    EXPECT_TRUE(t.IsContiguous());
+    EXPECT_TRUE(StructuralEqual()(t, Tensor::Empty({0, 2}, DataType::Float(32))));
+  }
+  // Large dimensions before the zero, odd strides: still no element, still contiguous.
+  Producer q{{1}, {int64_t{1} << 40, int64_t{1} << 20, 0}, {0, 7, 0}, 0};
+  {
+    Tensor t = Tensor::FromDLPack(MakeManaged(&q, /*with_strides=*/true));
+    EXPECT_EQ(t.numel(), 0);
+    EXPECT_TRUE(t.IsContiguous());
+  }
+  EXPECT_EQ(p.deleted + q.deleted, 2);
 }
 
 TEST(DataType, DLPackCodes) {

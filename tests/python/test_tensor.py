@@ -2,8 +2,12 @@
 lifetimes, errors, serialization and structural equality."""
 
 import gc
+import os
+import pathlib
 import pickle
+import subprocess
 import sys
+import textwrap
 import weakref
 
 import ferry_testing  # noqa: F401  (loads the support library)
@@ -360,3 +364,204 @@ def test_wrapper_has_no_state_of_its_own():
     assert not hasattr(t, "__dict__")
     with pytest.raises(AttributeError):
         t.anything = 1
+
+
+def _run_isolated(code):
+    """Runs `code` in a fresh interpreter (a crash there fails this test, not the test run);
+    returns the completed process."""
+    here = str(pathlib.Path(__file__).resolve().parent)
+    path = os.pathsep.join([here, *sys.path])
+    env = dict(os.environ, PYTHONPATH=path)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_an_unused_capsule_dropped_by_an_exception_keeps_it():
+    # The capsule's destructor ran while ZeroDivisionError propagated and cleared it: a crash.
+    result = _run_isolated(
+        """
+        import numpy as np
+        import ferry
+        t = ferry.from_dlpack(np.arange(3.0))
+        for _ in range(100):
+            try:
+                [t.__dlpack__(), 1 / 0]
+            except ZeroDivisionError as e:
+                assert "division" in str(e)
+            try:
+                [t.__dlpack__(max_version=(1, 0)), {}["missing"]]
+            except KeyError:
+                pass
+        print("kept")
+        """
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "kept", result.stderr[-2000:]
+
+
+def test_a_dealloc_during_an_exception_keeps_it():
+    # A ferry object freed while an exception propagates runs C++ destructors, here one calling a
+    # Python callback: the callback runs normally and the exception arrives unchanged.
+    result = _run_isolated(
+        """
+        import ferry, ferry_testing
+        calls = []
+        make = ferry.get_global_func("test.call_on_destroy")
+        for _ in range(100):
+            try:
+                [make(lambda: calls.append(1)), 1 / 0]
+            except ZeroDivisionError as e:
+                assert "division" in str(e), e
+        assert len(calls) == 100, calls
+        print("kept")
+        """
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "kept", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "int4", "float32x4", "uint1"])
+def test_a_dtype_numpy_cannot_hold_is_refused_cleanly(dtype):
+    t = tensor_empty([2], ferry.DataType(dtype))
+    # NumPy's own refusal (RuntimeError in NumPy 2.x) arrives as NumPy raised it; it was a
+    # SystemError while the capsule's destructor cleared it.
+    with pytest.raises((RuntimeError, BufferError, TypeError)) as info:
+        np.from_dlpack(t)
+    assert not isinstance(info.value, SystemError), info.value
+    name = str(t.dtype)  # uint1 prints as bool
+    with pytest.raises(TypeError, match=f"NumPy has no dtype for {name} elements"):
+        t.numpy()
+    gc.collect()
+    assert use_count(t) == 1, "the refused capsule gave its reference back"
+
+
+def test_more_dimensions_than_numpy_holds_is_refused_cleanly():
+    t = tensor_empty([1] * 65, ferry.DataType("float32"))
+    assert t.ndim == 65
+    with pytest.raises((RuntimeError, BufferError, ValueError)) as info:
+        np.from_dlpack(t)
+    assert not isinstance(info.value, SystemError), info.value
+    with pytest.raises(BufferError, match="65 dimensions and NumPy holds at most 64"):
+        t.numpy()
+
+
+@pytest.mark.parametrize("device", ["x", 1, [1, 0], None.__class__])
+def test_dlpack_device_of_the_wrong_type_is_a_type_error(device):
+    t = ferry.from_dlpack(np.arange(3.0))
+    with pytest.raises(TypeError, match="dl_device"):
+        t.__dlpack__(dl_device=device)
+
+
+def test_sizes_that_overflow_are_value_errors():
+    big = 2**63 - 1
+    text = ferry.save_json(ferry.from_dlpack(np.zeros((0, 1, 1), dtype=np.int32)))
+    assert '"shape": [0, 1, 1]' in text
+    with pytest.raises(ValueError, match="too big"):
+        ferry.load_json(text.replace('"shape": [0, 1, 1]', f'"shape": [0, {big}, {big}]'))
+    with pytest.raises(ValueError, match="too big"):
+        tensor_empty([0, big, big], ferry.DataType("int32"))
+    with pytest.raises(ValueError, match="overflow int64 bytes"):
+        tensor_empty([2**61], ferry.DataType("float64"))
+
+
+def test_an_empty_tensor_is_contiguous_whatever_its_strides():
+    v = np.zeros((4, 3))[:0, ::2]
+    assert v.shape == (0, 2) and v.strides == (24, 16) and v.flags.c_contiguous
+    ndim, numel, nbytes, contiguous = tensor_info(v)[:4]
+    assert (ndim, numel, nbytes, contiguous) == (2, 0, 0, 1)
+
+
+ndim_const_ptr = ferry.get_global_func("test.tensor_ndim_const_ptr")
+first_const_ptr = ferry.get_global_func("test.tensor_first_const_ptr")
+call_with_const_ptr = ferry.get_global_func("test.tensor_call_with_const_ptr")
+const_export_flags = ferry.get_global_func("test.tensor_const_export_flags")
+
+
+class _Producer:
+    """A DLPack producer that is not a numpy.ndarray (the capsule path, not the direct read)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def _read_only_sources():
+    """(name, array-like, the bytes it shows) for every kind of read-only memory."""
+    frozen = np.arange(4.0)
+    frozen.flags.writeable = False
+    over_bytes = bytes(np.arange(4.0).tobytes())
+    ndarray_subclass = np.arange(4.0).view(type("Sub", (np.ndarray,), {}))
+    ndarray_subclass.flags.writeable = False
+    return [
+        ("writeable=False", frozen, over_bytes),
+        ("broadcast_to", np.broadcast_to(np.arange(4.0), (2, 4)), None),
+        ("frombuffer(bytes)", np.frombuffer(over_bytes, "f8"), over_bytes),
+        ("ndarray subclass (DLPack flag)", ndarray_subclass, None),
+        ("DLPack producer (flag)", _Producer(frozen), None),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5), ids=[c[0] for c in _read_only_sources()])
+def test_read_only_memory_stays_read_only(case):
+    name, source, backing = _read_only_sources()[case]
+    array = source.a if isinstance(source, _Producer) else source
+    before = np.array(array, copy=True)
+    backing_before = bytes(backing) if backing is not None else None
+    t = ferry.from_dlpack(source)
+    assert t.is_read_only, name
+    # A parameter that may write (Tensor, DLTensor*) refuses, naming the function and argument.
+    with pytest.raises(ValueError, match=r"argument 0 of `test\.tensor_fill\(.*read-only"):
+        tensor_fill(source, 9.0)
+    with pytest.raises(ValueError, match=r"argument 0 of `test\.tensor_ndim_ptr\(.*read-only"):
+        ndim_ptr(source)
+    with pytest.raises(ValueError, match="read-only"):
+        tensor_fill(t, 9.0)
+    np.testing.assert_array_equal(array, before)
+    if backing is not None:
+        assert bytes(backing) == backing_before, "the bytes object is unchanged"
+        assert backing == np.arange(4.0).tobytes()
+    # A parameter that only reads (ConstTensor, const DLTensor*) accepts it and reads it.
+    assert tensor_sum(source) == before.sum()
+    assert tensor_info(source)[4] == 1
+    assert ndim_const_ptr(source) == array.ndim
+    assert first_const_ptr(source) == before.flat[0]
+    # Going back out keeps it read-only.
+    assert not t.numpy().flags.writeable
+    assert not np.from_dlpack(t).flags.writeable
+    with pytest.raises(BufferError, match="read-only"):
+        t.__dlpack__()  # the unversioned capsule cannot say read-only: refused, not copied
+
+
+def test_writable_memory_is_still_written():
+    a = np.zeros(3)
+    t = ferry.from_dlpack(a)
+    assert not t.is_read_only
+    tensor_fill(a, 2.0)
+    assert a.tolist() == [2.0, 2.0, 2.0]
+    assert ndim_ptr(a) == 1 and ndim_const_ptr(a) == 1
+    assert t.numpy().flags.writeable and np.from_dlpack(t).flags.writeable
+
+
+def test_a_const_pointer_reaches_python_as_a_read_only_view():
+    a = np.arange(3.0)  # writable, but lent through `const DLTensor*`
+    seen = []
+
+    def callback(view):
+        seen.append((view.is_read_only, view.numpy().flags.writeable))
+        with pytest.raises(ValueError, match="read-only"):
+            tensor_fill(view, 1.0)
+        return tensor_sum(view)
+
+    assert call_with_const_ptr(a, callback) == 3.0
+    assert seen == [(True, False)]
+    assert a.tolist() == [0.0, 1.0, 2.0]
+    # A ConstTensor's own export says read-only (DLPACK_FLAG_BITMASK_READ_ONLY is bit 0).
+    assert const_export_flags(a) & 1 == 1
