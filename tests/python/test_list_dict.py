@@ -254,3 +254,34 @@ def test_appending_does_not_leak(f):
     assert f.use_count(x) == before + 100_000
     xs.clear()
     assert f.use_count(x) == before
+
+
+def test_a_nan_key_is_a_value_error_and_changes_nothing():
+    # Every NaN key was one key, so a dict with two NaN keys lost an entry on its way into a
+    # Map; values have no identity to keep NaNs apart by, so a NaN key is refused.
+    nan = float("nan")
+    for make in (ferry.Map, ferry.Dict, ferry.convert):
+        with pytest.raises(ValueError, match="NaN map key"):
+            make({nan: 1, float("nan"): 2})
+    d = ferry.Dict({1.5: "x"})
+    with pytest.raises(ValueError, match="NaN map key"):
+        d[nan] = 1
+    with pytest.raises(ValueError, match="NaN map key"):
+        d.update({nan: 1})
+    assert dict(d.items()) == {1.5: "x"}
+    assert nan not in d and d.get(nan) is None
+    with pytest.raises(KeyError):
+        d[nan]
+    d[float("inf")] = "y"  # other floats are keys; 0.0 and -0.0 are one
+    d[0.0] = "z"
+    d[-0.0] = "w"
+    assert dict(d.items()) == {1.5: "x", float("inf"): "y", 0.0: "w"}
+
+
+def test_load_json_refuses_a_map_or_dict_holding_one_key_twice():
+    for x in (ferry.Map({"a": 1, "b": 2}), ferry.Dict({"a": 1, "b": 2})):
+        text = ferry.save_json(x)
+        assert '"b"' in text
+        where = r'line \d+, column \d+: node \d \(ferry.Map\): duplicate key "a"'
+        with pytest.raises(ValueError, match=where):
+            ferry.load_json(text.replace('"b"', '"a"'))
