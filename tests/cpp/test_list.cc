@@ -313,6 +313,56 @@ TEST(ListDict, TheGlobalsOtherLanguagesUseWorkAndNameBadArguments) {
   ExpectError([&] { global("ferry.Dict")("k"); }, "ValueError", {"pairs", "1 argument"});
 }
 
+TEST(ListDict, TheOneCallPerPythonOperationGlobalsFollowPythonRules) {
+  auto global = [](const char* name) { return Function::GetGlobalRequired(name); };
+  auto ints = [](const List<Any>& xs) {
+    std::vector<int64_t> out;
+    for (const Any& x : xs) out.push_back(x.cast<int64_t>());
+    return out;
+  };
+  List<Any> xs = {Any(0), Any(1), Any(2), Any(3), Any(4)};
+  global("ferry.ListSetSlice")(xs, 1, 3, nullptr, 7, 8, 9);  // xs[1:3] = [7, 8, 9]
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{0, 7, 8, 9, 3, 4}));
+  global("ferry.ListSetSlice")(xs, nullptr, nullptr, -2, 10, 11, 12);  // xs[::-2] = ...
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{0, 12, 8, 11, 3, 10}));
+  ExpectError([&] { global("ferry.ListSetSlice")(xs, nullptr, nullptr, 2, 1); }, "ValueError",
+              {"size 1 to extended slice of size 3"});
+  ExpectError([&] { global("ferry.ListDelSlice")(xs, nullptr, nullptr, 0); }, "ValueError",
+              {"step cannot be zero"});
+  global("ferry.ListDelSlice")(xs, -1, -6, -2);  // del xs[-1:-6:-2]: indexes 5, 3, 1
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{0, 8, 3}));
+  EXPECT_EQ(global("ferry.ListPop")(xs, -1).cast<int64_t>(), 3);
+  ExpectError([&] { global("ferry.ListPop")(xs, 2); }, "IndexError", {"2", "size 2"});
+  global("ferry.ListInsertClamped")(xs, -100, 5);
+  global("ferry.ListInsertClamped")(xs, 100, 6);
+  global("ferry.ListExtend")(xs, 1, 2);
+  global("ferry.ListReverse")(xs);
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{2, 1, 6, 8, 0, 5}));
+  Array<Any> snapshot = xs.ToArray();
+  EXPECT_TRUE(global("ferry.ListEraseIfUnchanged")(xs, snapshot, 0).cast<bool>());
+  EXPECT_FALSE(global("ferry.ListReplaceIfUnchanged")(xs, snapshot, 1).cast<bool>());
+  EXPECT_EQ(xs.size(), 5u);
+  EXPECT_TRUE(global("ferry.ListReplaceIfUnchanged")(xs, xs.ToArray(), 1).cast<bool>());
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{1}));
+
+  Dict<Any, Any> d = {{Any("a"), Any(1)}, {Any("b"), Any(2)}, {Any("c"), Any(3)}};
+  d.erase("c");
+  auto array = [](const Any& v) { return v.cast<Array<Any>>(); };
+  Array<Any> item = array(global("ferry.DictPopItem")(d));
+  EXPECT_EQ(item[0].cast<String>(), "b");
+  EXPECT_EQ(item[1].cast<int64_t>(), 2);
+  EXPECT_EQ(array(global("ferry.DictPop")(d, "zz")).size(), 0u);
+  EXPECT_EQ(array(global("ferry.DictPop")(d, "a"))[0].cast<int64_t>(), 1);
+  EXPECT_EQ(array(global("ferry.DictPopItem")(d)).size(), 0u);
+  EXPECT_EQ(global("ferry.DictSetDefault")(d, "k", 4).cast<int64_t>(), 4);
+  EXPECT_EQ(global("ferry.DictSetDefault")(d, "k", 5).cast<int64_t>(), 4);
+  global("ferry.DictUpdate")(d, "k", 6, "j", 7);
+  EXPECT_EQ(d.at("k").cast<int64_t>(), 6);
+  EXPECT_EQ(d.size(), 2u);
+  ExpectError([&] { global("ferry.DictUpdate")(d, "k"); }, "TypeError", {"pairs"});
+  ExpectError([&] { global("ferry.ListPop")(d, 0); }, "TypeError", {"expected ferry.List"});
+}
+
 TEST(ListDict, StructuralEqualityHashingAndJSON) {
   List<Any> a = {Any(1), Any(Dict<String, Any>{{"k", Any("v")}})};
   List<Any> b = {Any(1), Any(Dict<String, Any>{{"k", Any("v")}})};
