@@ -422,6 +422,20 @@ def test_each_dict_operation_is_atomic_under_python_threads():
     together(lambda: [e.update({f"a{i}": i, f"b{i}": i}) for i in range(n)],
              lambda: [e.pop(f"a{i}", None) for i in range(n)])
     assert all(e[f"b{i}"] == i for i in range(n))
+
+    # Iterating items() or values() looked each key up again: a concurrent pop made it raise.
+    g = ferry.Dict({i: i for i in range(200)})
+
+    def churn():
+        for i in range(n):
+            g.pop(i % 200, None)
+            g[i % 200] = i % 200
+
+    def walk():
+        for _ in range(300):
+            assert all(k == v for k, v in g.items()) and len(list(g.values())) >= 198
+
+    together(churn, walk)
     print("ok")
 """
     )
