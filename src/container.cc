@@ -336,6 +336,13 @@ const Any& MapObj::At(const AnyView& key) const {
 }
 
 void MapObj::Insert(Any key, Any value) {
+  if (FERRY_UNLIKELY(key.type_index() == kFerryFloat && std::isnan(key.raw()->v_float64))) {
+    // Python keeps NaN keys apart by object identity, which Ferry values do not have: a NaN
+    // key could never be found again by value, and collapsing all NaNs into one key would
+    // lose entries. So it is refused, before anything changes.
+    FERRY_THROW(ValueError) << "a NaN map key is refused: NaN equals nothing, not even itself, "
+                               "so the entry could not be found again";
+  }
   // Keep the slots in use (tombstones too) and the entry table (erased entries too) at most
   // half the slot count, so searches stay short and always end at an empty slot.
   const size_t load = std::max(entry_count_, size_ + tombstones_);

@@ -948,7 +948,13 @@ class Loader {
           Fail(item, NodeName() + ": a map item must be [key, value]");
         }
         const size_t key = item + 1;
-        map.Set(ReadValue(key, limit), ReadValue(doc_.Next(key), limit));
+        Any key_value = ReadValue(key, limit);
+        // A second entry would silently replace the first: the text is not what SaveJSON
+        // writes, so it is refused as the reader refuses a duplicate key of a JSON object.
+        if (map.contains(key_value)) {
+          Fail(key, NodeName() + ": duplicate " + details::DescribeKey(key_value.raw()));
+        }
+        map.Set(std::move(key_value), ReadValue(doc_.Next(key), limit));
       }
       return std::move(map);
     }

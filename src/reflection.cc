@@ -9,6 +9,7 @@
 #include <memory>         // unique_ptr in the registry
 #include <mutex>          // registry writes
 #include <shared_mutex>   // registry reads
+#include <thread>         // yield in the field write locks
 #include <unordered_map>  // registry
 
 #include "c_api_internal.h"
@@ -254,12 +255,46 @@ const FieldInfo* WritableField(const Object* obj, std::string_view name) {
 }
 }  // namespace
 
+namespace details {
+namespace {
+/// StoreField's locks: spin locks, each on a cache line of its own. A writer holds one only
+/// for a swap of two values, so spinning (then yielding) is cheaper than a mutex.
+struct alignas(64) FieldWriteLock {
+  std::atomic<bool> held{false};
+};
+constexpr size_t kFieldWriteLocks = 64;
+FieldWriteLock g_field_write_locks[kFieldWriteLocks];
+static_assert(kFieldWriteLocks == 64, "FieldWriteLockOf keeps the top 6 bits of the hash");
+
+FieldWriteLock& FieldWriteLockOf(const void* addr) {
+  // Fields are at least 4-byte aligned; mixing the address spreads neighbouring fields.
+  const uint64_t bits = reinterpret_cast<uintptr_t>(addr) >> 3;
+  return g_field_write_locks[(bits * 0x9e3779b97f4a7c15ULL) >> 58];
+}
+}  // namespace
+
+void LockFieldWrite(const void* addr) noexcept {
+  std::atomic<bool>& held = FieldWriteLockOf(addr).held;
+  while (held.exchange(true, std::memory_order_acquire)) {
+    while (held.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+}
+
+void UnlockFieldWrite(const void* addr) noexcept {
+  FieldWriteLockOf(addr).held.store(false, std::memory_order_release);
+}
+}  // namespace details
+
 void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) {
   if (!obj.defined()) FERRY_THROW(AttributeError) << "None has no attribute '" << name << "'";
   const FieldInfo* field = WritableField(obj.get(), name);
   try {
-    // FieldType::set converts first and assigns after, so a failed conversion changes nothing.
-    field->Write(const_cast<Object*>(obj.get()), value);
+    // The object is live, so other threads may write the field too: set_c's write is atomic
+    // with respect to theirs (StoreField). It converts first and writes after, so a failed
+    // conversion changes nothing.
+    if (field->constraint != nullptr) details::CheckFieldConstraint(field->constraint, value);
+    char* addr = reinterpret_cast<char*>(const_cast<Object*>(obj.get())) + field->offset;
+    if (field->type->set_c(addr, value.raw()) != 0) details::ThrowRaised();
   } catch (const Error& e) {
     std::string message = "field '" + std::string(name) + "' of '" + obj->GetTypeKey() +
                           "': " + std::string(e.message());

@@ -261,6 +261,13 @@ struct ObjectUnsafe {
     return obj;
   }
   static const ObjectPtr<Object>& GetPtr(const ObjectRef& ref) { return ref.data_; }
+  /// Swaps the objects `*shared` and `*own` refer to, reading and writing `*shared` in one
+  /// atomic exchange: two threads swapping into one `*shared` each take out a different
+  /// reference, so none is lost or released twice (reflection's writes to object fields).
+  static void ExchangeRef(ObjectRef* shared, ObjectRef* own) {
+    own->data_.data_ =
+        __atomic_exchange_n(&shared->data_.data_, own->data_.data_, __ATOMIC_ACQ_REL);
+  }
   static ObjectPtr<Object>&& MovePtr(ObjectRef&& ref) { return std::move(ref.data_); }
   static void SetHeader(Object* obj, int32_t type_index, void (*deleter)(FerryObject*)) {
     obj->header_.type_index = type_index;

@@ -1,8 +1,16 @@
 """Python views of Ferry containers: ``Array`` and ``Map`` behave as immutable sequences and
 mappings; ``Shape`` as a tuple-like sequence of ints."""
 
+import operator
 import reprlib
-from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import (
+    ItemsView,
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+    ValuesView,
+)
 
 from . import _core
 from .registry import _ensure_libraries, get_global_func, register_object
@@ -147,6 +155,18 @@ class Shape(_Object, Sequence):
         return (Shape, (self._dims(),))
 
 
+def _bound(value):
+    """A slice bound for the ferry.List* globals: None, or an int clamped to +-2**62 (a list
+    is never that long, so clamping keeps Python's meaning and the int fits in int64)."""
+    if value is None:
+        return None
+    return max(-(2**62), min(2**62, operator.index(value)))
+
+
+def _slice_args(index):
+    return _bound(index.start), _bound(index.stop), _bound(index.step)
+
+
 @register_object("ferry.List")
 class List(_Object, MutableSequence):
     """A mutable sequence shared with C++: ``ferry.List(iterable=())``. Every holder, in
@@ -154,7 +174,10 @@ class List(_Object, MutableSequence):
     ``MutableSequence`` API (indexing with negative indexes, slices and slice assignment,
     ``append``, ``extend``, ``insert``, ``pop``, ``remove``, ``index``, ``count``, ``reverse``,
     ``sort``, ``+=``, ``del``). Equality and hashing are by identity, as for every Ferry
-    object (``structural_equal`` compares contents)."""
+    object (``structural_equal`` compares contents).
+
+    Each operation is one call into C++ made with the GIL held, so it is atomic with respect
+    to other Python threads, as a ``list``'s operations are; iteration walks a snapshot."""
 
     __slots__ = ()
     __eq__ = _Object.__eq__
@@ -174,35 +197,52 @@ class List(_Object, MutableSequence):
 
     def __setitem__(self, index, value):
         if isinstance(index, slice):
-            items = _core._list_to_list(self)
-            items[index] = value  # Python's own rules (and errors) for slice assignment
-            self._replace(items)
+            # Any iterable, read before the call (a list assigned to itself included).
+            _list_set_slice(self, *_slice_args(index), *list(value))
         else:
             _core._list_setitem(self, index, value)
 
     def __delitem__(self, index):
         if isinstance(index, slice):
-            items = _core._list_to_list(self)
-            del items[index]
-            self._replace(items)
-            return
-        size = len(self)
-        i = index.__index__()
-        if i < 0:
-            i += size
-        if not 0 <= i < size:
-            raise IndexError(f"List index {index!r} out of range for size {size}")
-        _list_erase(self, i, i + 1)
+            _list_del_slice(self, *_slice_args(index))
+        else:
+            _list_pop(self, operator.index(index))
 
     def insert(self, index, value):
-        size = len(self)
-        index = index.__index__()
-        index = max(0, index + size) if index < 0 else min(index, size)  # as list.insert
-        _list_insert(self, index, value)
+        _list_insert_clamped(self, _bound(index), value)
 
     def extend(self, values):
-        for value in list(values):  # a copy: `xs.extend(xs)` doubles xs once
-            _core._list_append(self, value)
+        _list_extend(self, *list(values))  # a copy first: `xs.extend(xs)` doubles xs once
+
+    def __iadd__(self, values):
+        self.extend(values)
+        return self
+
+    def pop(self, index=-1):
+        return _list_pop(self, operator.index(index))
+
+    def remove(self, value):
+        # The index is found by Python equality (which may run Python code, and so let other
+        # threads in) on a snapshot; the erase happens only if the list is still that snapshot.
+        while True:
+            snapshot = _list_to_array(self)
+            items = _core._array_to_list(snapshot)
+            try:
+                at = items.index(value)
+            except ValueError:
+                raise ValueError(f"ferry.List.remove(x): {value!r} is not in the list") from None
+            if _list_erase_if_unchanged(self, snapshot, at):
+                return
+
+    def index(self, value, start=0, stop=None):
+        items = _core._list_to_list(self)
+        return items.index(value, start, len(items) if stop is None else stop)
+
+    def count(self, value):
+        return _core._list_to_list(self).count(value)
+
+    def reverse(self):
+        _list_reverse(self)
 
     def clear(self):
         _list_clear(self)
@@ -210,21 +250,21 @@ class List(_Object, MutableSequence):
     def __iter__(self):
         return iter(_core._list_to_list(self))
 
+    def __reversed__(self):
+        return reversed(_core._list_to_list(self))
+
     def __contains__(self, value):
         return value in _core._list_to_list(self)
 
     def sort(self, *, key=None, reverse=False):
         """Sorts in place, stably, as ``list.sort``; when a comparison raises, the list is
-        left as it was."""
-        items = _core._list_to_list(self)
+        left as it was. A ``key`` (or comparison) that writes the list is a ValueError
+        ("list modified during sort"), as for ``list.sort``, and the write is kept."""
+        snapshot = _list_to_array(self)
+        items = _core._array_to_list(snapshot)
         items.sort(key=key, reverse=reverse)
-        self._replace(items)
-
-    def _replace(self, items):
-        converted = _list_new(*items)  # converts every item first: an error changes nothing
-        _list_clear(self)
-        for item in _core._list_to_list(converted):
-            _core._list_append(self, item)
+        if not _list_replace_if_unchanged(self, snapshot, *items):
+            raise ValueError("list modified during sort")
 
     @reprlib.recursive_repr("ferry.List([...])")
     def __repr__(self):
@@ -242,13 +282,39 @@ class List(_Object, MutableSequence):
         return made
 
 
+class _DictItems(ItemsView):
+    """``Dict.items()``: a live view whose iteration walks one snapshot of the entries (so a
+    concurrent delete never makes it raise KeyError)."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        flat = self._mapping._snapshot()
+        return zip(flat[0::2], flat[1::2])
+
+
+class _DictValues(ValuesView):
+    """``Dict.values()``: a live view whose iteration walks one snapshot of the entries."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        return iter(self._mapping._snapshot()[1::2])
+
+
+_MISSING = object()
+
+
 @register_object("ferry.Dict")
 class Dict(_Object, MutableMapping):
     """A mutable mapping shared with C++, in insertion order: ``ferry.Dict(mapping=(), **kw)``.
     Every holder, in Python or C++, sees a change made through any other. The full
     ``MutableMapping`` API (``get``, ``setdefault``, ``pop``, ``popitem`` (the last entry, as
-    for dict), ``update``, ``clear``, live ``keys``/``values``/``items`` views). Keys follow
-    Map's rules. Equality and hashing are by identity."""
+    for dict, in O(1)), ``update``, ``clear``, live ``keys``/``values``/``items`` views). Keys
+    follow Map's rules (a NaN key is a ValueError). Equality and hashing are by identity.
+
+    Each operation is one call into C++ made with the GIL held, so it is atomic with respect
+    to other Python threads, as a ``dict``'s operations are; iteration walks a snapshot."""
 
     __slots__ = ()
     __eq__ = _Object.__eq__
@@ -291,13 +357,39 @@ class Dict(_Object, MutableMapping):
     def _snapshot(self):
         return _core._array_to_list(_map_items(_dict_to_map(self)))
 
+    def items(self):
+        return _DictItems(self)
+
+    def values(self):
+        return _DictValues(self)
+
+    def pop(self, key, default=_MISSING):
+        found = _dict_pop(self, key)
+        if len(found):
+            return found[0]
+        if default is _MISSING:
+            raise KeyError(key)
+        return default
+
     def popitem(self):
-        flat = self._snapshot()
-        if not flat:
+        item = _core._array_to_list(_dict_pop_item(self))
+        if not item:
             raise KeyError("popitem(): dictionary is empty")
-        key, value = flat[-2], flat[-1]
-        _dict_erase(self, key)
-        return key, value
+        return item[0], item[1]
+
+    def setdefault(self, key, default=None):
+        return _dict_set_default(self, key, default)
+
+    def update(self, other=(), /, **kwargs):
+        # The pairs are read first (which may run Python code), then set in one call.
+        if isinstance(other, Mapping):
+            pairs = [(key, other[key]) for key in other]
+        elif hasattr(other, "keys"):
+            pairs = [(key, other[key]) for key in other.keys()]
+        else:
+            pairs = [(key, value) for key, value in other]
+        pairs += kwargs.items()
+        _dict_update(self, *[x for pair in pairs for x in pair])
 
     def clear(self):
         _dict_clear(self)
@@ -321,9 +413,16 @@ class Dict(_Object, MutableMapping):
 
 
 _list_new = get_global_func("ferry.List")
-_list_insert = get_global_func("ferry.ListInsert")
-_list_erase = get_global_func("ferry.ListErase")
 _list_clear = get_global_func("ferry.ListClear")
+_list_to_array = get_global_func("ferry.ListToArray")
+_list_set_slice = get_global_func("ferry.ListSetSlice")
+_list_del_slice = get_global_func("ferry.ListDelSlice")
+_list_pop = get_global_func("ferry.ListPop")
+_list_insert_clamped = get_global_func("ferry.ListInsertClamped")
+_list_extend = get_global_func("ferry.ListExtend")
+_list_reverse = get_global_func("ferry.ListReverse")
+_list_replace_if_unchanged = get_global_func("ferry.ListReplaceIfUnchanged")
+_list_erase_if_unchanged = get_global_func("ferry.ListEraseIfUnchanged")
 _dict_new = get_global_func("ferry.Dict")
 _dict_size = get_global_func("ferry.DictSize")
 _dict_get = get_global_func("ferry.DictGetItem")
@@ -332,6 +431,10 @@ _dict_erase = get_global_func("ferry.DictErase")
 _dict_count = get_global_func("ferry.DictCount")
 _dict_clear = get_global_func("ferry.DictClear")
 _dict_to_map = get_global_func("ferry.DictToMap")
+_dict_pop = get_global_func("ferry.DictPop")
+_dict_pop_item = get_global_func("ferry.DictPopItem")
+_dict_set_default = get_global_func("ferry.DictSetDefault")
+_dict_update = get_global_func("ferry.DictUpdate")
 # len(), indexing, `in` and item assignment go straight to C functions of _core (the methods
 # above stay for explicit calls and for subclasses).
 _core._install_container_slots(List, Dict)

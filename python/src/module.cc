@@ -210,17 +210,23 @@ int ListData(PyObject* list, int64_t* size, const FerryAny** data) {
   return CellsOf(list, &FerryListGetData, "ferry.List", size, data);
 }
 
-/// `index` of a sequence of `size` items, negative ones counted from the end; -1 with an
-/// IndexError naming both when out of range.
-Py_ssize_t ItemIndex(PyObject* index_obj, int64_t size, const char* what) {
+/// The Py_ssize_t value of an index object, before any size is known: reading it may run
+/// Python code (`__index__`), so it is read before a list's cells are. -1 with an error set
+/// (check PyErr_Occurred) when it is not an index.
+Py_ssize_t RawIndex(PyObject* index_obj) {
   // An int is read directly (PyNumber_AsSsize_t goes through __index__ first); an int too large
   // for Py_ssize_t, or anything else, takes the general path and its errors.
   Py_ssize_t index = PyLong_CheckExact(index_obj) ? PyLong_AsSsize_t(index_obj) : -1;
   if (index == -1) {
     PyErr_Clear();
     index = PyNumber_AsSsize_t(index_obj, PyExc_IndexError);
-    if (index == -1 && PyErr_Occurred()) return -1;
   }
+  return index;
+}
+
+/// `index` (read by RawIndex from `index_obj`) of a sequence of `size` items, negative ones
+/// counted from the end; -1 with an IndexError naming both when out of range.
+Py_ssize_t CheckedIndex(Py_ssize_t index, PyObject* index_obj, int64_t size, const char* what) {
   if (index < 0) index += size;
   if (index < 0 || index >= size) {
     PyErr_Format(PyExc_IndexError, "%s index %R out of range for size %lld", what, index_obj,
@@ -228,6 +234,14 @@ Py_ssize_t ItemIndex(PyObject* index_obj, int64_t size, const char* what) {
     return -1;
   }
   return index;
+}
+
+/// `index` of a sequence of `size` items, negative ones counted from the end; -1 with an
+/// IndexError naming both when out of range.
+Py_ssize_t ItemIndex(PyObject* index_obj, int64_t size, const char* what) {
+  Py_ssize_t index = RawIndex(index_obj);
+  if (index == -1 && PyErr_Occurred()) return -1;
+  return CheckedIndex(index, index_obj, size, what);
 }
 
 /// A Python list of the values of `size` cells at `data`. Converting a cell runs only Ferry's
@@ -278,10 +292,9 @@ PyObject* ListSize(PyObject*, PyObject* list) {
   return PyLong_FromLongLong(size);
 }
 
-/// A new ferry.List of the items `slice` selects.
-PyObject* ListSlice(const FerryAny* data, int64_t size, PyObject* slice) {
-  Py_ssize_t start, stop, step;
-  if (PySlice_Unpack(slice, &start, &stop, &step) < 0) return nullptr;
+/// A new ferry.List of the items the slice `start:stop:step` (unpacked) selects.
+PyObject* ListSlice(const FerryAny* data, int64_t size, Py_ssize_t start, Py_ssize_t stop,
+                    Py_ssize_t step) {
   Py_ssize_t n = PySlice_AdjustIndices(static_cast<Py_ssize_t>(size), &start, &stop, step);
   if (n > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "slice too large");
   std::vector<FerryAny> cells(static_cast<size_t>(n));
@@ -291,27 +304,46 @@ PyObject* ListSlice(const FerryAny* data, int64_t size, PyObject* slice) {
   return CallFunction(ctor, cells.data(), static_cast<int32_t>(n), false);
 }
 
+// A List's cells are read only after every step that may run Python code (an index's
+// __index__, a value's conversion): Python code may let another thread write the list, which
+// would move its cells and change its size under us. So each of these is one atomic step
+// with respect to other Python threads.
+
 PyObject* ListGetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_list_getitem(list, index)");
   int64_t size = 0;
   const FerryAny* data = nullptr;
+  if (PySlice_Check(args[1])) {
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(args[1], &start, &stop, &step) < 0) return nullptr;
+    if (ListData(args[0], &size, &data) != 0) return nullptr;
+    return ListSlice(data, size, start, stop, step);
+  }
+  Py_ssize_t raw = RawIndex(args[1]);
+  if (raw == -1 && PyErr_Occurred()) return nullptr;
   if (ListData(args[0], &size, &data) != 0) return nullptr;
-  if (PySlice_Check(args[1])) return ListSlice(data, size, args[1]);
-  Py_ssize_t index = ItemIndex(args[1], size, "List");
+  Py_ssize_t index = CheckedIndex(raw, args[1], size, "List");
   if (index < 0) return nullptr;
+  // The conversion takes its reference before it may run Python code (a class hook).
   return AnyToPy(data[index], /*owned=*/false);
 }
 
 PyObject* ListSetItem(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 3) return PyErr_Format(PyExc_TypeError, "_list_setitem(list, index, value)");
-  int64_t size = 0;
-  const FerryAny* data = nullptr;
-  if (ListData(args[0], &size, &data) != 0) return nullptr;
-  Py_ssize_t index = ItemIndex(args[1], size, "List");
-  if (index < 0) return nullptr;
+  if (!IsFerryObject(args[0]) || HandleOf(args[0]) == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "expected a ferry.List, got '%s'",
+                        Py_TYPE(args[0])->tp_name);
+  }
+  Py_ssize_t raw = RawIndex(args[1]);
+  if (raw == -1 && PyErr_Occurred()) return nullptr;
   TempScope scope;
   FerryAny cell;
   if (PyToAny(args[2], &cell, &scope) != 0) return nullptr;
+  int64_t size = 0;
+  const FerryAny* data = nullptr;
+  if (ListData(args[0], &size, &data) != 0) return nullptr;
+  Py_ssize_t index = CheckedIndex(raw, args[1], size, "List");
+  if (index < 0) return nullptr;
   if (FerryListSetItem(HandleOf(args[0]), index, &cell) != 0) return RaiseFerryError();
   Py_RETURN_NONE;
 }
@@ -329,11 +361,33 @@ PyObject* ListAppend(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+/// The elements of a List as a Python list, read from a snapshot (ferry.ListToArray, O(1)):
+/// converting an element may run Python code (a class hook, the DataType class), during which
+/// another thread may write the list; the snapshot's cells stay put.
 PyObject* ListToList(PyObject*, PyObject* list) {
+  if (!IsFerryObject(list) || HandleOf(list) == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "expected a ferry.List, got '%s'", Py_TYPE(list)->tp_name);
+  }
+  FerryObjectHandle to_array = CachedGlobal("ferry.ListToArray", &g_state.globals.list_to_array);
+  if (to_array == nullptr) {
+    return PyErr_Format(PyExc_RuntimeError, "global 'ferry.ListToArray' is missing");
+  }
+  FerryAny arg;
+  SetCell(&arg, TypeIndexOf(HandleOf(list)), 0, reinterpret_cast<uintptr_t>(HandleOf(list)));
+  FerryAny snapshot;
+  if (CallRaw(&FerryFunctionCall, to_array, &arg, 1, false, &snapshot) != 0) {
+    return RaiseFerryError();
+  }
   int64_t size = 0;
   const FerryAny* data = nullptr;
-  if (ListData(list, &size, &data) != 0) return nullptr;
-  return CellsToList(data, size);
+  PyObject* out = nullptr;
+  if (FerryArrayGetData(snapshot.v_obj, &size, &data) != 0) {
+    RaiseFerryError();
+  } else {
+    out = CellsToList(data, size);
+  }
+  DecRef(snapshot.v_obj);
+  return out;
 }
 
 // -- The type slots of ferry.List and ferry.Dict. A class statement points len(), x[k] and the

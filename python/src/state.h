@@ -63,6 +63,7 @@ struct CoreState {
     FerryObjectHandle array = nullptr;
     FerryObjectHandle map = nullptr;
     FerryObjectHandle list = nullptr;
+    FerryObjectHandle list_to_array = nullptr;
     FerryObjectHandle repr = nullptr;
     FerryObjectHandle save_json = nullptr;
     FerryObjectHandle load_json = nullptr;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>  // quiet_NaN
 #include <map>
 #include <sstream>
 #include <string>
@@ -381,6 +382,26 @@ TEST(Map, KeysCompareByValueForStringsAndPlainValuesByIdentityForObjects) {
 
   Map<Any, int64_t> zeros = {{Any(0.0), 1}};
   EXPECT_EQ(zeros.at(-0.0), 1) << "-0.0 == 0.0";
+}
+
+TEST(Map, ANaNKeyIsAValueErrorAndChangesNothing) {
+  // Every NaN key was one key (equal bits compared equal), so a Python dict with two NaN keys
+  // lost an entry on its way into a Map. Values have no identity to keep NaNs apart by, so a
+  // NaN key is refused.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Map<Any, Any> m = {{Any(1.5), Any(1)}};
+  Map<Any, Any> shared = m;
+  ExpectError([&] { m.Set(Any(nan), Any(2)); }, "ValueError", {"NaN map key"});
+  ExpectError([&] { m.Set(Any(-nan), Any(2)); }, "ValueError", {"NaN map key"});
+  EXPECT_EQ(m.size(), 1u);
+  EXPECT_EQ(shared.size(), 1u);
+  EXPECT_EQ(m.count(nan), 0u);
+  ExpectError([&] { m.at(nan); }, "KeyError", {"nan"});
+  Dict<Any, Any> d;
+  ExpectError([&] { d.Set(Any(nan), Any(2)); }, "ValueError", {"NaN map key"});
+  EXPECT_TRUE(d.empty());
+  m.Set(Any(std::numeric_limits<double>::infinity()), Any(3));  // other floats are keys
+  EXPECT_EQ(m.size(), 2u);
 }
 
 TEST(Map, MissingKeysAreKeyErrorsNamingTheKey) {

@@ -177,6 +177,10 @@ TEST(JSON, MalformedAndHostileInputIsAValueErrorSayingWhere) {
       {head + R"({"fields": {}}]})", "node 0: missing \"type\""},
       {head + R"({"type": "test.Fixed", "fields": {}}]})", "no default constructor"},
       {head + R"({"type": "ferry.Map", "items": [[1]]}]})", "[key, value]"},
+      {head + R"({"type": "ferry.Map", "items": [["a", 1], ["b", 2], ["a", 3]]}]})",
+       "line 1, column 102: node 0 (ferry.Map): duplicate key \"a\""},
+      {head + R"({"type": "ferry.Map", "items": [[1.5, 1], [1.5, 2]]}]})",
+       "node 0 (ferry.Map): duplicate key 1.5"},
       {head + R"({"type": "ferry.Shape", "dims": [1.5]}]})", "a dimension must be an integer"},
       {head + R"(3]})", "node 0 must be an object"},
   };

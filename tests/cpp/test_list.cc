@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>  // std::exit in death tests
 #include <string>
 #include <vector>
 
@@ -88,6 +89,93 @@ TEST(List, AListParameterTakesAnArrayAsACopyAndChecksElements) {
   List<Any> mixed = {Any(1), Any("two")};
   ExpectError([&] { append(mixed); }, "TypeError", {"List[int]", "element 1"});
   ExpectError([&] { append(3); }, "TypeError", {"List[int]"});
+}
+
+/// The sum and count a range-for over `xs` sees while `body` (called with each element) may
+/// write the list; exits 0 when they match `expected`, so a crash fails the EXPECT_EXIT around
+/// it instead of the whole test binary.
+template <typename Body>
+[[noreturn]] void LoopAndExit(List<int64_t> xs, Body body, int64_t expected_sum) {
+  int64_t sum = 0;
+  for (int64_t x : xs) {
+    sum += x;
+    body(x);
+  }
+  std::exit(sum == expected_sum ? 0 : 1);
+}
+
+TEST(List, ALoopWhoseCallbackClearsOrGrowsTheListNeitherCrashesNorSeesTheChange) {
+  // The loop walked the list's storage through raw pointers: a callback that cleared the list
+  // freed the cells under it (a segfault; a heap-use-after-free under ASan). Iterators now keep
+  // the storage they began with, so the loop sees the elements as they were.
+  List<int64_t> xs = {1, 2, 3, 4};
+  Function clear = Function::FromTyped([](List<int64_t> list) { list.clear(); });
+  EXPECT_EXIT(LoopAndExit(
+                  xs, [&](int64_t) { clear(xs); }, 10),
+              ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(LoopAndExit(
+                  xs, [&](int64_t x) { xs.push_back(x); }, 10),
+              ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(LoopAndExit(
+                  xs, [&](int64_t) { xs.erase(0); }, 10),
+              ::testing::ExitedWithCode(0), "");
+  // In this process too, with the writes checked after the loop.
+  List<Any> ys = {Any(1), Any("two"), Any(List<Any>{Any(3)})};
+  std::vector<std::string> seen;
+  for (const Any& y : ys) {
+    seen.push_back(Repr(y));
+    ys.clear();
+    ys.push_back(Any("new"));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"1", "\"two\"", "ferry.List(data=[3])"}));
+  EXPECT_EQ(ys.size(), 1u);
+  // A write between begin() and end() does not make the walk run past its storage.
+  List<int64_t> zs = {1, 2};
+  auto it = zs.begin();
+  zs.clear();
+  int64_t count = 0;
+  for (; it != zs.end(); ++it) count += *it;
+  EXPECT_EQ(count, 3);
+  EXPECT_TRUE(zs.begin() == zs.end());
+}
+
+/// Loops over a dict whose body grows the entry table (reallocating it) and erases; exits 0
+/// when the loop saw the entries it began with.
+[[noreturn]] void GrowDictWhileLoopingAndExit() {
+  Dict<int64_t, int64_t> d = {{1, 10}, {2, 20}, {3, 30}};
+  int64_t sum = 0;
+  for (auto [key, value] : d) {
+    sum += value;
+    for (int64_t k = 0; k < 200; ++k) d.Set(100 + key * 1000 + k, k);
+    d.erase(key);
+  }
+  std::exit(sum == 60 && d.size() == 600 ? 0 : 1);
+}
+
+/// Loops over a dict whose body clears it; exits 0 when the loop saw both keys.
+[[noreturn]] void ClearDictWhileLoopingAndExit() {
+  Dict<String, int64_t> d = {{"a", 1}, {"b", 2}};
+  std::string keys;
+  for (auto [key, value] : d) {
+    keys += std::string(key);
+    d.clear();
+  }
+  std::exit(keys == "ab" && d.empty() ? 0 : 1);
+}
+
+TEST(Dict, ALoopWhoseBodyClearsOrGrowsTheDictNeitherCrashesNorSeesTheChange) {
+  // As for List: the loop walked the entry table, which a Set that grew it reallocated and a
+  // clear emptied.
+  EXPECT_EXIT(GrowDictWhileLoopingAndExit(), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(ClearDictWhileLoopingAndExit(), ::testing::ExitedWithCode(0), "");
+  Dict<String, int64_t> d = {{"a", 1}, {"b", 2}};
+  auto found = d.find("b");
+  d.clear();
+  ASSERT_NE(found, d.end());
+  EXPECT_EQ((*found).second, 2);
+  EXPECT_EQ(found.value().cast<int64_t>(), 2);
+  EXPECT_EQ(++found, d.end());
+  EXPECT_EQ(d.find("b"), d.end());
 }
 
 TEST(Dict, AMutationIsSeenByEveryHolder) {
@@ -223,6 +311,56 @@ TEST(ListDict, TheGlobalsOtherLanguagesUseWorkAndNameBadArguments) {
   ExpectError([&] { global("ferry.DictSetItem")(d, "k"); }, "TypeError",
               {"ferry.DictSetItem", "3 arguments"});
   ExpectError([&] { global("ferry.Dict")("k"); }, "ValueError", {"pairs", "1 argument"});
+}
+
+TEST(ListDict, TheOneCallPerPythonOperationGlobalsFollowPythonRules) {
+  auto global = [](const char* name) { return Function::GetGlobalRequired(name); };
+  auto ints = [](const List<Any>& xs) {
+    std::vector<int64_t> out;
+    for (const Any& x : xs) out.push_back(x.cast<int64_t>());
+    return out;
+  };
+  List<Any> xs = {Any(0), Any(1), Any(2), Any(3), Any(4)};
+  global("ferry.ListSetSlice")(xs, 1, 3, nullptr, 7, 8, 9);  // xs[1:3] = [7, 8, 9]
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{0, 7, 8, 9, 3, 4}));
+  global("ferry.ListSetSlice")(xs, nullptr, nullptr, -2, 10, 11, 12);  // xs[::-2] = ...
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{0, 12, 8, 11, 3, 10}));
+  ExpectError([&] { global("ferry.ListSetSlice")(xs, nullptr, nullptr, 2, 1); }, "ValueError",
+              {"size 1 to extended slice of size 3"});
+  ExpectError([&] { global("ferry.ListDelSlice")(xs, nullptr, nullptr, 0); }, "ValueError",
+              {"step cannot be zero"});
+  global("ferry.ListDelSlice")(xs, -1, -6, -2);  // del xs[-1:-6:-2]: indexes 5, 3, 1
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{0, 8, 3}));
+  EXPECT_EQ(global("ferry.ListPop")(xs, -1).cast<int64_t>(), 3);
+  ExpectError([&] { global("ferry.ListPop")(xs, 2); }, "IndexError", {"2", "size 2"});
+  global("ferry.ListInsertClamped")(xs, -100, 5);
+  global("ferry.ListInsertClamped")(xs, 100, 6);
+  global("ferry.ListExtend")(xs, 1, 2);
+  global("ferry.ListReverse")(xs);
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{2, 1, 6, 8, 0, 5}));
+  Array<Any> snapshot = xs.ToArray();
+  EXPECT_TRUE(global("ferry.ListEraseIfUnchanged")(xs, snapshot, 0).cast<bool>());
+  EXPECT_FALSE(global("ferry.ListReplaceIfUnchanged")(xs, snapshot, 1).cast<bool>());
+  EXPECT_EQ(xs.size(), 5u);
+  EXPECT_TRUE(global("ferry.ListReplaceIfUnchanged")(xs, xs.ToArray(), 1).cast<bool>());
+  EXPECT_EQ(ints(xs), (std::vector<int64_t>{1}));
+
+  Dict<Any, Any> d = {{Any("a"), Any(1)}, {Any("b"), Any(2)}, {Any("c"), Any(3)}};
+  d.erase("c");
+  auto array = [](const Any& v) { return v.cast<Array<Any>>(); };
+  Array<Any> item = array(global("ferry.DictPopItem")(d));
+  EXPECT_EQ(item[0].cast<String>(), "b");
+  EXPECT_EQ(item[1].cast<int64_t>(), 2);
+  EXPECT_EQ(array(global("ferry.DictPop")(d, "zz")).size(), 0u);
+  EXPECT_EQ(array(global("ferry.DictPop")(d, "a"))[0].cast<int64_t>(), 1);
+  EXPECT_EQ(array(global("ferry.DictPopItem")(d)).size(), 0u);
+  EXPECT_EQ(global("ferry.DictSetDefault")(d, "k", 4).cast<int64_t>(), 4);
+  EXPECT_EQ(global("ferry.DictSetDefault")(d, "k", 5).cast<int64_t>(), 4);
+  global("ferry.DictUpdate")(d, "k", 6, "j", 7);
+  EXPECT_EQ(d.at("k").cast<int64_t>(), 6);
+  EXPECT_EQ(d.size(), 2u);
+  ExpectError([&] { global("ferry.DictUpdate")(d, "k"); }, "TypeError", {"pairs"});
+  ExpectError([&] { global("ferry.ListPop")(d, 0); }, "TypeError", {"expected ferry.List"});
 }
 
 TEST(ListDict, StructuralEqualityHashingAndJSON) {

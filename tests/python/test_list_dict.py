@@ -254,3 +254,262 @@ def test_appending_does_not_leak(f):
     assert f.use_count(x) == before + 100_000
     xs.clear()
     assert f.use_count(x) == before
+
+
+def test_a_nan_key_is_a_value_error_and_changes_nothing():
+    # Every NaN key was one key, so a dict with two NaN keys lost an entry on its way into a
+    # Map; values have no identity to keep NaNs apart by, so a NaN key is refused.
+    nan = float("nan")
+    for make in (ferry.Map, ferry.Dict, ferry.convert):
+        with pytest.raises(ValueError, match="NaN map key"):
+            make({nan: 1, float("nan"): 2})
+    d = ferry.Dict({1.5: "x"})
+    with pytest.raises(ValueError, match="NaN map key"):
+        d[nan] = 1
+    with pytest.raises(ValueError, match="NaN map key"):
+        d.update({nan: 1})
+    assert dict(d.items()) == {1.5: "x"}
+    assert nan not in d and d.get(nan) is None
+    with pytest.raises(KeyError):
+        d[nan]
+    d[float("inf")] = "y"  # other floats are keys; 0.0 and -0.0 are one
+    d[0.0] = "z"
+    d[-0.0] = "w"
+    assert dict(d.items()) == {1.5: "x", float("inf"): "y", 0.0: "w"}
+
+
+def test_load_json_refuses_a_map_or_dict_holding_one_key_twice():
+    for x in (ferry.Map({"a": 1, "b": 2}), ferry.Dict({"a": 1, "b": 2})):
+        text = ferry.save_json(x)
+        assert '"b"' in text
+        where = r'line \d+, column \d+: node \d \(ferry.Map\): duplicate key "a"'
+        with pytest.raises(ValueError, match=where):
+            ferry.load_json(text.replace('"b"', '"a"'))
+
+
+def _run_isolated(code, timeout=240):
+    """Runs `code` in a fresh interpreter (a crash or a hang fails the test, not the run) and
+    returns its stdout lines."""
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout.split()
+
+
+def test_draining_a_large_dict_with_popitem_finishes_in_order():
+    # popitem copied every entry out to find the last one: draining 1e5 entries was O(n**2)
+    # and did not finish in minutes. Only the subprocess timeout bounds the time.
+    out = _run_isolated("""
+        import ferry
+        n = 100_000
+        d = ferry.Dict({i: -i for i in range(n)})
+        del d[n - 1]  # an erased entry at the end is skipped
+        expected = n - 2
+        while d:
+            key, value = d.popitem()
+            assert (key, value) == (expected, -expected), (key, value, expected)
+            expected -= 1
+        assert expected == -1 and len(d) == 0
+        try:
+            d.popitem()
+        except KeyError:
+            print("ok")
+    """)
+    assert out == ["ok"]
+
+
+_HAMMER_PRELUDE = """
+    import sys, threading, ferry
+    sys.setswitchinterval(1e-6)
+
+    def together(*bodies):
+        barrier = threading.Barrier(len(bodies))
+        errors = []
+
+        def run(body):
+            barrier.wait()
+            try:
+                body()
+            except BaseException as e:  # reported, not swallowed
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=run, args=(b,)) for b in bodies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+"""
+
+
+def test_each_list_operation_is_atomic_under_python_threads():
+    # Slice assignment, del, pop, insert, extend and remove were several calls each (read a
+    # copy, change it, write it all back), so another thread's append between them was lost,
+    # and `del xs[-1]` beside `pop()` removed the wrong element or raised.
+    out = _run_isolated(
+        _HAMMER_PRELUDE
+        + """
+    n = 20_000
+    xs = ferry.List()
+
+    def reassign():
+        for _ in range(n):
+            xs[0:0] = []
+            xs[-1:-1] = []
+
+    together(reassign, lambda: [xs.append(i) for i in range(n)])
+    assert list(xs) == list(range(n)), "no append lost"
+
+    ys = ferry.List(range(4 * n))
+    popped = []
+
+    def delete():
+        for _ in range(n):
+            del ys[-1]
+
+    together(delete, lambda: [popped.append(ys.pop()) for _ in range(n)])
+    assert len(ys) == 2 * n and list(ys) == list(range(2 * n)), len(ys)
+    assert len(set(popped)) == n and all(p >= 2 * n for p in popped)
+
+    zs = ferry.List()
+    together(lambda: [zs.extend([i, i]) for i in range(n)],
+             lambda: [zs.extend([-i - 1, -i - 1]) for i in range(n)],
+             lambda: [zs.insert(0, "x") for _ in range(n // 4)])
+    items = [z for z in zs if z != "x"]
+    assert len(zs) == 4 * n + n // 4 and len(items) == 4 * n
+    assert all(items[k] == items[k + 1] for k in range(0, 4 * n, 2)), "an extend was split"
+
+    m = 2_000  # remove() is O(len) as list.remove
+    ws = ferry.List(range(m))
+    together(lambda: [ws.remove(i) for i in range(0, m, 2)],
+             lambda: [ws.remove(i) for i in range(1, m, 2)],
+             lambda: [ws.reverse() for _ in range(100)])
+    assert len(ws) == 0
+    print("ok")
+"""
+    )
+    assert out == ["ok"]
+
+
+def test_each_dict_operation_is_atomic_under_python_threads():
+    # pop, popitem and setdefault read and then wrote in two calls: two threads could both
+    # see a key and both remove it (a KeyError), or both set a default.
+    out = _run_isolated(
+        _HAMMER_PRELUDE
+        + """
+    n = 20_000
+    d = ferry.Dict({i: i for i in range(n)})
+    got = [[], []]
+    together(*[lambda k=k: [got[k].append(d.pop(i, None)) for i in range(n)] for k in (0, 1)])
+    values = [v for v in got[0] + got[1] if v is not None]
+    assert sorted(values) == list(range(n)) and len(d) == 0, len(values)
+
+    d.update({i: i for i in range(n)})
+    items = [[], []]
+    together(*[lambda k=k: [items[k].append(d.popitem()) for _ in range(n // 2)] for k in (0, 1)])
+    assert sorted(items[0] + items[1]) == [(i, i) for i in range(n)] and len(d) == 0
+
+    seen = [[], []]
+    together(*[lambda k=k: [seen[k].append(d.setdefault(i, k)) for i in range(n)] for k in (0, 1)])
+    assert seen[0] == seen[1] == [d[i] for i in range(n)], "one default won for each key"
+
+    e = ferry.Dict()
+    together(lambda: [e.update({f"a{i}": i, f"b{i}": i}) for i in range(n)],
+             lambda: [e.pop(f"a{i}", None) for i in range(n)])
+    assert all(e[f"b{i}"] == i for i in range(n))
+
+    # Iterating items() or values() looked each key up again: a concurrent pop made it raise.
+    g = ferry.Dict({i: i for i in range(200)})
+
+    def churn():
+        for i in range(n):
+            g.pop(i % 200, None)
+            g[i % 200] = i % 200
+
+    def walk():
+        for _ in range(300):
+            assert all(k == v for k, v in g.items()) and len(list(g.values())) >= 198
+
+    together(churn, walk)
+    print("ok")
+"""
+    )
+    assert out == ["ok"]
+
+
+def test_a_sort_key_that_writes_the_list_is_a_value_error_and_the_write_kept():
+    # The sorted copy was written back over the list, silently dropping the key's write.
+    xs = ferry.List([3, 1, 2])
+
+    def key(v):
+        if v == 1:
+            xs.append(99)
+        return v
+
+    with pytest.raises(ValueError, match="list modified during sort"):
+        xs.sort(key=key)
+    assert list(xs) == [3, 1, 2, 99], "the write is kept, the sort not applied"
+    xs.sort()
+    assert list(xs) == [1, 2, 3, 99]
+    xs.sort(key=lambda v: -v, reverse=True)
+    assert list(xs) == [1, 2, 3, 99]
+
+
+def test_slices_and_indexes_follow_python_list_rules():
+    for slc in [
+        slice(None),
+        slice(1, 3),
+        slice(-2, None),
+        slice(None, -10),
+        slice(10, 20),
+        slice(None, None, 2),
+        slice(None, None, -1),
+        slice(4, 0, -2),
+        slice(-1, -6, -3),
+        slice(2**70, -(2**70), -1),
+        slice(True, 4),
+    ]:
+        for values in ([], ["a"], ["a", "b", "c"]):
+            ref = list(range(6))
+            xs = ferry.List(range(6))
+            try:
+                ref[slc] = values
+            except ValueError:
+                with pytest.raises(ValueError, match="extended slice"):
+                    xs[slc] = values
+                assert list(xs) == list(range(6))
+            else:
+                xs[slc] = values
+                assert list(xs) == ref, (slc, values)
+        ref = list(range(6))
+        xs = ferry.List(range(6))
+        del ref[slc]
+        del xs[slc]
+        assert list(xs) == ref, slc
+        assert list(ferry.List(range(6))[slc]) == list(range(6))[slc]
+    with pytest.raises(ValueError, match="step cannot be zero"):
+        ferry.List([1])[::0] = []
+    xs = ferry.List(range(5))
+    xs[1:3] = iter("ab")  # any iterable
+    xs[:0] = xs  # itself, read first
+    assert list(xs) == [0, "a", "b", 3, 4] * 2
+    for i in (-100, -1, 0, 2, 100):
+        ref, ys = [1, 2, 3], ferry.List([1, 2, 3])
+        ref.insert(i, "x")
+        ys.insert(i, "x")
+        assert list(ys) == ref
+    assert list(reversed(ys)) == list(reversed(ref))
+    assert ys.index(3) == ref.index(3) and ys.index(3, 0, 4) == ref.index(3, 0, 4)
+    with pytest.raises(ValueError):
+        ys.index(3, 0, 1)
+    with pytest.raises(IndexError, match="out of range for size 4"):
+        ys.pop(7)
+    with pytest.raises(IndexError, match="empty"):
+        ferry.List().pop()
+    with pytest.raises(TypeError):
+        del ys["a"]

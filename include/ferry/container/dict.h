@@ -15,10 +15,11 @@
 #ifndef FERRY_CONTAINER_DICT_H_
 #define FERRY_CONTAINER_DICT_H_
 
+#include <cstddef>           // ptrdiff_t
 #include <initializer_list>  // Dict{{k, v}, ...}
 #include <iterator>          // iterator traits
 #include <string>            // TypeStr
-#include <utility>           // std::pair
+#include <utility>           // std::pair, move
 
 #include "ferry/any.h"
 #include "ferry/container/map.h"
@@ -50,7 +51,46 @@ class Dict : public ObjectRef {
  public:
   using key_type = K;
   using mapped_type = V;
-  using iterator = typename Map<K, V>::iterator;
+
+  /// Walks the entries the dict held when the walk began, in insertion order: it keeps that
+  /// storage (an O(1) snapshot, as ToMap), so setting, erasing or clearing inside the loop
+  /// neither invalidates it nor shows in it (the first such write copies the storage once).
+  /// `end()` is a sentinel every iterator compares equal to once its own snapshot is exhausted.
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::pair<K, V>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = value_type;
+
+    iterator() = default;
+    value_type operator*() const { return *it_; }
+    /// The stored key and value cells, without conversion.
+    const Any& key() const { return it_.key(); }
+    const Any& value() const { return it_.value(); }
+    iterator& operator++() { return ++it_, *this; }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++it_;
+      return old;
+    }
+    bool operator==(const iterator& other) const {
+      if (sentinel_ || other.sentinel_) return Done() == other.Done();
+      return it_ == other.it_;
+    }
+    bool operator!=(const iterator& other) const { return !(*this == other); }
+
+   private:
+    friend class Dict;
+    iterator(Map<K, V> snapshot, typename Map<K, V>::iterator it)
+        : snapshot_(std::move(snapshot)), it_(it), sentinel_(false) {}
+    bool Done() const { return sentinel_ || it_ == snapshot_.end(); }
+
+    Map<K, V> snapshot_;
+    typename Map<K, V>::iterator it_;
+    bool sentinel_ = true;
+  };
 
   /// A new empty dict (each one its own object).
   Dict() : ObjectRef(make_object<DictNode>()) {}
@@ -79,11 +119,19 @@ class Dict : public ObjectRef {
   }
   V operator[](const AnyView& key) const { return at(key); }
   Optional<V> Get(const AnyView& key) const { return Typed().Get(key); }
-  /// Iterators over the entries in insertion order; a write invalidates them, as for the
-  /// standard containers (loop over ToMap() to write while looping).
-  iterator find(const AnyView& key) const { return Typed().find(key); }
-  iterator begin() const { return Typed().begin(); }
-  iterator end() const { return Typed().end(); }
+  /// Iterators over the entries in insertion order, as they were at begin() or find() (see
+  /// `iterator`): a loop may write the dict, even clear it, without invalidating them.
+  iterator find(const AnyView& key) const {
+    Map<K, V> snapshot = Typed();
+    auto it = snapshot.find(key);
+    return iterator(std::move(snapshot), it);
+  }
+  iterator begin() const {
+    Map<K, V> snapshot = Typed();
+    auto it = snapshot.begin();
+    return iterator(std::move(snapshot), it);
+  }
+  iterator end() const { return iterator(); }
 
   /// Sets `key` to `value`, keeping the key's place when it exists.
   void Set(K key, V value) { obj()->data.Set(Any(std::move(key)), Any(std::move(value))); }

@@ -15,10 +15,12 @@
 #ifndef FERRY_CONTAINER_LIST_H_
 #define FERRY_CONTAINER_LIST_H_
 
+#include <cstddef>           // ptrdiff_t
 #include <initializer_list>  // List{...}
 #include <iterator>          // iterator traits
 #include <string>            // TypeStr
 #include <type_traits>       // enable_if
+#include <utility>           // move
 
 #include "ferry/any.h"
 #include "ferry/container/array.h"
@@ -50,7 +52,43 @@ class List : public ObjectRef {
 
  public:
   using value_type = T;
-  using iterator = typename Array<T>::iterator;
+
+  /// Walks the elements the list held when the walk began: it keeps that storage (an O(1)
+  /// snapshot, as ToArray), so writing the list inside the loop, even clearing it, neither
+  /// invalidates it nor shows in it (the first such write copies the storage once). `end()` is a
+  /// sentinel every iterator compares equal to once its own snapshot is exhausted.
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = typename Array<T>::iterator::reference;
+
+    iterator() = default;
+    reference operator*() const { return *it_; }
+    iterator& operator++() { return ++it_, *this; }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++it_;
+      return old;
+    }
+    bool operator==(const iterator& other) const {
+      if (sentinel_ || other.sentinel_) return Done() == other.Done();
+      return it_ == other.it_;
+    }
+    bool operator!=(const iterator& other) const { return !(*this == other); }
+
+   private:
+    friend class List;
+    explicit iterator(Array<T> snapshot)
+        : snapshot_(std::move(snapshot)), it_(snapshot_.begin()), sentinel_(false) {}
+    bool Done() const { return sentinel_ || it_ == snapshot_.end(); }
+
+    Array<T> snapshot_;
+    typename Array<T>::iterator it_;
+    bool sentinel_ = true;
+  };
 
   /// A new empty list (each one its own object).
   List() : ObjectRef(make_object<ListNode>()) {}
@@ -71,10 +109,10 @@ class List : public ObjectRef {
   T at(int64_t index) const { return Read(get()->data.at(index)); }
   T front() const { return Read(get()->data.front()); }
   T back() const { return Read(get()->data.back()); }
-  /// Iterators over the elements; a write invalidates them, as for std::vector (loop over
-  /// ToArray() to write while looping).
-  iterator begin() const { return Typed().begin(); }
-  iterator end() const { return Typed().end(); }
+  /// Iterators over the elements as they were at begin() (see `iterator`): a loop may write the
+  /// list, even clear it, without invalidating them.
+  iterator begin() const { return iterator(Typed()); }
+  iterator end() const { return iterator(); }
 
   void push_back(T value) { obj()->data.Append(std::move(value)); }
   /// Removes the last element; IndexError when empty.

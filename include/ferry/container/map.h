@@ -3,7 +3,8 @@
 ///
 /// Keys hash and compare by value when they are strings (in any form) or plain values (int,
 /// bool, float, DataType, ...), and by identity when they are other objects. An int, a bool
-/// and a float are different keys even when they hold the same number. Iteration follows
+/// and a float are different keys even when they hold the same number; a NaN key is a
+/// ValueError (values have no identity to tell NaNs apart by). Iteration follows
 /// insertion order (overwriting a key keeps its place; erasing and re-inserting moves it to
 /// the end), so printing and serialization are deterministic.
 ///

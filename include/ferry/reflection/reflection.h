@@ -24,14 +24,18 @@
 /// Fields are read-only through reflection unless the node declares
 /// `static constexpr bool _type_mutable = true;` (inherited by subclasses): then `SetAttr`, the
 /// C ABI's FerryObjectSetAttr and Python attribute assignment write them in place. Such a write
-/// is seen by every holder of the object (there is no copy-on-write on this path) and is not
-/// synchronized: write a field only while no other thread reads the object.
+/// is seen by every holder of the object (there is no copy-on-write on this path). Writes of one
+/// field from many threads are safe with each other (the last one wins; an object field is
+/// swapped in with one atomic exchange, other fields under a lock, and the old value released
+/// after), but a read of a field while another thread writes it is a data race, as reading a
+/// `std::shared_ptr` while another thread assigns it is: synchronize readers with writers.
 #ifndef FERRY_REFLECTION_REFLECTION_H_
 #define FERRY_REFLECTION_REFLECTION_H_
 
 #include <new>          // placement new in construct_at
 #include <string>       // field names
 #include <type_traits>  // detection of optional members
+#include <utility>      // swap in StoreField
 #include <vector>       // field tables
 
 #include "ferry/any.h"
@@ -60,7 +64,11 @@ struct FieldType {
   /// is: the structural walks and SaveJSON read every field of every node this way. False
   /// when the type has no borrowed form; use `get` then.
   bool (*view)(const void* addr, FerryAny* out);
-  /// `set` for the C ABI (FerryObjectGetFieldSetter): returns 0, or -1 with the error raised.
+  /// A write to a live object that other threads may write too (SetAttr, FerryObjectSetAttr,
+  /// FerryObjectGetFieldSetter for Python): as `set`, but the new value goes in atomically with
+  /// respect to other such writes of the field (StoreField). Returns 0, or -1 with the error
+  /// raised. `set` stays a plain assignment for objects no other thread sees yet (MakeNode,
+  /// LoadJSON).
   FerryFieldSetter set_c;
 };
 
@@ -98,6 +106,34 @@ int StatusOf(F&& body) {
   }
 }
 
+/// The lock that serializes StoreField's writes to the field at `addr`, for field types that
+/// one atomic instruction cannot write: one of a fixed table of spin locks, chosen by address.
+/// Held only around a swap of two values, never while a value is released.
+FERRY_DLL void LockFieldWrite(const void* addr) noexcept;
+FERRY_DLL void UnlockFieldWrite(const void* addr) noexcept;
+
+/// Replaces `*field` with `value` so that concurrent StoreFields of one field never tear it,
+/// lose a reference or release one twice: numbers by an atomic store, object references by an
+/// atomic exchange, other types (Any, String, Optional, ...) by a swap under LockFieldWrite.
+/// The old value is released on return, outside any lock (its destructor may run anything).
+template <typename T>
+void StoreField(T* field, T value) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    __atomic_store(field, &value, __ATOMIC_RELAXED);
+  } else if constexpr (std::is_base_of_v<ObjectRef, T> && sizeof(T) == sizeof(ObjectRef)) {
+    ObjectUnsafe::ExchangeRef(field, &value);
+  } else {
+    struct Guard {
+      const void* addr;
+      ~Guard() { UnlockFieldWrite(addr); }
+    };
+    LockFieldWrite(field);
+    Guard guard{field};
+    using std::swap;
+    swap(*field, value);
+  }
+}
+
 template <typename T>
 const FieldType* FieldTypeOf() {
   static_assert(TypeTraitsOf<T>::kEnabled,
@@ -111,8 +147,9 @@ const FieldType* FieldTypeOf() {
       },
       &ViewField<T>,
       [](void* addr, const FerryAny* value) {
-        return StatusOf(
-            [&] { *static_cast<T*>(addr) = reinterpret_cast<const AnyView*>(value)->cast<T>(); });
+        return StatusOf([&] {
+          StoreField(static_cast<T*>(addr), reinterpret_cast<const AnyView*>(value)->cast<T>());
+        });
       }};
   return &type;
 }

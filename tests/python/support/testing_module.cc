@@ -180,6 +180,22 @@ FERRY_REGISTER_GLOBAL("test.call_in_threads")
       for (const auto& e : errors) FERRY_CHECK(e.empty()) << e;
       return sum.load();
     });
+/// set_attr_in_threads(obj, name, values, threads, rounds): each of `threads` C++ threads sets
+/// the field `name` of `obj` to the values in turn, `rounds` times (with the GIL released, while
+/// Python threads may write the same field).
+FERRY_REGISTER_GLOBAL("test.set_attr_in_threads")
+    .set_body_typed([](ObjectRef obj, String name, Array<Any> values, int64_t num_threads,
+                       int64_t rounds) {
+      std::vector<std::thread> threads;
+      for (int64_t t = 0; t < num_threads; ++t) {
+        threads.emplace_back([&, t] {
+          for (int64_t i = 0; i < rounds; ++i) {
+            SetAttr(obj, name.view(), values[(t + i) % static_cast<int64_t>(values.size())]);
+          }
+        });
+      }
+      for (auto& th : threads) th.join();
+    });
 /// catch_kind(f): calls f(); returns "kind: message" of the ferry::Error it raised, or "".
 FERRY_REGISTER_GLOBAL("test.catch_kind").set_body_typed([](Function f) -> std::string {
   try {
