@@ -181,8 +181,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t ndim_byte = in.Byte();
   // ndim: -4 .. 75 mostly; sometimes past what Ferry takes (then only a few entries exist, and
   // Ferry must refuse without reading them).
-  constexpr int32_t kOdd[] = {65536, 65537, std::numeric_limits<int32_t>::max(),
-                              std::numeric_limits<int32_t>::min(), 100, 1000};
+  constexpr int32_t kOdd[] = {
+      65536, 65537, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(),
+      100,   1000};
   const int32_t ndim =
       ndim_byte < 240 ? static_cast<int32_t>(ndim_byte % 80) - 4 : kOdd[ndim_byte % 6];
   const size_t entries = ndim < 0 ? 0 : static_cast<size_t>(std::min(ndim, 65536));
