@@ -1,1 +1,125 @@
-//! placeholder
+//! Ferry for Rust: objects, functions, containers and errors shared with C++ and Python.
+//!
+//! ```no_run
+//! use ferry::{Any, Function, ObjectRef};
+//!
+//! ferry::load_library("libdemo.so")?;                    // runs its FERRY_REGISTER_* lines
+//! let add = Function::get_global_required("demo.add")?;
+//! let three: i64 = add.call((1i64, 2i64))?.try_into()?;
+//! assert_eq!(three, 3);
+//! let x: ObjectRef = ferry::make_node("demo.IntImm", &[("value", Any::from(7i64))])?;
+//! let v: i64 = x.get_attr("value")?.try_into()?;
+//! assert_eq!(v, 7);
+//! # Ok::<(), ferry::Error>(())
+//! ```
+//!
+//! The pieces:
+//! - [`ObjectRef`] holds any object; `Clone`/`Drop` add and release references.
+//!   [`ObjectType`] typed references ([`String`], [`Array`], [`Map`], [`Function`]) come from
+//!   [`ObjectRef::downcast`] and [`ObjectRef::as_ref`].
+//! - [`Any`] is an owned value, [`AnyView`] a borrowed one. Rust values go in through
+//!   [`IntoAny`] (and `From<T> for Any`) and come out through [`FromAny`] (and
+//!   `TryFrom<Any>`), with C++'s errors: TypeError, OverflowError.
+//! - [`Function`] calls any Ferry function and makes Rust closures into ones; a closure's
+//!   `Err` reaches C++ and Python as an exception of its kind, a panic as a RuntimeError.
+//! - [`Error`] is a Ferry error (kind, message, backtrace); [`Result`] carries it.
+//!
+//! Only `ferry-sys` declares the C ABI; the `unsafe` of this crate is confined to the cell and
+//! reference-count handling of `any`, `object`, `function` and `container`, each block
+//! commented with what makes it sound.
+#![warn(missing_docs)]
+
+mod any;
+mod container;
+mod error;
+mod function;
+mod object;
+
+pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
+pub use container::{Array, ArrayIter, Map, MapIter, String};
+pub use error::{Error, Result};
+pub use function::{Function, TypedFn};
+pub use object::{ObjectRef, ObjectType};
+
+/// The raw C ABI, for what this crate does not wrap.
+pub use ferry_sys as sys;
+
+use container::builtin;
+use std::path::Path;
+
+/// Loads a shared library and runs its registrations (`FERRY_REGISTER_GLOBAL`,
+/// `FERRY_REGISTER_NODE_TYPE`). A relative path is relative to the working directory, as in
+/// `./path`. RuntimeError naming the path when it is missing or fails to load.
+pub fn load_library(path: impl AsRef<Path>) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes())
+        .map_err(|_| Error::new("ValueError", "a library path with a NUL byte"))?;
+    // SAFETY: a valid C string.
+    Error::check(unsafe { sys::FerryLibraryLoad(path.as_ptr()) })
+}
+
+/// Makes an object of the reflected node type `type_key` from field values by name (the other
+/// fields take their defaults): `ferry.MakeNode`. KeyError for an unknown type, TypeError
+/// naming a field whose value does not convert.
+pub fn make_node(type_key: &str, fields: &[(&str, Any)]) -> Result<ObjectRef> {
+    let mut owned: Vec<Any> = Vec::with_capacity(1 + fields.len());
+    owned.push(type_key.into_any());
+    for (name, _) in fields {
+        owned.push(name.into_any());
+    }
+    let mut args: Vec<AnyView<'_>> = Vec::with_capacity(owned.len() + fields.len());
+    args.push(owned[0].view());
+    for (i, (_, value)) in fields.iter().enumerate() {
+        args.push(owned[i + 1].view());
+        args.push(value.view());
+    }
+    builtin!("ferry.MakeNode").call_packed(&args)?.cast()
+}
+
+/// Whether two values are structurally equal (`ferry.StructuralEqual`, free variables not
+/// mapped): same types, equal fields, recursively.
+pub fn structural_equal<'a, 'b>(lhs: impl Into<AnyView<'a>>, rhs: impl Into<AnyView<'b>>) -> bool {
+    builtin!("ferry.StructuralEqual")
+        .call((lhs.into(), rhs.into(), false))
+        .and_then(|r| r.cast::<bool>())
+        .unwrap_or(false)
+}
+
+/// The structural hash of a value (`ferry.StructuralHash`): equal for structurally equal ones.
+pub fn structural_hash<'a>(value: impl Into<AnyView<'a>>) -> Result<u64> {
+    let hash: i64 = builtin!("ferry.StructuralHash").call((value.into(), false))?.cast()?;
+    Ok(hash as u64)
+}
+
+/// The JSON text of a value and everything it reaches (`ferry.SaveJSON`).
+pub fn save_json<'a>(value: impl Into<AnyView<'a>>) -> Result<std::string::String> {
+    builtin!("ferry.SaveJSON").call((value.into(),))?.cast()
+}
+
+/// The value a JSON text of [`save_json`] describes (`ferry.LoadJSON`); ValueError naming the
+/// place of a malformed text.
+pub fn load_json(text: &str) -> Result<Any> {
+    builtin!("ferry.LoadJSON").call((text,))
+}
+
+impl From<&String> for std::string::String {
+    fn from(s: &String) -> std::string::String {
+        s.to_string()
+    }
+}
+
+impl<'a> From<&'a String> for AnyView<'a> {
+    fn from(s: &'a String) -> AnyView<'a> {
+        AnyView::from(s.as_object())
+    }
+}
+impl<'a, T> From<&'a Array<T>> for AnyView<'a> {
+    fn from(a: &'a Array<T>) -> AnyView<'a> {
+        AnyView::from(a.as_object())
+    }
+}
+impl<'a, K, V> From<&'a Map<K, V>> for AnyView<'a> {
+    fn from(m: &'a Map<K, V>) -> AnyView<'a> {
+        AnyView::from(m.as_object())
+    }
+}
