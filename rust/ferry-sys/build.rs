@@ -74,7 +74,10 @@ fn from_ferry_dir(dir: &Path) -> Result<Found, String> {
 }
 
 fn python_query(python: &str, flag: &str) -> Option<PathBuf> {
-    let out = Command::new(python).args(["-m", "ferry", flag]).output().ok()?;
+    let out = Command::new(python)
+        .args(["-m", "ferry", flag])
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -135,10 +138,19 @@ fn main() {
         Err(message) => panic!("ferry-sys: {message}"),
     };
     let lib_dir = found.lib_dir.canonicalize().unwrap_or(found.lib_dir);
-    let include_dir = found.include_dir.canonicalize().unwrap_or(found.include_dir);
+    let include_dir = found
+        .include_dir
+        .canonicalize()
+        .unwrap_or(found.include_dir);
     println!("cargo:rustc-env=FERRY_SYS_FOUND_BY={}", found.how);
-    println!("cargo:rerun-if-changed={}", lib_dir.join("libferry.so").display());
-    println!("cargo:rerun-if-changed={}", include_dir.join("ferry").join("c_api.h").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        lib_dir.join("libferry.so").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        include_dir.join("ferry").join("c_api.h").display()
+    );
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
     println!("cargo:rustc-link-lib=dylib=ferry");
     // Tests of this crate run without LD_LIBRARY_PATH; dependents read DEP_FERRY_LIB_DIR.
@@ -146,7 +158,10 @@ fn main() {
     println!("cargo:lib_dir={}", lib_dir.display());
     println!("cargo:include={}", include_dir.display());
     println!("cargo:rustc-env=FERRY_SYS_LIB_DIR={}", lib_dir.display());
-    println!("cargo:rustc-env=FERRY_SYS_INCLUDE_DIR={}", include_dir.display());
+    println!(
+        "cargo:rustc-env=FERRY_SYS_INCLUDE_DIR={}",
+        include_dir.display()
+    );
 
     // The layout probe: C's own sizeof/offsetof of the ABI structs, for the layout tests.
     cc::Build::new()

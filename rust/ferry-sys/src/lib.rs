@@ -300,8 +300,11 @@ extern "C" {
         out_offset: *mut i64,
         out_getter: *mut Option<FerryFieldGetter>,
     ) -> c_int;
-    pub fn FerryObjectGetAttr(obj: FerryObjectHandle, name: *const c_char, out: *mut FerryAny)
-        -> c_int;
+    pub fn FerryObjectGetAttr(
+        obj: FerryObjectHandle,
+        name: *const c_char,
+        out: *mut FerryAny,
+    ) -> c_int;
     pub fn FerryObjectGetFieldSetter(
         obj: FerryObjectHandle,
         name: *const c_char,
@@ -324,8 +327,7 @@ extern "C" {
         out_data: *mut *const FerryAny,
     ) -> c_int;
     pub fn FerryListAppend(list: FerryObjectHandle, value: *const FerryAny) -> c_int;
-    pub fn FerryListSetItem(list: FerryObjectHandle, index: i64, value: *const FerryAny)
-        -> c_int;
+    pub fn FerryListSetItem(list: FerryObjectHandle, index: i64, value: *const FerryAny) -> c_int;
 
     // Functions.
     pub fn FerryFunctionCreate(
@@ -356,8 +358,11 @@ extern "C" {
     ) -> c_int;
     pub fn FerryFunctionGetFlags(func: FerryObjectHandle, out_flags: *mut i32) -> c_int;
     pub fn FerryFunctionGetGlobal(name: *const c_char, out_func: *mut FerryObjectHandle) -> c_int;
-    pub fn FerryFunctionSetGlobal(name: *const c_char, func: FerryObjectHandle, override_: i32)
-        -> c_int;
+    pub fn FerryFunctionSetGlobal(
+        name: *const c_char,
+        func: FerryObjectHandle,
+        override_: i32,
+    ) -> c_int;
     pub fn FerryFunctionRemoveGlobal(name: *const c_char, out_removed: *mut i32) -> c_int;
     pub fn FerryFunctionListGlobalNames(
         out_count: *mut i32,

@@ -13,7 +13,10 @@ fn probe() -> BTreeMap<String, i64> {
         .iter()
         .map(|e| {
             // SAFETY: every name is a static NUL-terminated literal of layout.c.
-            let name = unsafe { CStr::from_ptr(e.name) }.to_str().unwrap().to_string();
+            let name = unsafe { CStr::from_ptr(e.name) }
+                .to_str()
+                .unwrap()
+                .to_string();
             (name, e.value)
         })
         .collect()
@@ -36,7 +39,11 @@ fn check(rust: &[(&str, i64)]) {
             mismatches.push(format!("{name}: probed in C but not checked in Rust"));
         }
     }
-    assert!(mismatches.is_empty(), "layout mismatches:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "layout mismatches:\n{}",
+        mismatches.join("\n")
+    );
 }
 
 macro_rules! size {
@@ -49,7 +56,10 @@ macro_rules! size {
 }
 macro_rules! off {
     ($t:ident . $f:ident) => {
-        (concat!("offsetof ", stringify!($t), ".", stringify!($f)), offset_of!($t, $f) as i64)
+        (
+            concat!("offsetof ", stringify!($t), ".", stringify!($f)),
+            offset_of!($t, $f) as i64,
+        )
     };
 }
 /// A member of FerryAny's anonymous union, which Rust names `value.<member>`.
@@ -75,7 +85,12 @@ fn structs_match_the_c_header() {
     rust.push(off!(FerryObject.deleter));
     rust.extend(size!(FerryAny));
     rust.extend([off!(FerryAny.type_index), off!(FerryAny.small_len)]);
-    rust.extend([any_off!(v_int64), any_off!(v_float64), any_off!(v_ptr), any_off!(v_obj)]);
+    rust.extend([
+        any_off!(v_int64),
+        any_off!(v_float64),
+        any_off!(v_ptr),
+        any_off!(v_obj),
+    ]);
     rust.extend([any_off!(v_c_str), any_off!(v_dtype), any_off!(v_bytes)]);
     rust.extend(size!(FerryStringObject));
     rust.extend([
@@ -90,7 +105,11 @@ fn structs_match_the_c_header() {
         off!(FerryTensorObject.flags),
     ]);
     rust.extend(size!(FerryDataType));
-    rust.extend([off!(FerryDataType.code), off!(FerryDataType.bits), off!(FerryDataType.lanes)]);
+    rust.extend([
+        off!(FerryDataType.code),
+        off!(FerryDataType.bits),
+        off!(FerryDataType.lanes),
+    ]);
     rust.extend(size!(FerryTypeInfo));
     rust.extend([
         off!(FerryTypeInfo.type_index),
@@ -102,7 +121,10 @@ fn structs_match_the_c_header() {
     ]);
     rust.extend(size!(FerryFieldSpec));
     rust.extend([off!(FerryFieldSpec.name), off!(FerryFieldSpec.flags)]);
-    rust.push(("offsetof FerryFieldSpec.type", offset_of!(FerryFieldSpec, type_) as i64));
+    rust.push((
+        "offsetof FerryFieldSpec.type",
+        offset_of!(FerryFieldSpec, type_) as i64,
+    ));
     rust.extend(size!(FerryErrorFrame));
     rust.extend([
         off!(FerryErrorFrame.function),

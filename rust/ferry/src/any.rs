@@ -62,7 +62,9 @@ pub(crate) fn cell_type_key(cell: &sys::FerryAny) -> &'static str {
 }
 
 fn is_integer_type_str(name: &str) -> bool {
-    let rest = name.strip_prefix("uint").or_else(|| name.strip_prefix("int"));
+    let rest = name
+        .strip_prefix("uint")
+        .or_else(|| name.strip_prefix("int"));
     matches!(rest, Some("" | "8" | "16" | "32" | "64"))
 }
 
@@ -71,9 +73,15 @@ pub(crate) fn describe_cast_failure(cell: &sys::FerryAny, expected: &str) -> (St
     if cell.type_index == sys::kFerryInt && is_integer_type_str(expected) {
         // SAFETY: an int cell holds v_int64.
         let value = unsafe { cell.value.v_int64 };
-        (format!("integer {value} is out of range for {expected}"), true)
+        (
+            format!("integer {value} is out of range for {expected}"),
+            true,
+        )
     } else {
-        (format!("expected {expected} but got {}", cell_type_key(cell)), false)
+        (
+            format!("expected {expected} but got {}", cell_type_key(cell)),
+            false,
+        )
     }
 }
 
@@ -81,13 +89,22 @@ pub(crate) fn describe_cast_failure(cell: &sys::FerryAny, expected: &str) -> (St
 /// out of range (the kinds and texts of C++'s `Any::cast`).
 pub(crate) fn cast_error<T: FromAny>(cell: &sys::FerryAny) -> Error {
     let (message, overflow) = describe_cast_failure(cell, &T::type_str());
-    Error::new(if overflow { "OverflowError" } else { "TypeError" }, &message)
+    Error::new(
+        if overflow {
+            "OverflowError"
+        } else {
+            "TypeError"
+        },
+        &message,
+    )
 }
 
 impl Any {
     /// The None value.
     pub fn none() -> Any {
-        Any { cell: sys::FerryAny::NONE }
+        Any {
+            cell: sys::FerryAny::NONE,
+        }
     }
 
     /// Takes over an owned cell (a call's result, a field read).
@@ -117,7 +134,10 @@ impl Any {
 
     /// A borrowed view.
     pub fn view(&self) -> AnyView<'_> {
-        AnyView { cell: self.cell, _borrow: PhantomData }
+        AnyView {
+            cell: self.cell,
+            _borrow: PhantomData,
+        }
     }
 
     /// The type index of what it holds (`ferry_sys::kFerryInt`, an object's index, ...).
@@ -175,7 +195,9 @@ impl Any {
             cell: sys::FerryAny {
                 type_index: index,
                 small_len: 0,
-                value: sys::FerryAnyValue { v_ptr: obj.into_handle() },
+                value: sys::FerryAnyValue {
+                    v_ptr: obj.into_handle(),
+                },
             },
         }
     }
@@ -187,7 +209,10 @@ impl<'a> AnyView<'a> {
     /// # Safety
     /// The cell (and what it points at) stays valid for `'a`.
     pub unsafe fn from_raw(cell: sys::FerryAny) -> AnyView<'a> {
-        AnyView { cell, _borrow: PhantomData }
+        AnyView {
+            cell,
+            _borrow: PhantomData,
+        }
     }
 
     /// Views a slice of cells borrowed for `'a` (the arguments of a call).
@@ -240,7 +265,10 @@ impl<'a> AnyView<'a> {
                 }
                 sys::kFerryString => {
                     let obj = cell.value.v_obj as *const sys::FerryStringObject;
-                    Some(std::slice::from_raw_parts((*obj).data.cast(), (*obj).size as usize))
+                    Some(std::slice::from_raw_parts(
+                        (*obj).data.cast(),
+                        (*obj).size as usize,
+                    ))
                 }
                 _ => None,
             }
@@ -302,7 +330,9 @@ unsafe fn sys_raw_str_length(cell: &sys::FerryAny) -> usize {
         cell.small_len as usize
     } else {
         // SAFETY: a raw string is NUL-terminated and never NULL.
-        unsafe { std::ffi::CStr::from_ptr(cell.value.v_c_str) }.to_bytes().len()
+        unsafe { std::ffi::CStr::from_ptr(cell.value.v_c_str) }
+            .to_bytes()
+            .len()
     }
 }
 
@@ -364,7 +394,9 @@ impl<'a> From<&'a ObjectRef> for AnyView<'a> {
             cell: sys::FerryAny {
                 type_index: obj.type_index(),
                 small_len: 0,
-                value: sys::FerryAnyValue { v_ptr: obj.handle() },
+                value: sys::FerryAnyValue {
+                    v_ptr: obj.handle(),
+                },
             },
             _borrow: PhantomData,
         }
@@ -423,9 +455,11 @@ impl FromAny for ObjectRef {
     }
     fn from_view(view: &AnyView<'_>) -> Option<ObjectRef> {
         match view.cell.type_index {
-            sys::kFerryRawStr | sys::kFerrySmallStr => {
-                view.to_owned().cast::<crate::container::String>().ok().map(Into::into)
-            }
+            sys::kFerryRawStr | sys::kFerrySmallStr => view
+                .to_owned()
+                .cast::<crate::container::String>()
+                .ok()
+                .map(Into::into),
             _ => view.object(),
         }
     }
@@ -456,7 +490,9 @@ impl IntoAny for bool {
             cell: sys::FerryAny {
                 type_index: sys::kFerryBool,
                 small_len: 0,
-                value: sys::FerryAnyValue { v_int64: self as i64 },
+                value: sys::FerryAnyValue {
+                    v_int64: self as i64,
+                },
             },
         }
     }

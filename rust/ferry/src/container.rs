@@ -59,7 +59,9 @@ impl String {
             panic!("ferry: FerryStringCreate failed: {}", Error::take_raised());
         }
         // SAFETY: a new reference.
-        String { obj: unsafe { ObjectRef::from_owned_handle(handle) } }
+        String {
+            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+        }
     }
 
     /// The bytes, borrowed from the object.
@@ -134,7 +136,11 @@ impl fmt::Display for String {
 }
 impl fmt::Debug for String {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", std::string::String::from_utf8_lossy(self.as_bytes()))
+        write!(
+            f,
+            "{:?}",
+            std::string::String::from_utf8_lossy(self.as_bytes())
+        )
     }
 }
 impl IntoAny for String {
@@ -185,7 +191,10 @@ pub struct Array<T> {
 
 impl<T> Clone for Array<T> {
     fn clone(&self) -> Array<T> {
-        Array { obj: self.obj.clone(), _elements: PhantomData }
+        Array {
+            obj: self.obj.clone(),
+            _elements: PhantomData,
+        }
     }
 }
 
@@ -236,7 +245,9 @@ impl<T> Array<T> {
     /// Element `index`, borrowed.
     pub fn get_view(&self, index: usize) -> Option<AnyView<'_>> {
         // SAFETY: the cell lives as long as the array, which `self` keeps.
-        array_cells(&self.obj).get(index).map(|cell| unsafe { AnyView::from_raw(*cell) })
+        array_cells(&self.obj)
+            .get(index)
+            .map(|cell| unsafe { AnyView::from_raw(*cell) })
     }
 }
 
@@ -248,7 +259,10 @@ impl<T: FromAny> Array<T> {
 
     /// The elements, in order.
     pub fn iter(&self) -> ArrayIter<'_, T> {
-        ArrayIter { cells: array_cells(&self.obj).iter(), _elements: PhantomData }
+        ArrayIter {
+            cells: array_cells(&self.obj).iter(),
+            _elements: PhantomData,
+        }
     }
 }
 
@@ -262,7 +276,9 @@ impl<T: FromAny> Iterator for ArrayIter<'_, T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
         // SAFETY: the cells are borrowed from the array, alive for 'a.
-        self.cells.next().and_then(|cell| T::from_view(&unsafe { AnyView::from_raw(*cell) }))
+        self.cells
+            .next()
+            .and_then(|cell| T::from_view(&unsafe { AnyView::from_raw(*cell) }))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.cells.size_hint()
@@ -283,9 +299,16 @@ impl<T: IntoAny> FromIterator<T> for Array<T> {
         let views: Vec<AnyView<'_>> = values.iter().map(Any::view).collect();
         let array = builtin!("ferry.Array")
             .call_packed(&views)
-            .and_then(|any| any.view().object().ok_or_else(|| Error::new("TypeError", "")))
+            .and_then(|any| {
+                any.view()
+                    .object()
+                    .ok_or_else(|| Error::new("TypeError", ""))
+            })
             .unwrap_or_else(|e| panic!("ferry: ferry.Array failed: {e}"));
-        Array { obj: array, _elements: PhantomData }
+        Array {
+            obj: array,
+            _elements: PhantomData,
+        }
     }
 }
 
@@ -328,7 +351,10 @@ impl<T: FromAny> FromAny for Array<T> {
     }
     fn from_view(view: &AnyView<'_>) -> Option<Array<T>> {
         let obj = view.object()?;
-        <Array<T> as ObjectType>::accepts(&obj).then_some(Array { obj, _elements: PhantomData })
+        <Array<T> as ObjectType>::accepts(&obj).then_some(Array {
+            obj,
+            _elements: PhantomData,
+        })
     }
 }
 impl<T: FromAny> TryFrom<Any> for Array<T> {
@@ -367,7 +393,10 @@ pub struct Map<K, V> {
 
 impl<K, V> Clone for Map<K, V> {
     fn clone(&self) -> Map<K, V> {
-        Map { obj: self.obj.clone(), _entries: PhantomData }
+        Map {
+            obj: self.obj.clone(),
+            _entries: PhantomData,
+        }
     }
 }
 
@@ -386,7 +415,9 @@ unsafe impl<K: FromAny, V: FromAny> ObjectType for Map<K, V> {
         if obj.type_index() != sys::kFerryMap {
             return false;
         }
-        let Some(items) = map_items(obj) else { return false };
+        let Some(items) = map_items(obj) else {
+            return false;
+        };
         (0..items.len()).all(|i| {
             let view = items.get_view(i).expect("in range");
             if i % 2 == 0 {
@@ -429,12 +460,19 @@ impl<K: FromAny, V: FromAny> Map<K, V> {
         if count == 0 {
             return Ok(None);
         }
-        builtin!("ferry.MapGetItem").call((&self.obj, key))?.cast().map(Some)
+        builtin!("ferry.MapGetItem")
+            .call((&self.obj, key))?
+            .cast()
+            .map(Some)
     }
 
     /// The entries, in insertion order.
     pub fn iter(&self) -> MapIter<K, V> {
-        MapIter { items: map_items(&self.obj), next: 0, _entries: PhantomData }
+        MapIter {
+            items: map_items(&self.obj),
+            next: 0,
+            _entries: PhantomData,
+        }
     }
 }
 
@@ -466,9 +504,16 @@ impl<K: IntoAny, V: IntoAny> FromIterator<(K, V)> for Map<K, V> {
         let views: Vec<AnyView<'_>> = values.iter().map(Any::view).collect();
         let map = builtin!("ferry.Map")
             .call_packed(&views)
-            .and_then(|any| any.view().object().ok_or_else(|| Error::new("TypeError", "")))
+            .and_then(|any| {
+                any.view()
+                    .object()
+                    .ok_or_else(|| Error::new("TypeError", ""))
+            })
             .unwrap_or_else(|e| panic!("ferry: ferry.Map failed: {e}"));
-        Map { obj: map, _entries: PhantomData }
+        Map {
+            obj: map,
+            _entries: PhantomData,
+        }
     }
 }
 
@@ -499,7 +544,10 @@ impl<K: FromAny, V: FromAny> FromAny for Map<K, V> {
     }
     fn from_view(view: &AnyView<'_>) -> Option<Map<K, V>> {
         let obj = view.object()?;
-        <Map<K, V> as ObjectType>::accepts(&obj).then_some(Map { obj, _entries: PhantomData })
+        <Map<K, V> as ObjectType>::accepts(&obj).then_some(Map {
+            obj,
+            _entries: PhantomData,
+        })
     }
 }
 impl<K: FromAny, V: FromAny> TryFrom<Any> for Map<K, V> {

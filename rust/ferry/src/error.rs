@@ -56,13 +56,20 @@ impl Error {
         // SAFETY: valid C strings; a NULL backtrace captures the frames; `handle` receives a new
         // reference on success.
         let rc = unsafe {
-            sys::FerryErrorCreate(kind.as_ptr(), message.as_ptr(), std::ptr::null(), &mut handle)
+            sys::FerryErrorCreate(
+                kind.as_ptr(),
+                message.as_ptr(),
+                std::ptr::null(),
+                &mut handle,
+            )
         };
         if rc != 0 {
             return Error::take_raised();
         }
         // SAFETY: a new reference to an Error object.
-        Error { obj: unsafe { ObjectRef::from_owned_handle(handle) } }
+        Error {
+            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+        }
     }
 
     /// Takes this thread's raised error (after a C function returned -1).
@@ -71,10 +78,15 @@ impl Error {
         // SAFETY: moves the thread's error (a new reference) or NULL into `handle`.
         unsafe { sys::FerryErrorMoveFromRaised(&mut handle) };
         if handle.is_null() {
-            return Error::new("InternalError", "a Ferry call failed without raising an error");
+            return Error::new(
+                "InternalError",
+                "a Ferry call failed without raising an error",
+            );
         }
         // SAFETY: a new reference to an Error object.
-        Error { obj: unsafe { ObjectRef::from_owned_handle(handle) } }
+        Error {
+            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+        }
     }
 
     /// Turns a C return code into a Result, taking the raised error on failure.

@@ -138,10 +138,15 @@ impl Function {
             // Only allocation can fail here; the resource was not taken.
             // SAFETY: still ours.
             unsafe { drop_packed(resource) };
-            panic!("ferry: FerryFunctionCreate failed: {}", Error::take_raised());
+            panic!(
+                "ferry: FerryFunctionCreate failed: {}",
+                Error::take_raised()
+            );
         }
         // SAFETY: a new reference.
-        Function { obj: unsafe { ObjectRef::from_owned_handle(handle) } }
+        Function {
+            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+        }
     }
 
     /// A Function over a typed Rust closure, `|a: i64, s: String| -> ferry::Result<R>`, with up
@@ -163,14 +168,18 @@ impl Function {
             return None;
         }
         // SAFETY: a new reference when not NULL.
-        (!handle.is_null())
-            .then(|| Function { obj: unsafe { ObjectRef::from_owned_handle(handle) } })
+        (!handle.is_null()).then(|| Function {
+            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+        })
     }
 
     /// The global function `name`, or a KeyError naming it.
     pub fn get_global_required(name: &str) -> Result<Function> {
         Function::get_global(name).ok_or_else(|| {
-            Error::new("KeyError", &format!("no global function is registered as '{name}'"))
+            Error::new(
+                "KeyError",
+                &format!("no global function is registered as '{name}'"),
+            )
         })
     }
 
@@ -199,7 +208,9 @@ impl Function {
         // SAFETY: the array stays valid until the next call on this thread; copied at once.
         unsafe {
             Error::check(sys::FerryFunctionListGlobalNames(&mut count, &mut names))?;
-            Ok((0..count.max(0) as usize).map(|i| str_of(*names.add(i)).to_string()).collect())
+            Ok((0..count.max(0) as usize)
+                .map(|i| str_of(*names.add(i)).to_string())
+                .collect())
         }
     }
 
@@ -266,7 +277,10 @@ fn arg<T: FromAny>(args: &[AnyView<'_>], index: usize, signature: fn() -> String
     T::from_view(view).ok_or_else(|| {
         let (detail, overflow) = describe_cast_failure(view.raw(), &T::type_str());
         if overflow {
-            Error::new("OverflowError", &format!("argument {index} of `{}`: {detail}", signature()))
+            Error::new(
+                "OverflowError",
+                &format!("argument {index} of `{}`: {detail}", signature()),
+            )
         } else {
             Error::new(
                 "TypeError",

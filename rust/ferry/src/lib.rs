@@ -87,7 +87,9 @@ pub fn structural_equal<'a, 'b>(lhs: impl Into<AnyView<'a>>, rhs: impl Into<AnyV
 
 /// The structural hash of a value (`ferry.StructuralHash`): equal for structurally equal ones.
 pub fn structural_hash<'a>(value: impl Into<AnyView<'a>>) -> Result<u64> {
-    let hash: i64 = builtin!("ferry.StructuralHash").call((value.into(), false))?.cast()?;
+    let hash: i64 = builtin!("ferry.StructuralHash")
+        .call((value.into(), false))?
+        .cast()?;
     Ok(hash as u64)
 }
 

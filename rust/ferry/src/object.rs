@@ -39,7 +39,9 @@ impl ObjectRef {
     /// # Safety
     /// `handle` is a non-NULL pointer to a live object and the caller owns one reference.
     pub unsafe fn from_owned_handle(handle: sys::FerryObjectHandle) -> ObjectRef {
-        ObjectRef { ptr: NonNull::new(handle.cast()).expect("a NULL object handle") }
+        ObjectRef {
+            ptr: NonNull::new(handle.cast()).expect("a NULL object handle"),
+        }
     }
 
     /// Adds a reference to a borrowed handle.
@@ -124,7 +126,9 @@ impl ObjectRef {
         let name = c_string(name);
         let mut out = Any::none();
         // SAFETY: a live object and a valid name; on success `out` receives an owned cell.
-        Error::check(unsafe { sys::FerryObjectGetAttr(self.handle(), name.as_ptr(), out.raw_mut()) })?;
+        Error::check(unsafe {
+            sys::FerryObjectGetAttr(self.handle(), name.as_ptr(), out.raw_mut())
+        })?;
         Ok(out)
     }
 

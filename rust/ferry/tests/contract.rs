@@ -8,6 +8,7 @@ mod common;
 // ---- the program, as DESIGN.md gives it ----
 use ferry::{Any, Array, Function, Map, ObjectRef};
 
+#[rustfmt::skip]
 fn main() -> ferry::Result<()> {
     ferry::load_library("libdemo.so")?;                       // runs its FERRY_REGISTER_* lines
     let add = Function::get_global("demo.add").expect("registered");

@@ -37,7 +37,11 @@ pub fn demo_dir() -> &'static Path {
                 .arg(&partial)
                 .status()
                 .unwrap_or_else(|e| panic!("cannot run {cxx}: {e}"));
-            assert!(status.success(), "{cxx} failed to build {}", source.display());
+            assert!(
+                status.success(),
+                "{cxx} failed to build {}",
+                source.display()
+            );
             std::fs::rename(&partial, &library).unwrap();
         }
         dir
