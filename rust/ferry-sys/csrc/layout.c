@@ -9,10 +9,19 @@ typedef struct {
   int64_t value;
 } FerrySysLayoutEntry;
 
-#define ALIGN_OF(T) offsetof(struct { char c; T t; }, t)
-#define SIZE(T) {"sizeof " #T, (int64_t)sizeof(T)}, {"alignof " #T, (int64_t)ALIGN_OF(T)}
-#define OFFSET(T, f) {"offsetof " #T "." #f, (int64_t)offsetof(T, f)}
-#define CONST(c) {#c, (int64_t)(c)}
+#define ALIGN_OF(T) \
+  offsetof(         \
+      struct {      \
+        char c;     \
+        T t;        \
+      },            \
+      t)
+#define SIZE(T) \
+  {"sizeof " #T, (int64_t)sizeof(T)}, { "alignof " #T, (int64_t)ALIGN_OF(T) }
+#define OFFSET(T, f) \
+  { "offsetof " #T "." #f, (int64_t)offsetof(T, f) }
+#define CONST(c) \
+  { #c, (int64_t)(c) }
 
 static const FerrySysLayoutEntry kEntries[] = {
     SIZE(FerryObject),

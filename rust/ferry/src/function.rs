@@ -226,6 +226,11 @@ impl Function {
         self.call_raw(cells)
     }
 
+    /// The untyped reference.
+    pub fn as_object(&self) -> &ObjectRef {
+        &self.obj
+    }
+
     fn call_raw(&self, cells: &[sys::FerryAny]) -> Result<Any> {
         let count = i32::try_from(cells.len())
             .map_err(|_| Error::new("ValueError", "too many arguments for one call"))?;

@@ -1,19 +1,7 @@
-//! Ferry for Rust: objects, functions, containers and errors shared with C++ and Python.
+#![doc = include_str!("../../README.md")]
 //!
-//! ```no_run
-//! use ferry::{Any, Function, ObjectRef};
+//! ## The pieces
 //!
-//! ferry::load_library("libdemo.so")?;                    // runs its FERRY_REGISTER_* lines
-//! let add = Function::get_global_required("demo.add")?;
-//! let three: i64 = add.call((1i64, 2i64))?.try_into()?;
-//! assert_eq!(three, 3);
-//! let x: ObjectRef = ferry::make_node("demo.IntImm", &[("value", Any::from(7i64))])?;
-//! let v: i64 = x.get_attr("value")?.try_into()?;
-//! assert_eq!(v, 7);
-//! # Ok::<(), ferry::Error>(())
-//! ```
-//!
-//! The pieces:
 //! - [`ObjectRef`] holds any object; `Clone`/`Drop` add and release references.
 //!   [`ObjectType`] typed references ([`String`], [`Array`], [`Map`], [`Function`]) come from
 //!   [`ObjectRef::downcast`] and [`ObjectRef::as_ref`].
@@ -43,6 +31,10 @@ pub use object::{ObjectRef, ObjectType};
 
 /// The raw C ABI, for what this crate does not wrap.
 pub use ferry_sys as sys;
+
+/// The guide's page on Rust (docs/rust.md), included so that its examples run as doc tests.
+#[doc = include_str!("../../../docs/rust.md")]
+pub mod guide {}
 
 use container::builtin;
 use std::path::Path;
@@ -107,6 +99,29 @@ pub fn load_json(text: &str) -> Result<Any> {
 impl From<&String> for std::string::String {
     fn from(s: &String) -> std::string::String {
         s.to_string()
+    }
+}
+
+/// Borrowed typed references pass as arguments without reference counting, as `&ObjectRef`.
+macro_rules! borrowed_args {
+    ($(impl[$($g:tt)*] $t:ty;)*) => {$(
+        impl<'a, $($g)*> IntoArg<'a> for &'a $t {
+            fn into_arg(self) -> Arg<'a> {
+                Arg::View(AnyView::from(self.as_object()))
+            }
+        }
+    )*};
+}
+borrowed_args! {
+    impl[] String;
+    impl[] Function;
+    impl[T] Array<T>;
+    impl[K, V] Map<K, V>;
+}
+
+impl<'a> From<&'a Function> for AnyView<'a> {
+    fn from(f: &'a Function) -> AnyView<'a> {
+        AnyView::from(f.as_object())
     }
 }
 
