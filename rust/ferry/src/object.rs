@@ -27,10 +27,11 @@ pub struct ObjectRef {
     ptr: NonNull<sys::FerryObject>,
 }
 
-// SAFETY: the reference count is atomic (c_api.h) and libferry's objects may be used from any
-// thread; mutable types (List, Dict, _type_mutable nodes) synchronize inside libferry.
+// SAFETY: the reference count is atomic (c_api.h) and any thread may release the last reference
+// (deleters are thread-agnostic). Reads of an object are safe from many threads; the one write
+// this crate offers, `set_attr`, is an `unsafe fn` whose caller excludes concurrent access.
 unsafe impl Send for ObjectRef {}
-// SAFETY: as above; `&ObjectRef` gives no unsynchronized mutation.
+// SAFETY: as above: through `&ObjectRef` safe code only reads.
 unsafe impl Sync for ObjectRef {}
 
 impl ObjectRef {
@@ -135,10 +136,17 @@ impl ObjectRef {
     /// Writes the field `name` of an object whose type is mutable, converting `value` as a
     /// constructor does: AttributeError for an unknown field or a read-only type, TypeError
     /// naming the field for a value that does not convert.
-    pub fn set_attr<'a>(&self, name: &str, value: impl IntoArg<'a>) -> Result<()> {
+    ///
+    /// # Safety
+    /// No other thread reads or writes the fields of this object during the call. Ferry's
+    /// mutable objects (`_type_mutable` nodes, as List and Dict) do not synchronize writes in
+    /// any language: a write racing a read may free the old value under the reader. Every
+    /// other method of this crate only reads, which is safe from any number of threads.
+    pub unsafe fn set_attr<'a>(&self, name: &str, value: impl IntoArg<'a>) -> Result<()> {
         let name = c_string(name);
         let value = value.into_arg();
-        // SAFETY: a live object, a valid name and a cell borrowed for the call.
+        // SAFETY: a live object, a valid name and a cell borrowed for the call; the caller
+        // excludes concurrent access to the fields.
         Error::check(unsafe { sys::FerryObjectSetAttr(self.handle(), name.as_ptr(), value.cell()) })
     }
 

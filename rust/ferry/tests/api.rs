@@ -607,7 +607,8 @@ fn make_node_get_and_set_attr() {
     let err = x.get_attr("nope").unwrap_err();
     assert_eq!(err.kind(), "AttributeError");
     assert!(err.message().contains("nope"), "{}", err.message());
-    let err = x.set_attr("value", 8i64).unwrap_err();
+    // SAFETY: no other thread sees `x`.
+    let err = unsafe { x.set_attr("value", 8i64) }.unwrap_err();
     assert_eq!(
         err.kind(),
         "AttributeError",
