@@ -22,12 +22,18 @@ mod container;
 mod error;
 mod function;
 mod object;
+mod types;
 
 pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
 pub use container::{Array, ArrayIter, Map, MapIter, String};
 pub use error::{Error, Result};
+/// `#[derive(ferry::Object)]`: see [`Object`](trait@Object).
+pub use ferry_macros::Object;
 pub use function::{Function, TypedFn};
 pub use object::{ObjectRef, ObjectType};
+#[doc(hidden)]
+pub use types::check_object_type;
+pub use types::{register_type, FieldDef, FieldType, Object};
 
 /// The raw C ABI, for what this crate does not wrap.
 pub use ferry_sys as sys;
