@@ -21,6 +21,7 @@ mod any;
 mod container;
 mod error;
 mod function;
+mod library;
 mod object;
 mod types;
 
@@ -30,6 +31,8 @@ pub use error::{Error, Result};
 /// `#[derive(ferry::Object)]`: see [`Object`](trait@Object).
 pub use ferry_macros::Object;
 pub use function::{Function, TypedFn};
+#[doc(hidden)]
+pub use library::__private;
 pub use object::{ObjectRef, ObjectType};
 #[doc(hidden)]
 pub use types::check_object_type;
