@@ -287,20 +287,14 @@ impl<'a> AnyView<'a> {
     }
 
     /// An owned copy: adds a reference to an object, copies a borrowed string into a String.
+    /// A borrowed `DLTensor*` (valid for one call, owned by nobody) becomes None.
     pub fn to_owned(&self) -> Any {
         let cell = self.cell;
         match cell.type_index {
             sys::kFerryRawStr => Any::from_str_bytes(self.str_bytes().unwrap_or_default()),
-            sys::kFerryDLTensorPtr => {
-                let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-                // SAFETY: a borrowed DLTensor valid for the view; the new tensor views its data.
-                if unsafe { sys::FerryTensorViewOf(cell.value.v_ptr.cast(), &mut handle) } != 0 {
-                    drop(Error::take_raised());
-                    return Any::none();
-                }
-                // SAFETY: a new reference.
-                Any::from_object(unsafe { ObjectRef::from_owned_handle(handle) })
-            }
+            // A borrowed DLTensor* is valid for the call only and nothing owns its data: an
+            // owned value cannot keep it (C++ code that passes one expects it back nowhere).
+            sys::kFerryDLTensorPtr => Any::none(),
             index if is_object_index(index) => {
                 // SAFETY: the view keeps the object alive; the new Any owns the reference added.
                 unsafe { sys::FerryObjectIncRefInline(cell.value.v_ptr) };

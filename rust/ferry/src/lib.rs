@@ -23,6 +23,7 @@ mod error;
 mod function;
 mod library;
 mod object;
+mod tensor;
 mod types;
 
 pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
@@ -34,6 +35,7 @@ pub use function::{Function, TypedFn};
 #[doc(hidden)]
 pub use library::__private;
 pub use object::{ObjectRef, ObjectType};
+pub use tensor::{DataType, Device, Element, Tensor};
 #[doc(hidden)]
 pub use types::check_object_type;
 pub use types::{register_type, FieldDef, FieldType, Object};
@@ -124,6 +126,7 @@ macro_rules! borrowed_args {
 borrowed_args! {
     impl[] String;
     impl[] Function;
+    impl[] Tensor;
     impl[T] Array<T>;
     impl[K, V] Map<K, V>;
 }

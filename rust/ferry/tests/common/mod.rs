@@ -8,11 +8,25 @@ use std::sync::OnceLock;
 /// The directory holding libdemo.so, built when missing or older than its source.
 pub fn demo_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
+    DIR.get_or_init(|| build_library("demo.cc", "libdemo.so"))
+}
+
+/// libslowinit.so (tests/demo/slow_init.cc), built like libdemo.so.
+pub fn slow_init_library() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_library("slow_init.cc", "libslowinit.so"))
+        .join("libslowinit.so")
+}
+
+/// Builds tests/demo/`source` into `name` in the test directory when missing or stale.
+fn build_library(source: &str, name: &str) -> PathBuf {
+    {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ferry-demo");
         std::fs::create_dir_all(&dir).unwrap();
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/demo/demo.cc");
-        let library = dir.join("libdemo.so");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/demo")
+            .join(source);
+        let library = dir.join(name);
         let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
         let libferry = Path::new(ferry::sys::LIB_DIR).join("libferry.so");
         let fresh = match modified(&library) {
@@ -25,7 +39,7 @@ pub fn demo_dir() -> &'static Path {
         if !fresh {
             let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
             // Another test binary may build it at the same time: build aside, then rename.
-            let partial = dir.join(format!("libdemo.so.{}", std::process::id()));
+            let partial = dir.join(format!("{name}.{}", std::process::id()));
             let status = Command::new(&cxx)
                 .args(["-std=c++17", "-shared", "-fPIC", "-O1", "-pthread"])
                 .arg(format!("-I{}", ferry::sys::INCLUDE_DIR))
@@ -45,7 +59,7 @@ pub fn demo_dir() -> &'static Path {
             std::fs::rename(&partial, &library).unwrap();
         }
         dir
-    })
+    }
 }
 
 /// Loads libdemo.so (by absolute path: tests of one binary run in parallel, and only the

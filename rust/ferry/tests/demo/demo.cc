@@ -68,3 +68,23 @@ FERRY_REGISTER_GLOBAL("demo.catch").set_body_typed([](Function f, Any arg) -> st
 FERRY_REGISTER_GLOBAL("demo.raise").set_body_typed([](String kind, String message) -> int64_t {
   throw Error(kind, message);
 });
+
+/// The sum of a float64 tensor's elements, read in C++.
+FERRY_REGISTER_GLOBAL("demo.tensor_sum").set_body_typed([](Tensor t) {
+  FERRY_CHECK(t.dtype() == DataType("float64") && t.IsContiguous()) << "float64, contiguous";
+  const double* data = static_cast<const double*>(t.data_ptr());
+  double sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) sum += data[i];
+  return sum;
+});
+/// Whether C++ sees the tensor as read-only.
+FERRY_REGISTER_GLOBAL("demo.tensor_is_read_only").set_body_typed([](Tensor t) {
+  return t.IsReadOnly();
+});
+/// A float64 tensor [0, 1, ..., n-1] made in C++.
+FERRY_REGISTER_GLOBAL("demo.arange").set_body_typed([](int64_t n) {
+  Tensor t = Tensor::Empty({n}, DataType("float64"), DLDevice{kDLCPU, 0});
+  double* data = static_cast<double*>(t.data_ptr());
+  for (int64_t i = 0; i < n; ++i) data[i] = static_cast<double>(i);
+  return t;
+});
