@@ -702,7 +702,15 @@ pub enum Arg<'a> {
     View(AnyView<'a>),
 }
 
-impl Arg<'_> {
+impl<'a> Arg<'a> {
+    /// A view of the argument, borrowed from `self`.
+    pub fn as_view(&self) -> AnyView<'_> {
+        match self {
+            Arg::Owned(any) => any.view(),
+            Arg::View(view) => *view,
+        }
+    }
+
     /// The raw cell, valid while `self` lives.
     pub fn cell(&self) -> &sys::FerryAny {
         match self {

@@ -454,8 +454,7 @@ impl<K: FromAny, V: FromAny> Map<K, V> {
     /// (a TypeError of C++).
     pub fn get<'a>(&self, key: impl crate::any::IntoArg<'a>) -> Result<Option<V>> {
         let key = key.into_arg();
-        // SAFETY: the key's cell is borrowed for both calls.
-        let key = unsafe { AnyView::from_raw(*key.cell()) };
+        let key = key.as_view();
         let count: i64 = builtin!("ferry.MapCount").call((&self.obj, key))?.cast()?;
         if count == 0 {
             return Ok(None);

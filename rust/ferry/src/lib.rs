@@ -22,6 +22,7 @@ mod container;
 mod error;
 mod function;
 mod library;
+mod mutable;
 mod object;
 mod tensor;
 mod types;
@@ -34,6 +35,7 @@ pub use ferry_macros::Object;
 pub use function::{Function, TypedFn};
 #[doc(hidden)]
 pub use library::__private;
+pub use mutable::{Dict, List};
 pub use object::{ObjectRef, ObjectType};
 pub use tensor::{DataType, Device, Element, Tensor};
 #[doc(hidden)]
@@ -129,6 +131,8 @@ borrowed_args! {
     impl[] Tensor;
     impl[T] Array<T>;
     impl[K, V] Map<K, V>;
+    impl[T] List<T>;
+    impl[K, V] Dict<K, V>;
 }
 
 impl<'a> From<&'a Function> for AnyView<'a> {
