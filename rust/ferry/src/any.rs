@@ -40,6 +40,7 @@ unsafe impl Send for Any {}
 // SAFETY: as above.
 unsafe impl Sync for Any {}
 
+#[inline]
 pub(crate) fn is_object_index(index: i32) -> bool {
     index >= sys::kFerryStaticObjectBegin
 }
@@ -101,6 +102,7 @@ pub(crate) fn cast_error<T: FromAny>(cell: &sys::FerryAny) -> Error {
 
 impl Any {
     /// The None value.
+    #[inline]
     pub fn none() -> Any {
         Any {
             cell: sys::FerryAny::NONE,
@@ -123,6 +125,7 @@ impl Any {
         cell
     }
 
+    #[inline]
     pub(crate) fn raw_mut(&mut self) -> *mut sys::FerryAny {
         &mut self.cell
     }
@@ -133,6 +136,7 @@ impl Any {
     }
 
     /// A borrowed view.
+    #[inline]
     pub fn view(&self) -> AnyView<'_> {
         AnyView {
             cell: self.cell,
@@ -160,6 +164,7 @@ impl Any {
         self.view().cast()
     }
 
+    #[inline]
     fn from_int(value: i64) -> Any {
         Any {
             cell: sys::FerryAny {
@@ -343,6 +348,7 @@ impl Clone for Any {
 }
 
 impl Drop for Any {
+    #[inline]
     fn drop(&mut self) {
         if is_object_index(self.cell.type_index) {
             // SAFETY: the cell owns one reference to its object.
@@ -712,6 +718,7 @@ impl<'a> Arg<'a> {
     }
 
     /// The raw cell, valid while `self` lives.
+    #[inline]
     pub fn cell(&self) -> &sys::FerryAny {
         match self {
             Arg::Owned(any) => any.raw(),

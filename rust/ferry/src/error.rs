@@ -90,6 +90,7 @@ impl Error {
     }
 
     /// Turns a C return code into a Result, taking the raised error on failure.
+    #[inline]
     pub(crate) fn check(rc: std::ffi::c_int) -> Result<()> {
         if rc == 0 {
             Ok(())

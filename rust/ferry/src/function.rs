@@ -231,6 +231,7 @@ impl Function {
         &self.obj
     }
 
+    #[inline]
     fn call_raw(&self, cells: &[sys::FerryAny]) -> Result<Any> {
         let count = i32::try_from(cells.len())
             .map_err(|_| Error::new("ValueError", "too many arguments for one call"))?;

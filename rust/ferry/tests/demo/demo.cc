@@ -88,3 +88,6 @@ FERRY_REGISTER_GLOBAL("demo.arange").set_body_typed([](int64_t n) {
   for (int64_t i = 0; i < n; ++i) data[i] = static_cast<double>(i);
   return t;
 });
+
+/// x + 1: the C++ floor of a Rust closure called from C++ (benches/calls.rs).
+FERRY_REGISTER_GLOBAL("demo.inc").set_body_typed([](int64_t x) { return x + 1; });
