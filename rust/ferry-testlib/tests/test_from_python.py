@@ -87,3 +87,17 @@ def test_a_taken_name_is_reported_not_fatal(library):
     )
     assert result.returncode == 0, result.stderr
     assert "ferry::register_global!: cannot register 'rs_lib.add'" in result.stderr
+
+
+def test_a_type_defined_in_rust_seen_from_python(library):
+    p = ferry.get_global_func("rs_lib.make_point")(1, 2.5)
+    assert p.__ferry_type_key__ == "rs_lib.Point"
+    assert repr(p) == "rs_lib.Point(x=1, y=2.5)"
+    assert (p.x, p.y) == (1, 2.5)  # reflected fields read as attributes
+    q = ferry.make_node("rs_lib.Point", x=1, y=2.5)
+    assert ferry.structural_equal(p, q) and not p.same_as(q)
+    assert ferry.get_global_func("rs_lib.norm1")(q) == 3.5  # a Python-made one into Rust
+    with pytest.raises(TypeError, match="rs_lib.Point"):
+        ferry.get_global_func("rs_lib.norm1")(ferry.Array([1]))
+    with pytest.raises(TypeError):
+        ferry.make_node("rs_lib.Point", x="one", y=2.5)

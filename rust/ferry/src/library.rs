@@ -40,6 +40,50 @@ macro_rules! register_global {
     };
 }
 
+/// Runs `body` (a `ferry::Result<()>` block) when the library (or program) holding this line
+/// is loaded, before `dlopen` returns: where a Rust library registers its types
+/// (`ferry::register_type::<T>()?`) so that Python sees them as soon as it loads the library.
+/// An `Err` or a panic is reported on standard error, never unwound into the loader.
+///
+/// ```
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.Loaded")]
+/// struct Loaded {
+///     n: i64,
+/// }
+///
+/// ferry::on_load! {
+///     ferry::register_type::<Loaded>()?;
+/// }
+///
+/// fn main() -> ferry::Result<()> {
+///     let made = ferry::make_node("doc.Loaded", &[("n", 1i64.into())])?;
+///     assert_eq!(made.type_key(), "doc.Loaded");
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! on_load {
+    ($($body:tt)*) => {
+        const _: () = {
+            extern "C" fn __ferry_on_load() {
+                $crate::__private::run_initializer(|| {
+                    let result: $crate::Result<()> = (|| {
+                        $($body)*
+                        ::core::result::Result::Ok(())
+                    })();
+                    if let ::core::result::Result::Err(err) = result {
+                        $crate::__private::report_load_error(&err);
+                    }
+                });
+            }
+            #[used]
+            #[link_section = ".init_array"]
+            static __FERRY_ON_LOAD: extern "C" fn() = __ferry_on_load;
+        };
+    };
+}
+
 #[doc(hidden)]
 pub mod __private {
     use crate::Function;
@@ -55,6 +99,11 @@ pub mod __private {
             eprintln!("ferry::register_global!: a registration panicked: {message}");
             std::mem::forget(payload);
         }
+    }
+
+    /// Reports the `Err` of an `on_load!` block.
+    pub fn report_load_error(err: &crate::Error) {
+        eprintln!("ferry::on_load!: {err}");
     }
 
     /// Registers one global, reporting a failure (a taken name) on standard error.
