@@ -77,9 +77,13 @@ FERRY_REGISTER_GLOBAL("demo.tensor_sum").set_body_typed([](Tensor t) {
   for (int64_t i = 0; i < t.numel(); ++i) sum += data[i];
   return sum;
 });
-/// Whether C++ sees the tensor as read-only.
-FERRY_REGISTER_GLOBAL("demo.tensor_is_read_only").set_body_typed([](Tensor t) {
-  return t.IsReadOnly();
+/// Whether C++ sees the tensor as read-only: the flags of its object, read through the C ABI's
+/// layout (an ObjectRef parameter takes any tensor, where a `Tensor` one may refuse read-only
+/// data).
+FERRY_REGISTER_GLOBAL("demo.tensor_is_read_only").set_body_typed([](ObjectRef t) {
+  FERRY_CHECK(t.defined() && t.get()->type_index() == kFerryTensor) << "expected a tensor";
+  const auto* raw = reinterpret_cast<const FerryTensorObject*>(t.get());
+  return (raw->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
 });
 /// A float64 tensor [0, 1, ..., n-1] made in C++.
 FERRY_REGISTER_GLOBAL("demo.arange").set_body_typed([](int64_t n) {
