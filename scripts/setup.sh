@@ -4,7 +4,7 @@
 # brings; libferry links it to name C++ frames with file:line), clang with its libFuzzer runtime
 # (the fuzz targets of scripts/fuzz.sh), clang-format and clang-tidy of the same clang version
 # (scripts/lint.sh), the Python headers and venv module, and pytest, NumPy, atheris, ruff and mypy
-# (PyPI).
+# (PyPI), and Rust (cargo) when the machine has none.
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
@@ -44,6 +44,14 @@ if [ "${FERRY_SETUP_BENCH:-0}" = 1 ] && [ ! -f /usr/include/benchmark/benchmark.
 fi
 if [ "${FERRY_SETUP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1; then
   missing+=(valgrind)
+fi
+
+# Rust, for the rust stage (cargo test, clippy, fmt of rust/): the machines carry rustup's
+# toolchain in ~/.cargo/bin. Without any, Debian's current Rust (cargo-web and rustc-web, which
+# provide cargo and rustc); it has no clippy or rustfmt of its version, so the stage's lint
+# steps then fail saying so. Crates come from crates.io when cargo first builds.
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  missing+=(cargo-web rustc-web)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -7,6 +7,10 @@
 #   pytest       the Python tests (PYTHONPATH=python: the package's sources, which find the
 #                extension in build/python/ferry/), including a `pip install .` of the package,
 #                the worked example's tests and the code blocks of the documentation
+#   rust         the Rust crates of rust/ against build/'s libferry (FERRY_DIR): cargo test (unit,
+#                integration, the contract program of DESIGN.md, doc tests), cargo clippy
+#                --all-targets -D warnings and cargo fmt --check; then the Python test that
+#                loads a library written in Rust (rust/ferry-testlib)
 #   asan         AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the C and C++ tests,
 #                then the Python tests of the extension (tests/python/test_*.py) in a Python with
 #                the ASan runtime preloaded, PYTHONMALLOC=malloc and leak detection
@@ -48,6 +52,22 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 stage pytest "Python tests"
 FERRY_BUILD_DIR="$PWD/build" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest tests/python examples/arith/tests tests/docs -q -p no:cacheprovider
+
+stage rust "cargo test, clippy -D warnings, fmt --check (rust/, against build/); a Rust library from Python"
+# rustup installs into ~/.cargo/bin, which a non-login shell may not have on PATH.
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+(
+  cd rust
+  export FERRY_DIR="$PWD/../build"  # the libferry just built: no second build of it
+  cargo test --locked
+  cargo clippy --locked --all-targets -- -D warnings
+  cargo fmt --all --check
+)
+# A library written in Rust (a cdylib) loaded and called from Python, callbacks passed in.
+FERRY_BUILD_DIR="$PWD/build" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 -m pytest rust/ferry-testlib/tests -q -p no:cacheprovider
 
 stage asan "AddressSanitizer + UndefinedBehaviorSanitizer: build, C and C++ tests, Python tests"
 # Its extension stays in build-asan/python/ferry/ (every build tree keeps its own); asan_python.sh

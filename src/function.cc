@@ -51,7 +51,11 @@ class GlobalTable {
       FERRY_THROW(ValueError) << "cannot register global function '" << name << "': it is null";
     }
     auto entry = std::make_unique<Entry>(Entry{String(name), std::move(func)});
-    Function replaced;  // released after the lock: its deleter may use the registry
+    // The replaced entry is destroyed after the lock: its function's deleter may use the
+    // registry, and freeing even its name may take the dynamic loader's lock (a thread's first
+    // freed String registers a thread-exit destructor), which a thread inside dlopen holds
+    // while its library's registrations wait for this lock.
+    std::unique_ptr<Entry> replaced;
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
     if (it != table_.end()) {
@@ -59,7 +63,7 @@ class GlobalTable {
         FERRY_THROW(RuntimeError) << "global function '" << name
                                   << "' is already registered (pass override=true to replace it)";
       }
-      replaced = std::move(it->second->func);
+      replaced = std::move(it->second);
       table_.erase(it);
     }
     std::string_view key = entry->name.view();
@@ -68,11 +72,11 @@ class GlobalTable {
   }
 
   bool Remove(std::string_view name) {
-    Function removed;  // released after the lock, as in Set
+    std::unique_ptr<Entry> removed;  // destroyed after the lock, as in Set
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
     if (it == table_.end()) return false;
-    removed = std::move(it->second->func);
+    removed = std::move(it->second);
     table_.erase(it);
     lock.unlock();
     return true;
@@ -80,11 +84,11 @@ class GlobalTable {
 
   /// Removes `name` only if it is still `func` (another thread may have replaced it).
   void RemoveIfSame(std::string_view name, const Object* func) {
-    Function removed;  // released after the lock, as in Set
+    std::unique_ptr<Entry> removed;  // destroyed after the lock, as in Set
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = table_.find(name);
     if (it == table_.end() || it->second->func.get() != func) return;
-    removed = std::move(it->second->func);
+    removed = std::move(it->second);
     table_.erase(it);
     lock.unlock();
   }

@@ -25,7 +25,10 @@ CACHE = pathlib.Path(
     os.environ.get("FERRY_DOCS_CACHE") or pathlib.Path(tempfile.gettempdir()) / "ferry-docs-cache"
 )
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
-LANGUAGES = {"text", "json", "python", "cpp", "c", "sh", "console", "cmake"}
+LANGUAGES = {"text", "json", "python", "cpp", "c", "sh", "console", "cmake", "rust"}
+# `rust` blocks run as doc tests of the `ferry` crate, whose lib.rs includes the page
+# (`cargo test` in rust/, the `rust` stage of scripts/test.sh); here we check it does.
+RUST_DOC_INCLUDER = ROOT / "rust" / "ferry" / "src" / "lib.rs"
 ATTRIBUTES = {"file", "lib"}
 LINKED = [
     "include",
@@ -134,6 +137,9 @@ def parse_blocks(page, text=None):
                 f"{', '.join(sorted(LANGUAGES))})"
             )
         for word in words[1:]:
+            if lang == "rust" and word == "no_run":  # rustdoc: compiled, not run
+                attrs["no_run"] = "1"
+                continue
             key, eq, value = word.partition("=")
             if not eq or key not in ATTRIBUTES or not value:
                 raise DocError(
@@ -938,6 +944,8 @@ def run_page(page, workdir, prefix):
                     run_console(block, workdir, report)
                 elif block.lang == "cmake":
                     cmake_fragment(block, workdir, prefix)
+                elif block.lang == "rust":
+                    check_rust_doc_test(block)
             except DocError as e:
                 msg = str(e)
                 raise DocError(
@@ -949,6 +957,20 @@ def run_page(page, workdir, prefix):
         if session is not None:
             session.close()
     return report
+
+
+def check_rust_doc_test(block):
+    """A `rust` block is a doc test of the ferry crate: its lib.rs must include the page."""
+    page = block.page.resolve()
+    source = RUST_DOC_INCLUDER.read_text(encoding="utf-8") if RUST_DOC_INCLUDER.exists() else ""
+    for included in re.findall(r'include_str!\("([^"]+)"\)', source):
+        if (RUST_DOC_INCLUDER.parent / included).resolve() == page:
+            return
+    raise DocError(
+        f"{block.where}: rust blocks run as doc tests of the ferry crate, but "
+        f"{rel(RUST_DOC_INCLUDER)} does not include {rel(block.page)} "
+        f'(#[doc = include_str!("...")])'
+    )
 
 
 def run_console(block, workdir, report):

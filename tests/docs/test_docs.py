@@ -63,6 +63,10 @@ cmake    ``cmake file=PATH`` is written to PATH for a later block. Any other blo
          installed copy of the build tree (CMAKE_PREFIX_PATH), with cmake_minimum_required
          and project() added when missing and an executable for every target it uses but
          does not define.
+rust     A doc test of the ``ferry`` crate: rust/ferry/src/lib.rs includes the page
+         (``#[doc = include_str!(...)]``), so ``cargo test`` in rust/ (the ``rust`` stage of
+         scripts/test.sh) compiles and runs it, ``rust no_run`` compiles it only; here it is
+         checked that the crate includes the page.
 
 A ``file=`` block must be used by a later block of its page (its name or path appears there;
 for a CMakeLists.txt, its directory).
@@ -86,6 +90,7 @@ from docs_harness import (
     DocError,
     _first_word,
     _shims,
+    check_rust_doc_test,
     is_declaration,
     make_workdir,
     parse_blocks,
@@ -151,7 +156,7 @@ def test_relative_links_resolve():
 
 def test_unknown_language_and_bare_fences_fail(tmp_path):
     page = tmp_path / "p.md"
-    for opening in ("```", "```rust", "```python nonsense"):
+    for opening in ("```", "```cobol", "```python nonsense", "```cpp no_run"):
         with pytest.raises(DocError):
             parse_blocks(page, f"{opening}\nx\n```\n")
 
@@ -190,3 +195,18 @@ def test_shell_commands_that_are_checked():
     assert plan_shell("scripts/nonexistent.sh\n")[0][2]
     assert plan_shell("cmake -S . -B build -DFERRY_NO_SUCH_OPTION=ON\n")[0][2]
     assert plan_shell("pip install .\npython -m ferry --cmake-dir\n")[1][2] == []
+
+
+def test_rust_blocks_must_be_doc_tests_of_the_ferry_crate(tmp_path):
+    """A `rust` block runs as a doc test of rust/ferry (cargo test), so its page must be
+    included by the crate's lib.rs; docs/rust.md is."""
+    page = tmp_path / "p.md"
+    (block,) = parse_blocks(page, "```rust no_run\nfn main() {}\n```\n")
+    assert block.attrs == {"no_run": "1"}
+    with pytest.raises(DocError, match="does not include"):
+        check_rust_doc_test(block)
+    rust_page = ROOT / "docs" / "rust.md"
+    blocks = [b for b in parse_blocks(rust_page, rust_page.read_text()) if b.lang == "rust"]
+    assert len(blocks) >= 5
+    for b in blocks:
+        check_rust_doc_test(b)

@@ -1,0 +1,32 @@
+//! A Ferry library written in Rust: built as a `cdylib`, `ferry.load_library` loads it from
+//! Python and its globals are called like C++ ones (tests/test_from_python.py).
+use ferry::{Error, Function, Object, ObjectRef};
+
+/// A type defined in Rust, registered when Python loads the library.
+#[derive(ferry::Object, Clone)]
+#[ferry(type_key = "rs_lib.Point")]
+struct Point {
+    x: i64,
+    y: f64,
+}
+
+ferry::on_load! {
+    ferry::register_type::<Point>()?;
+}
+
+ferry::register_global! {
+    "rs_lib.add" => |a: i64, b: i64| Ok(a + b),
+    // Calls a function it is given (a Python callable, say) and adds one to its result.
+    "rs_lib.call" => |f: Function, x: i64| -> ferry::Result<i64> {
+        let r: i64 = f.call((x,))?.try_into()?;
+        Ok(r + 1)
+    },
+    "rs_lib.fail" => |message: String| -> ferry::Result<()> {
+        Err(Error::new("ValueError", &message))
+    },
+    "rs_lib.panic" => |message: String| -> ferry::Result<()> { panic!("{message}") },
+    "rs_lib.type_key" => |obj: ObjectRef| Ok(obj.type_key()),
+    "rs_lib.make_point" => |x: i64, y: f64| Point { x, y }.to_object(),
+    "rs_lib.norm1" => |p: Point| Ok(p.x as f64 + p.y.abs()),
+    "rs_lib.add" => |a: i64| Ok(a),
+}

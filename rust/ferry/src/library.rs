@@ -1,0 +1,115 @@
+//! Libraries written in Rust: `ferry::register_global!` registers globals when the library is
+//! loaded (`ferry.load_library` from Python, `FerryLibraryLoad`, C++ `LoadLibrary`).
+
+/// Registers global functions when the library (or program) holding this line is loaded, as
+/// C++'s `FERRY_REGISTER_GLOBAL` does: a Rust `cdylib` with these lines is a library that
+/// `ferry.load_library` loads from Python.
+///
+/// ```
+/// ferry::register_global! {
+///     "doc.add" => |a: i64, b: i64| Ok(a + b),
+///     "doc.greet" => |name: String| Ok(format!("hello, {name}")),
+/// }
+///
+/// fn main() -> ferry::Result<()> {
+///     // Registered before main, like a loaded library's globals.
+///     let add = ferry::Function::get_global_required("doc.add")?;
+///     assert_eq!(add.call((1i64, 2i64))?.cast::<i64>()?, 3);
+///     Ok(())
+/// }
+/// ```
+///
+/// Each entry is a name and a typed closure, as for [`Function::from_fn`](crate::Function).
+/// The registrations run from the library's initializer (ELF `.init_array`), before `dlopen`
+/// returns. A name already taken is not replaced: the registration is skipped and reported on
+/// standard error with the error (an initializer has no caller to return it to), and so is a
+/// panic while registering; neither unwinds into the loader.
+#[macro_export]
+macro_rules! register_global {
+    ($($name:literal => $f:expr),* $(,)?) => {
+        const _: () = {
+            extern "C" fn __ferry_register_globals() {
+                $crate::__private::run_initializer(|| {
+                    $( $crate::__private::register($name, $crate::Function::from_fn($f)); )*
+                });
+            }
+            #[used]
+            #[link_section = ".init_array"]
+            static __FERRY_REGISTER_GLOBALS: extern "C" fn() = __ferry_register_globals;
+        };
+    };
+}
+
+/// Runs `body` (a `ferry::Result<()>` block) when the library (or program) holding this line
+/// is loaded, before `dlopen` returns: where a Rust library registers its types
+/// (`ferry::register_type::<T>()?`) so that Python sees them as soon as it loads the library.
+/// An `Err` or a panic is reported on standard error, never unwound into the loader.
+///
+/// ```
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.Loaded")]
+/// struct Loaded {
+///     n: i64,
+/// }
+///
+/// ferry::on_load! {
+///     ferry::register_type::<Loaded>()?;
+/// }
+///
+/// fn main() -> ferry::Result<()> {
+///     let made = ferry::make_node("doc.Loaded", &[("n", 1i64.into())])?;
+///     assert_eq!(made.type_key(), "doc.Loaded");
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! on_load {
+    ($($body:tt)*) => {
+        const _: () = {
+            extern "C" fn __ferry_on_load() {
+                $crate::__private::run_initializer(|| {
+                    let result: $crate::Result<()> = (|| {
+                        $($body)*
+                        ::core::result::Result::Ok(())
+                    })();
+                    if let ::core::result::Result::Err(err) = result {
+                        $crate::__private::report_load_error(&err);
+                    }
+                });
+            }
+            #[used]
+            #[link_section = ".init_array"]
+            static __FERRY_ON_LOAD: extern "C" fn() = __ferry_on_load;
+        };
+    };
+}
+
+#[doc(hidden)]
+pub mod __private {
+    use crate::Function;
+
+    /// Runs a library initializer's body; a panic is reported, never unwound into the loader.
+    pub fn run_initializer(body: impl FnOnce()) {
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            eprintln!("ferry::register_global!: a registration panicked: {message}");
+            std::mem::forget(payload);
+        }
+    }
+
+    /// Reports the `Err` of an `on_load!` block.
+    pub fn report_load_error(err: &crate::Error) {
+        eprintln!("ferry::on_load!: {err}");
+    }
+
+    /// Registers one global, reporting a failure (a taken name) on standard error.
+    pub fn register(name: &str, f: Function) {
+        if let Err(err) = Function::register_global(name, f, false) {
+            eprintln!("ferry::register_global!: cannot register '{name}': {err}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
+use crate::any::Any;
+use crate::container::{Array, Map};
+use crate::error::{c_string, Error, Result};
+use crate::function::Function;
+use crate::object::{type_index_of_key, ObjectRef};
+use ferry_sys as sys;
+
+/// One field of a type defined in Rust: its name and its type as the C ABI spells it
+/// (`FerryFieldSpec`: `int`, `float`, `str`, `Optional[int]`, `Array[str]`, a type key, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDef {
+    /// The field's name, as C++ reflection, JSON and Python see it.
+    pub name: &'static str,
+    /// The field's type text.
+    pub type_text: std::string::String,
+}
+
+/// A Rust struct mirrored by a Ferry type registered at run time. Derive it:
+///
+/// ```
+/// use ferry::Object;
+///
+/// #[derive(ferry::Object, Clone, Debug, PartialEq)]
+/// #[ferry(type_key = "doc.Point")]
+/// struct Point {
+///     x: i64,
+///     y: f64,
+/// }
+///
+/// ferry::register_type::<Point>()?;
+/// let obj = Point { x: 1, y: 2.5 }.to_object()?;          // a Ferry object C++ can read
+/// assert_eq!(obj.type_key(), "doc.Point");
+/// assert_eq!(obj.get_attr("y")?.cast::<f64>()?, 2.5);
+/// let made = ferry::make_node("doc.Point", &[("x", 3i64.into()), ("y", 0.5.into())])?;
+/// assert_eq!(Point::from_object(&made)?, Point { x: 3, y: 0.5 });
+/// # Ok::<(), ferry::Error>(())
+/// ```
+///
+/// What the derive refuses, at compile time with a message naming the problem: a struct
+/// without `#[ferry(type_key = "...")]`,
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// struct NoKey {
+///     x: i64,
+/// }
+/// ```
+///
+/// generic parameters, which a Ferry type cannot have,
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.Generic")]
+/// struct Generic<T> {
+///     x: T,
+/// }
+/// ```
+///
+/// fields without names, and field types that have no Ferry field type:
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.Tuple")]
+/// struct Tuple(i64);
+/// ```
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.Unsupported")]
+/// struct Unsupported {
+///     x: std::collections::HashMap<i64, i64>,
+/// }
+/// ```
+pub trait Object: Sized {
+    /// The type key, e.g. `"demo.Point"`.
+    const TYPE_KEY: &'static str;
+    /// The fields, in order.
+    fn fields() -> Vec<FieldDef>;
+    /// The values of the fields, in order.
+    fn field_values(&self) -> Vec<Any>;
+    /// Reads a Ferry object of this type (or a subtype) back into the struct: TypeError for
+    /// an object of another type, or when a field does not convert.
+    fn from_object(obj: &ObjectRef) -> Result<Self>;
+
+    /// A new Ferry object holding this struct's field values (the type must be registered).
+    fn to_object(&self) -> Result<ObjectRef> {
+        let index = type_index_of_key(Self::TYPE_KEY).ok_or_else(|| {
+            Error::new(
+                "KeyError",
+                &format!(
+                    "type '{}' is not registered: call ferry::register_type first",
+                    Self::TYPE_KEY
+                ),
+            )
+        })?;
+        let values = self.field_values();
+        let cells: Vec<sys::FerryAny> = values.iter().map(|v| *v.raw()).collect();
+        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
+        // SAFETY: `values` keeps the cells alive for the call; a new reference on success.
+        Error::check(unsafe {
+            sys::FerryObjectCreate(index, cells.as_ptr(), cells.len() as i32, &mut handle)
+        })?;
+        // SAFETY: a new reference.
+        Ok(unsafe { ObjectRef::from_owned_handle(handle) })
+    }
+}
+
+/// The TypeError of `T::from_object` for an object of another type.
+#[doc(hidden)]
+pub fn check_object_type<T: Object>(obj: &ObjectRef) -> Result<()> {
+    if obj.is_instance_of(T::TYPE_KEY) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            "TypeError",
+            &format!("expected {} but got {}", T::TYPE_KEY, obj.type_key()),
+        ))
+    }
+}
+
+/// Registers the Ferry type of `T` (a `#[derive(ferry::Object)]` struct) under
+/// `ferry.Object`, with its fields, writable through reflection. The same declaration again is
+/// harmless and returns the same index; a key taken by another declaration is an error naming
+/// it. Returns the type index.
+pub fn register_type<T: Object>() -> Result<i32> {
+    let fields = T::fields();
+    let names: Vec<_> = fields.iter().map(|f| c_string(f.name)).collect();
+    let texts: Vec<_> = fields.iter().map(|f| c_string(&f.type_text)).collect();
+    let specs: Vec<sys::FerryFieldSpec> = names
+        .iter()
+        .zip(&texts)
+        .map(|(name, text)| sys::FerryFieldSpec {
+            name: name.as_ptr(),
+            type_: text.as_ptr(),
+            flags: 0,
+        })
+        .collect();
+    let key = c_string(T::TYPE_KEY);
+    let mut index = -1;
+    // SAFETY: the strings and specs live through the call; the registry copies them.
+    Error::check(unsafe {
+        sys::FerryTypeRegisterWithFields(
+            key.as_ptr(),
+            sys::kFerryObject,
+            0,
+            0,
+            specs.as_ptr(),
+            specs.len() as i32,
+            &mut index,
+        )
+    })?;
+    Ok(index)
+}
+
+/// A Rust type a field of a [`Object`] may have: its type text in a field table.
+pub trait FieldType {
+    /// `int`, `float`, `bool`, `str`, `Any`, `Function`, `Object`, `Optional[T]`, `Array[T]`,
+    /// `Map[K, V]` or a type key.
+    fn type_text() -> std::string::String;
+}
+
+macro_rules! field_types {
+    ($($t:ty => $text:expr),* $(,)?) => {$(
+        impl FieldType for $t {
+            fn type_text() -> std::string::String {
+                $text.into()
+            }
+        }
+    )*};
+}
+field_types!(
+    i64 => "int", i32 => "int", i16 => "int", i8 => "int", u32 => "int", u16 => "int",
+    u8 => "int", f64 => "float", f32 => "float", bool => "bool",
+    std::string::String => "str", crate::container::String => "str",
+    Any => "Any", Function => "Function", ObjectRef => "Object",
+);
+
+impl<T: FieldType> FieldType for Option<T> {
+    fn type_text() -> std::string::String {
+        format!("Optional[{}]", T::type_text())
+    }
+}
+impl<T: FieldType> FieldType for Array<T> {
+    fn type_text() -> std::string::String {
+        format!("Array[{}]", T::type_text())
+    }
+}
+impl<K: FieldType, V: FieldType> FieldType for Map<K, V> {
+    fn type_text() -> std::string::String {
+        format!("Map[{}, {}]", K::type_text(), V::type_text())
+    }
+}

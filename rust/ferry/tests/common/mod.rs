@@ -1,0 +1,72 @@
+//! Test support: builds tests/demo/demo.cc into libdemo.so (once, cached in the target
+//! directory) against the libferry that ferry-sys links, and loads it.
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The directory holding libdemo.so, built when missing or older than its source.
+pub fn demo_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_library("demo.cc", "libdemo.so"))
+}
+
+/// libslowinit.so (tests/demo/slow_init.cc), built like libdemo.so.
+pub fn slow_init_library() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_library("slow_init.cc", "libslowinit.so"))
+        .join("libslowinit.so")
+}
+
+/// Builds tests/demo/`source` into `name` in the test directory when missing or stale.
+fn build_library(source: &str, name: &str) -> PathBuf {
+    {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ferry-demo");
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/demo")
+            .join(source);
+        let library = dir.join(name);
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let libferry = Path::new(ferry::sys::LIB_DIR).join("libferry.so");
+        let fresh = match modified(&library) {
+            Some(built) => {
+                modified(&source).is_some_and(|s| s <= built)
+                    && modified(&libferry).is_some_and(|l| l <= built)
+            }
+            None => false,
+        };
+        if !fresh {
+            let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+            // Another test binary may build it at the same time: build aside, then rename.
+            let partial = dir.join(format!("{name}.{}", std::process::id()));
+            let status = Command::new(&cxx)
+                .args(["-std=c++17", "-shared", "-fPIC", "-O1", "-pthread"])
+                .arg(format!("-I{}", ferry::sys::INCLUDE_DIR))
+                .arg(&source)
+                .arg(format!("-L{}", ferry::sys::LIB_DIR))
+                .arg(format!("-Wl,-rpath,{}", ferry::sys::LIB_DIR))
+                .arg("-lferry")
+                .arg("-o")
+                .arg(&partial)
+                .status()
+                .unwrap_or_else(|e| panic!("cannot run {cxx}: {e}"));
+            assert!(
+                status.success(),
+                "{cxx} failed to build {}",
+                source.display()
+            );
+            std::fs::rename(&partial, &library).unwrap();
+        }
+        dir
+    }
+}
+
+/// Loads libdemo.so (by absolute path: tests of one binary run in parallel, and only the
+/// contract test changes the working directory).
+pub fn load_demo() {
+    static LOADED: OnceLock<()> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        ferry::load_library(demo_dir().join("libdemo.so")).expect("libdemo.so loads");
+    });
+}

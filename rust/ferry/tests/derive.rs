@@ -1,0 +1,201 @@
+//! Types defined in Rust: #[derive(ferry::Object)] + ferry::register_type, seen by C++
+//! reflection, MakeNode, JSON and structural equality like any other type.
+use ferry::{Any, Array, Error, FieldDef, Function, Map, Object, ObjectRef};
+
+#[derive(ferry::Object, Clone, Debug, PartialEq)]
+#[ferry(type_key = "rs.test.Point")]
+struct Point {
+    x: i64,
+    y: f64,
+}
+
+/// Every kind of field the derive supports.
+#[derive(ferry::Object, Clone, Debug)]
+#[ferry(type_key = "rs.test.Record")]
+pub struct Record {
+    pub name: String,
+    label: ferry::String,
+    tags: Array<i64>,
+    scores: Map<ferry::String, f64>,
+    parent: Option<ObjectRef>,
+    callback: Option<Function>,
+    extra: Any,
+    flag: bool,
+}
+
+fn point(x: i64, y: f64) -> ObjectRef {
+    ferry::register_type::<Point>().unwrap();
+    Point { x, y }.to_object().unwrap()
+}
+
+#[test]
+fn the_field_table() {
+    assert_eq!(
+        Point::fields(),
+        [
+            FieldDef {
+                name: "x",
+                type_text: "int".into()
+            },
+            FieldDef {
+                name: "y",
+                type_text: "float".into()
+            }
+        ]
+    );
+    let texts: Vec<String> = Record::fields().into_iter().map(|f| f.type_text).collect();
+    assert_eq!(
+        texts,
+        [
+            "str",
+            "str",
+            "Array[int]",
+            "Map[str, float]",
+            "Optional[Object]",
+            "Optional[Function]",
+            "Any",
+            "bool"
+        ]
+    );
+}
+
+#[test]
+fn registered_objects_are_seen_by_reflection() {
+    let p = point(1, 2.5);
+    assert_eq!(p.type_key(), "rs.test.Point");
+    assert!(p.is_instance_of("rs.test.Point"));
+    assert_eq!(p.get_attr("x").unwrap().cast::<i64>().unwrap(), 1);
+    assert_eq!(p.get_attr("y").unwrap().cast::<f64>().unwrap(), 2.5);
+    assert_eq!(Point::from_object(&p).unwrap(), Point { x: 1, y: 2.5 });
+    // C++'s MakeNode builds one by field name.
+    let made = ferry::make_node(
+        "rs.test.Point",
+        &[("x", Any::from(3i64)), ("y", Any::from(0.5))],
+    )
+    .unwrap();
+    assert_eq!(Point::from_object(&made).unwrap(), Point { x: 3, y: 0.5 });
+    let err = ferry::make_node(
+        "rs.test.Point",
+        &[("x", Any::from("three")), ("y", Any::from(0.5))],
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), "TypeError", "{err}");
+    assert!(err.message().contains('x'), "{}", err.message());
+    let err = ferry::make_node("rs.test.Point", &[("x", Any::from(1i64))]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ValueError: MakeNode(rs.test.Point): missing fields: y"
+    );
+}
+
+#[test]
+fn registering_again_is_harmless_and_a_conflict_is_an_error() {
+    let first = ferry::register_type::<Point>().unwrap();
+    assert_eq!(ferry::register_type::<Point>().unwrap(), first);
+    #[derive(ferry::Object, Clone)]
+    #[ferry(type_key = "rs.test.Point")]
+    struct OtherPoint {
+        x: String,
+    }
+    let err = ferry::register_type::<OtherPoint>().unwrap_err();
+    assert!(err.message().contains("rs.test.Point"), "{err}");
+    #[derive(ferry::Object, Clone)]
+    #[ferry(type_key = "rs.test.NeverRegistered")]
+    struct NeverRegistered {
+        x: i64,
+    }
+    let err = NeverRegistered { x: 1 }.to_object().unwrap_err();
+    assert_eq!(err.kind(), "KeyError");
+    assert!(err.message().contains("rs.test.NeverRegistered"), "{err}");
+}
+
+#[test]
+fn json_structural_equality_and_hash() {
+    let (a, b, c) = (point(1, 2.0), point(1, 2.0), point(1, 3.0));
+    assert!(!a.same_as(&b));
+    assert!(ferry::structural_equal(&a, &b));
+    assert!(!ferry::structural_equal(&a, &c));
+    assert_eq!(
+        ferry::structural_hash(&a).unwrap(),
+        ferry::structural_hash(&b).unwrap()
+    );
+    let text = ferry::save_json(&a).unwrap();
+    assert!(text.contains("rs.test.Point"), "{text}");
+    let loaded: ObjectRef = ferry::load_json(&text).unwrap().try_into().unwrap();
+    assert_eq!(Point::from_object(&loaded).unwrap(), Point { x: 1, y: 2.0 });
+}
+
+#[test]
+fn fields_are_writable_through_reflection() {
+    let p = point(1, 2.0);
+    // SAFETY: `p` is not shared with another thread.
+    unsafe { p.set_attr("x", 10i64) }.unwrap();
+    assert_eq!(Point::from_object(&p).unwrap(), Point { x: 10, y: 2.0 });
+    // SAFETY: as above.
+    let err = unsafe { p.set_attr("x", "ten") }.unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert!(err.message().contains('x'), "{}", err.message());
+    assert_eq!(
+        p.get_attr("x").unwrap().cast::<i64>().unwrap(),
+        10,
+        "unchanged on failure"
+    );
+}
+
+#[test]
+fn every_field_kind_round_trips() {
+    ferry::register_type::<Record>().unwrap();
+    let parent = point(5, 6.0);
+    let record = Record {
+        name: "a record with a long name".into(),
+        label: "label".into(),
+        tags: vec![1i64, 2].into(),
+        scores: Map::from_iter([("s".into(), 0.5)]),
+        parent: Some(parent.clone()),
+        callback: Some(Function::from_fn(|x: i64| Ok(x * 3))),
+        extra: Any::from("anything"),
+        flag: true,
+    };
+    let obj = record.to_object().unwrap();
+    let back = Record::from_object(&obj).unwrap();
+    assert_eq!(back.name, record.name);
+    assert_eq!(back.label, "label");
+    assert_eq!(back.tags.iter().collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(back.scores.get("s").unwrap(), Some(0.5));
+    assert!(back.parent.as_ref().unwrap().same_as(&parent));
+    let f = back.callback.unwrap();
+    assert_eq!(f.call((4i64,)).unwrap().cast::<i64>().unwrap(), 12);
+    assert_eq!(back.extra.cast::<String>().unwrap(), "anything");
+    assert!(back.flag);
+    // A field holding a wrong type is refused at construction, naming it.
+    let mut fields: Vec<(&str, Any)> = Record::fields()
+        .iter()
+        .map(|f| f.name)
+        .zip(record.field_values())
+        .collect();
+    fields[2].1 = Any::from(vec!["not", "ints"].into_iter().collect::<Array<&str>>());
+    let err = ferry::make_node("rs.test.Record", &fields).unwrap_err();
+    assert_eq!(err.kind(), "TypeError", "{err}");
+    assert!(err.message().contains("tags"), "{}", err.message());
+}
+
+#[test]
+fn derived_types_as_closure_arguments() {
+    let norm = Function::from_fn(|p: Point| Ok(p.x as f64 + p.y));
+    assert_eq!(
+        norm.call((point(1, 0.5),)).unwrap().cast::<f64>().unwrap(),
+        1.5
+    );
+    let err = norm
+        .call((ferry::String::from("not a point at all"),))
+        .unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Mismatched type on argument 0 when calling `<rust closure>(0: rs.test.Point)`: \
+         expected rs.test.Point but got ferry.String"
+    );
+    let err: Error =
+        Point::from_object(&ferry::String::from("a string object").into()).unwrap_err();
+    assert_eq!(err.message(), "expected rs.test.Point but got ferry.String");
+}

@@ -1,0 +1,184 @@
+//! Tensors: shape, dtype, device, slices of CPU data that honour read-only, shared with C++.
+mod common;
+
+use ferry::{Any, DataType, Device, Function, Tensor};
+
+fn global(name: &str) -> Function {
+    common::load_demo();
+    Function::get_global_required(name).unwrap()
+}
+
+#[test]
+fn a_tensor_over_a_vec() {
+    let t = Tensor::from_vec(&[2, 3], (0..6).map(f64::from).collect()).unwrap();
+    assert_eq!(t.ndim(), 2);
+    assert_eq!(t.shape(), [2, 3]);
+    assert_eq!(t.strides(), [3, 1]);
+    assert_eq!(t.numel(), 6);
+    assert_eq!(t.dtype(), DataType::parse("float64").unwrap());
+    assert_eq!(t.device(), Device::CPU);
+    assert!(t.is_contiguous());
+    assert!(!t.is_read_only());
+    assert_eq!(t.as_slice::<f64>().unwrap(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(t.to_vec::<f64>().unwrap().len(), 6);
+    let err = t.as_slice::<i64>().unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "a tensor of float64 viewed as a slice of int64"
+    );
+    let err = Tensor::from_vec(&[4], vec![1i32, 2, 3]).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(
+        err.message(),
+        "a tensor of shape [4] does not hold 3 elements"
+    );
+    assert!(Tensor::from_vec(&[-1], Vec::<i32>::new()).is_err());
+    let scalar = Tensor::from_vec(&[], vec![7u8]).unwrap();
+    assert_eq!((scalar.ndim(), scalar.numel()), (0, 1));
+    assert_eq!(scalar.as_slice::<u8>().unwrap(), [7]);
+}
+
+#[test]
+fn read_only_is_honoured() {
+    let frozen = Tensor::from_vec_read_only(&[3], vec![1.0f64, 2.0, 3.0]).unwrap();
+    assert!(frozen.is_read_only());
+    assert_eq!(
+        frozen.as_slice::<f64>().unwrap(),
+        [1.0, 2.0, 3.0],
+        "reading is fine"
+    );
+    // SAFETY: no other view of the data is in use.
+    let err = unsafe { frozen.as_mut_slice::<f64>() }.unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(
+        err.message(),
+        "the tensor is read-only: its producer did not allow writes"
+    );
+    let seen: bool = global("demo.tensor_is_read_only")
+        .call((&frozen,))
+        .unwrap()
+        .try_into()
+        .unwrap();
+    assert!(seen, "C++ sees the flag");
+    let writable = Tensor::from_vec(&[3], vec![1.0f64, 2.0, 3.0]).unwrap();
+    let seen: bool = global("demo.tensor_is_read_only")
+        .call((&writable,))
+        .unwrap()
+        .try_into()
+        .unwrap();
+    assert!(!seen);
+}
+
+#[test]
+fn writes_are_seen_by_cpp() {
+    let t = Tensor::from_vec(&[4], vec![1.0f64; 4]).unwrap();
+    let sum = global("demo.tensor_sum");
+    assert_eq!(sum.call((&t,)).unwrap().cast::<f64>().unwrap(), 4.0);
+    // SAFETY: the data is only reachable through `t`, on this thread.
+    unsafe { t.as_mut_slice::<f64>() }
+        .unwrap()
+        .copy_from_slice(&[1.0, 2.0, 3.0, 4.5]);
+    assert_eq!(sum.call((&t,)).unwrap().cast::<f64>().unwrap(), 10.5);
+}
+
+#[test]
+fn tensors_made_in_cpp() {
+    let t: Tensor = global("demo.arange")
+        .call((5i64,))
+        .unwrap()
+        .try_into()
+        .unwrap();
+    assert_eq!(t.shape(), [5]);
+    assert_eq!(t.as_slice::<f64>().unwrap(), [0.0, 1.0, 2.0, 3.0, 4.0]);
+    let empty = Tensor::empty(&[2, 2], DataType::parse("float32").unwrap(), Device::CPU).unwrap();
+    assert_eq!(empty.as_slice::<f32>().unwrap().len(), 4);
+    let err = Tensor::empty(
+        &[2],
+        DataType::parse("float32").unwrap(),
+        Device {
+            device_type: 2,
+            device_id: 0,
+        },
+    )
+    .unwrap_err();
+    assert!(
+        !err.message().is_empty(),
+        "no allocator for CUDA here: {err}"
+    );
+}
+
+#[test]
+fn tensors_as_values_and_arguments() {
+    let t = Tensor::from_vec(&[2], vec![3i64, 4]).unwrap();
+    let any = Any::from(t.clone());
+    let back: Tensor = any.try_into().unwrap();
+    assert!(back.as_object().same_as(t.as_object()));
+    let first = Function::from_fn(|t: Tensor| Ok(t.as_slice::<i64>()?[0]));
+    assert_eq!(first.call((&t,)).unwrap().cast::<i64>().unwrap(), 3);
+    let err = first.call(("not a tensor",)).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Mismatched type on argument 0 when calling `<rust closure>(0: ferry.Tensor)`: \
+         expected ferry.Tensor but got ferry.String"
+    );
+    let err = first
+        .call((Tensor::from_vec(&[1], vec![1.5f64]).unwrap(),))
+        .unwrap_err();
+    assert_eq!(err.kind(), "TypeError", "the closure's own error: {err}");
+}
+
+#[test]
+fn strided_views_are_not_slices() {
+    // A transposed 2x2 view made through the C ABI: strides (1, 2).
+    static DATA: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
+    let mut shape = [2i64, 2];
+    let mut strides = [1i64, 2];
+    let view = ferry::sys::DLTensor {
+        data: DATA.as_ptr() as *mut std::ffi::c_void,
+        device: ferry::sys::DLDevice {
+            device_type: ferry::sys::kDLCPU,
+            device_id: 0,
+        },
+        ndim: 2,
+        dtype: ferry::sys::DLDataType {
+            code: ferry::sys::kFerryDTypeFloat,
+            bits: 64,
+            lanes: 1,
+        },
+        shape: shape.as_mut_ptr(),
+        strides: strides.as_mut_ptr(),
+        byte_offset: 0,
+    };
+    let mut handle: ferry::sys::FerryObjectHandle = std::ptr::null_mut();
+    // SAFETY: static data outlives the tensor; read-only flag since DATA is immutable.
+    let rc = unsafe {
+        ferry::sys::FerryTensorFromDLTensor(
+            &view,
+            ferry::sys::DLPACK_FLAG_BITMASK_READ_ONLY,
+            std::ptr::null_mut(),
+            None,
+            &mut handle,
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: a new reference.
+    let obj = unsafe { ferry::ObjectRef::from_owned_handle(handle) };
+    let t: Tensor = obj.downcast().unwrap();
+    assert_eq!(t.strides(), [1, 2]);
+    assert!(!t.is_contiguous());
+    let err = t.as_slice::<f64>().unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert!(err.message().contains("not contiguous"), "{err}");
+}
+
+#[test]
+fn data_types() {
+    let t = DataType::parse("int32x4").unwrap();
+    assert_eq!(
+        (t.code, t.bits, t.lanes),
+        (ferry::sys::kFerryDTypeInt, 32, 4)
+    );
+    assert_eq!(t.to_string(), "int32x4");
+    assert_eq!(DataType::parse("bogus").unwrap_err().kind(), "ValueError");
+}
