@@ -512,6 +512,7 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
             None,
             f"cannot register the type {key!r}: {e}",
         ) from None
+    _record_defaults(cls, type_index, all_fields)
     for f in own:
         if f.name in cls.__dict__:
             delattr(cls, f.name)
@@ -533,6 +534,32 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
     cls.__ferry_declaration__ = decl
     _add_methods(cls, decl, all_fields, frozen=frozen, eq=eq, order=order)
     return cls
+
+
+def _record_defaults(cls, type_index, all_fields):
+    """Records each field's default in the type's field table (FerryTypeSetFieldDefault), so
+    ``make_node``, C++ ``MakeNode`` and ``load_json`` apply it as the constructor does: a
+    document saved before a defaulted field was added loads. A ``default_factory`` becomes a
+    Function called for each object that takes the default."""
+    for f in all_fields:
+        if f._inherited_from_cpp:
+            continue
+        if f.default is not MISSING:
+            value, is_factory = f.default, False
+        elif f.default_factory is not MISSING:
+            value, is_factory = f.default_factory, True
+        else:
+            continue
+        try:
+            get_global_func("ferry.TypeSetFieldDefault")(type_index, f.name, value, is_factory)
+        except Exception as e:  # reported with the class and field
+            what = "default_factory" if is_factory else f"default {value!r}"
+            raise _error(
+                type(e) if isinstance(e, (TypeError, ValueError)) else TypeError,
+                cls,
+                f.name,
+                f"the {what} cannot be stored in the field table ({f.type_text}): {e}",
+            ) from None
 
 
 class _Declaration:
