@@ -642,7 +642,8 @@ FERRY_REGISTER_GLOBAL("ferry.TypeSetFieldDefault")
     .set_body_typed([](int64_t type_index, String field, AnyView value, bool is_factory) {
       details::SetFieldDefault(static_cast<int32_t>(type_index), field.c_str(), value,
                                is_factory ? kFerryDefaultFactory : 0);
-    });
+    })
+    .quick();
 
 }  // namespace ferry
 
