@@ -465,8 +465,18 @@ bool FieldDefault(const NodeInfo& info, size_t k, Any* out) {
     value = defaults[k].value;
     factory = defaults[k].factory;
   }
+  if (!factory) {
+    *out = std::move(value);
+    return true;
+  }
   // Called unlocked: a factory may register types or read other defaults.
-  *out = factory ? value.cast<Function>()() : std::move(value);
+  try {
+    *out = value.cast<Function>()();
+  } catch (const Error& e) {
+    std::string message = "the default factory of field '" + info.fields[k].name + "' of '" +
+                          info.type_key + "' failed: " + std::string(e.message());
+    ThrowError(std::string(e.kind()).c_str(), message.c_str());
+  }
   return true;
 }
 

@@ -40,6 +40,10 @@ def test_python_m_ferry_reports_the_install(installed):
     assert str(lib_dir).startswith(str(installed.parents[1]))
     version = run(installed, "-m", "ferry", "--version", cwd="/")
     assert version.count(".") == 2
+    # The documentation ships in the wheel: what `tschema --help` points at.
+    docs = pathlib.Path(run(installed, "-m", "ferry", "--docs", cwd="/"))
+    assert str(docs).startswith(str(installed.parents[1]))
+    assert (docs / "tschema.md").exists() and (docs / "README.md").exists()
 
 
 def test_a_cmake_project_builds_against_it_and_loads(installed, tmp_path):

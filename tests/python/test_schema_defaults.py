@@ -173,3 +173,17 @@ def test_mutating_a_list_field_says_to_declare_it_ferry_list():
     assert not hasattr(p.tags, "no_such_attribute")
     p.log.append("kept")  # a ferry.List field mutates in place
     assert list(p.log) == ["kept"]
+
+
+def test_a_failing_default_factory_is_an_error_naming_the_field():
+    def broken():
+        raise ValueError("no value today")
+
+    @ferry.py_class("defaults.Broken")
+    class Broken(ferry.Object):
+        n: int = ferry.field(default_factory=broken)
+
+    with pytest.raises(
+        ValueError, match=r"default factory of field 'n' of 'defaults.Broken'.*no value today"
+    ):
+        ferry.make_node("defaults.Broken")
