@@ -35,3 +35,7 @@ install(FILES ${PROJECT_BINARY_DIR}/ferryConfig.cmake ${PROJECT_BINARY_DIR}/ferr
 if(EXISTS ${PROJECT_SOURCE_DIR}/cmake/FerryTschema.cmake)
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/FerryTschema.cmake DESTINATION ${FERRY_INSTALL_CMAKEDIR})
 endif()
+if(SKBUILD)
+  # The documentation, for `python -m ferry --docs` (tschema --help points there).
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ferry/docs FILES_MATCHING PATTERN "*.md")
+endif()

@@ -52,8 +52,8 @@ quiet() {  # runs a command, showing its output only when it fails
 apt_install() {
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq  # waits for another apt-get
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@"
 }
 # Python headers (for ferry._core and the nanobind module) and venv (Debian splits them off).
 if ! python3 -c 'import os, sysconfig, ensurepip, venv

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo: the worked example (examples/arith) end to end, as a user of Ferry would run it.
 #
-#   1. set-up: system packages, a virtual environment (.venv), `pip install .` of Ferry, and
-#      dask and distributed (the demo's parallel step)
+#   1. set-up: the system packages the build needs (scripts/setup.sh --demo: compiler, CMake,
+#      Ninja, Python headers; no linters or fuzzers), a virtual environment (.venv),
+#      `pip install .` of Ferry, and dask and distributed (the demo's parallel step), all in .venv
 #   2. tschema check: the generated C++ and Python are up to date with the schema
 #   3. build: the example's C++ passes, a CMake project using find_package(ferry)
 #   4. run: examples/arith/demo.py builds expressions in Python, runs the C++ passes on them,
@@ -18,21 +19,24 @@ jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
 say() { printf '\n== [%3ds] %s\n' "$((SECONDS - start))" "$*"; }
 
-scripts/setup.sh
+scripts/setup.sh --demo
 
 if [ "${1:-}" = --quickstart ]; then
-  cmake -S . -B build -G Ninja >/dev/null
-  cmake --build build --target quickstart -j "$jobs" >/dev/null
-  ./build/examples/quickstart
+  # Its own tree: the C++ tests (and so GoogleTest, which --demo does not install) stay off.
+  cmake -S . -B build-quickstart -G Ninja -DFERRY_BUILD_TESTS=OFF >/dev/null
+  cmake --build build-quickstart --target quickstart -j "$jobs" >/dev/null
+  ./build-quickstart/examples/quickstart
   exit 0
 fi
 
-say "set-up: installing Ferry into .venv (pip install .; later runs rebuild incrementally)"
+say "set-up: installing Ferry into .venv (pip install .: 1-2 minutes the first time, quiet; later runs rebuild incrementally)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check .
 # The demo's parallel step runs on a Dask LocalCluster.
-.venv/bin/python -c 'import dask, distributed' 2>/dev/null ||
+.venv/bin/python -c 'import dask, distributed' 2>/dev/null || {
+  echo "set-up: installing dask and distributed into .venv (pip)"
   .venv/bin/python -m pip install -q --disable-pip-version-check dask distributed
+}
 echo "ferry $(.venv/bin/python -m ferry --version), CMake config in $(.venv/bin/python -m ferry --cmake-dir)"
 
 cd examples/arith

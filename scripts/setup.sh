@@ -1,18 +1,43 @@
 #!/usr/bin/env bash
-# Installs what building and testing Ferry needs, when it is missing: a C++17 compiler, CMake,
-# Ninja and GoogleTest (Debian packages), GCC's libbacktrace (libgcc-N-dev, which g++ normally
-# brings; libferry links it to name C++ frames with file:line), clang with its libFuzzer runtime
-# (the fuzz targets of scripts/fuzz.sh), clang-format and clang-tidy of the same clang version
-# (scripts/lint.sh), the Python headers and venv module, and pytest, NumPy, atheris, ruff and mypy
-# (PyPI), and Rust (cargo) when the machine has none.
-# Safe to run again; does nothing when all is present.
+# Installs what a task needs, when it is missing; safe to run again (does nothing when all is
+# present). Debian packages through apt-get (which waits for another apt-get's lock instead of
+# failing), Python tools into the project's virtual environment .venv/, never into the system
+# interpreter.
+#
+#   scripts/setup.sh --demo   what scripts/demo.sh needs: g++ with GCC's libbacktrace
+#                             (libgcc-N-dev; libferry links it to name C++ frames), CMake, Ninja,
+#                             the Python headers and venv module. The demo makes .venv itself
+#                             and installs Ferry and dask there.
+#   scripts/setup.sh [--test] what scripts/test.sh needs (the default): the above, GoogleTest,
+#                             clang with its libFuzzer runtime (scripts/fuzz.sh), clang-format
+#                             and clang-tidy of that clang (scripts/lint.sh); and .venv with
+#                             pytest, NumPy, dask, distributed, atheris, ruff and mypy (ruff and
+#                             mypy pinned); Rust (cargo) when the machine has none.
+#                             scripts/test.sh runs the tools from .venv.
+#   --dry-run                 prints the commands it would run, one line each ("setup: would
+#                             run: ..."), and installs nothing.
+# FERRY_SETUP_BENCH=1 adds libbenchmark-dev, FERRY_SETUP_VALGRIND=1 valgrind (scripts/bench*.sh).
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+profile=test
+dry_run=0
+for arg in "$@"; do
+  case "$arg" in
+    --demo) profile=demo ;;
+    --test) profile=test ;;
+    --dry-run) dry_run=1 ;;
+    *)
+      echo "setup.sh: unknown argument '$arg' (--demo, --test, --dry-run)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 missing=()
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
-[ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
 if command -v g++ >/dev/null 2>&1; then
   # -print-file-name prints the bare name when the compiler has no such file.
   case "$(g++ -print-file-name=libbacktrace.a)" in
@@ -20,24 +45,26 @@ if command -v g++ >/dev/null 2>&1; then
     *) missing+=("libgcc-$(g++ -dumpversion | cut -d. -f1)-dev") ;;
   esac
 fi
-command -v clang++ >/dev/null 2>&1 || missing+=(clang)
-# libFuzzer (-fsanitize=fuzzer) comes with clang's runtime libraries.
-compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null ||
-  missing+=(libclang-rt-dev)
-# The linters of scripts/lint.sh, of the clang version installed (its major number).
-clang_major=""
-if command -v clang++ >/dev/null 2>&1; then
-  clang_major=$(clang++ -dumpversion | cut -d. -f1)
-fi
-if [ -n "$clang_major" ]; then
-  command -v "clang-format-$clang_major" >/dev/null 2>&1 || missing+=("clang-format-$clang_major")
-  command -v "clang-tidy-$clang_major" >/dev/null 2>&1 || missing+=("clang-tidy-$clang_major")
-fi
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
     2>/dev/null || missing+=(python3-dev)
   python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+fi
+if [ "$profile" = test ]; then
+  [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+  command -v clang++ >/dev/null 2>&1 || missing+=(clang)
+  # libFuzzer (-fsanitize=fuzzer) comes with clang's runtime libraries.
+  compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null ||
+    missing+=(libclang-rt-dev)
+  # The linters of scripts/lint.sh, of the clang version installed (its major number).
+  if command -v clang++ >/dev/null 2>&1; then
+    clang_major=$(clang++ -dumpversion | cut -d. -f1)
+    command -v "clang-format-$clang_major" >/dev/null 2>&1 || missing+=("clang-format-$clang_major")
+    command -v "clang-tidy-$clang_major" >/dev/null 2>&1 || missing+=("clang-tidy-$clang_major")
+  else
+    missing+=(clang-format clang-tidy)
+  fi
 fi
 if [ "${FERRY_SETUP_BENCH:-0}" = 1 ] && [ ! -f /usr/include/benchmark/benchmark.h ]; then
   missing+=(libbenchmark-dev)
@@ -50,44 +77,58 @@ fi
 # toolchain in ~/.cargo/bin. Without any, Debian's current Rust (cargo-web and rustc-web, which
 # provide cargo and rustc); it has no clippy or rustfmt of its version, so the stage's lint
 # steps then fail saying so. Crates come from crates.io when cargo first builds.
-if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+if [ "$profile" = test ] && ! command -v cargo >/dev/null 2>&1 &&
+  [ ! -x "$HOME/.cargo/bin/cargo" ]; then
   missing+=(cargo-web rustc-web)
 fi
 
+# Waits up to 10 minutes for another apt-get or dpkg (unattended upgrades) to finish.
+apt=(apt-get -o DPkg::Lock::Timeout=600)
+[ "$(id -u)" = 0 ] || apt=(sudo "${apt[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  if [ "$dry_run" = 1 ]; then
+    echo "setup: would run: ${apt[*]} install -y -qq ${missing[*]}"
+  else
+    echo "setup: installing ${missing[*]} (apt-get)"
+    "${apt[@]}" update -qq
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}"
+  fi
 fi
 
-if ! python3 -c 'import pytest' 2>/dev/null; then
-  echo "setup: installing pytest"
-  python3 -m pip install -q pytest || python3 -m pip install -q --break-system-packages pytest
-fi
-# NumPy: the tensor tests (tests/python/test_tensor.py) exchange arrays with it through DLPack.
-if ! python3 -c 'import numpy' 2>/dev/null; then
-  echo "setup: installing numpy"
-  python3 -m pip install -q numpy || python3 -m pip install -q --break-system-packages numpy
-fi
-# Dask: the tests across processes (tests/python/test_dask.py) and the demo's parallel step
-# (examples/arith/demo.py) run on a distributed.LocalCluster.
-if ! python3 -c 'import dask, distributed' 2>/dev/null; then
-  echo "setup: installing dask and distributed"
-  python3 -m pip install -q dask distributed ||
-    python3 -m pip install -q --break-system-packages dask distributed
-fi
-# atheris: the fuzz target of tschema's marker parser (fuzz/fuzz_tschema_markers.py, scripts/fuzz.sh).
-if ! python3 -c 'import atheris' 2>/dev/null; then
-  echo "setup: installing atheris"
-  python3 -m pip install -q atheris || python3 -m pip install -q --break-system-packages atheris
-fi
-# ruff (lint and format) and mypy (types): scripts/lint.sh. Pinned, so that a new release's rules
-# or formatting never fail a run that changed nothing.
-for tool in ruff==0.17.5 mypy==2.4.1; do
-  if ! python3 -m pip show "${tool%%==*}" 2>/dev/null | grep -qx "Version: ${tool##*==}"; then
-    echo "setup: installing $tool"
-    python3 -m pip install -q "$tool" || python3 -m pip install -q --break-system-packages "$tool"
+[ "$profile" = test ] || exit 0
+
+# The Python tools of the tests, in .venv (scripts/test.sh puts .venv/bin first on PATH):
+# pytest; NumPy (the tensor tests exchange arrays with it through DLPack); dask and distributed
+# (tests/python/test_dask.py, the worked example's parallel step); atheris (the fuzz target of
+# tschema's marker parser, fuzz/fuzz_tschema_markers.py); ruff and mypy (scripts/lint.sh),
+# pinned, so that a new release's rules or formatting never fail a run that changed nothing.
+venv=.venv
+if [ ! -x "$venv/bin/python" ]; then
+  if [ "$dry_run" = 1 ]; then
+    echo "setup: would run: python3 -m venv $venv"
+  else
+    echo "setup: creating $venv (python3 -m venv)"
+    python3 -m venv "$venv"
   fi
+fi
+tools=(pytest numpy dask distributed atheris ruff==0.17.5 mypy==2.4.1)
+wanted=()
+for tool in "${tools[@]}"; do
+  name=${tool%%==*}
+  version=""
+  if [ -x "$venv/bin/python" ]; then
+    version=$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
+  fi
+  if [ -n "$version" ] && { [ "$tool" = "$name" ] || [ "$version" = "${tool##*==}" ]; }; then
+    continue
+  fi
+  wanted+=("$tool")
 done
+if [ ${#wanted[@]} -gt 0 ]; then
+  if [ "$dry_run" = 1 ]; then
+    echo "setup: would run: $venv/bin/python -m pip install ${wanted[*]}"
+  else
+    echo "setup: installing into $venv: ${wanted[*]} (pip; a minute or two the first time)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "${wanted[@]}"
+  fi
+fi

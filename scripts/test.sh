@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Ferry on a fresh machine, in stages, printing the time of each:
-#   setup        installs what is missing (scripts/setup.sh)
+#   setup        installs what is missing (scripts/setup.sh --test): Debian packages, and the
+#                Python tools (pytest, NumPy, dask, atheris, ruff, mypy) in the project's .venv/,
+#                whose bin/ the later stages find first on PATH (so `python3` is .venv's)
 #   lint         formatting, ruff, mypy and clang-tidy (scripts/lint.sh)
 #   build        RelWithDebInfo, -Wall -Wextra -Werror (build/)
 #   ctest        the C and C++ tests
@@ -37,7 +39,11 @@ stage() {  # ends the running stage (printing its time) and starts the next, if 
 }
 
 stage setup "installing what is missing"
-scripts/setup.sh
+scripts/setup.sh --test
+# The tools setup.sh put in .venv, never the system interpreter's: every later `python3`, and so
+# pytest, ruff, mypy and atheris, is .venv's.
+export VIRTUAL_ENV="$PWD/.venv"
+export PATH="$VIRTUAL_ENV/bin:$PATH"
 
 stage lint "clang-format, ruff, mypy, clang-tidy"
 scripts/lint.sh

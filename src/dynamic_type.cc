@@ -360,6 +360,15 @@ struct DynamicLayout {
   /// (a module imported twice) from a conflicting one.
   std::string signature;
   std::vector<std::unique_ptr<FieldConstraint>> constraints;
+  /// A field's recorded default (FerryTypeSetFieldDefault).
+  struct Default {
+    Any value;             // the value, or the Function that makes one
+    bool factory = false;  // call `value` for each use
+    bool set = false;
+  };
+  /// By index into the type's fields (the parent's first, whose defaults a child inherits);
+  /// read and written under RegistrationMutex, as defaults may be set after registration.
+  mutable std::vector<Default> defaults;
 };
 
 namespace {
@@ -445,6 +454,86 @@ std::string Signature(int32_t parent_index, int32_t num_child_slots, int32_t fla
 
 }  // namespace
 
+bool FieldDefault(const NodeInfo& info, size_t k, Any* out) {
+  if (info.dynamic == nullptr) return false;
+  Any value;
+  bool factory = false;
+  {
+    std::lock_guard<std::mutex> lock(RegistrationMutex());
+    const auto& defaults = info.dynamic->defaults;
+    if (k >= defaults.size() || !defaults[k].set) return false;
+    value = defaults[k].value;
+    factory = defaults[k].factory;
+  }
+  if (!factory) {
+    *out = std::move(value);
+    return true;
+  }
+  // Called unlocked: a factory may register types or read other defaults.
+  try {
+    *out = value.cast<Function>()();
+  } catch (const Error& e) {
+    std::string message = "the default factory of field '" + info.fields[k].name + "' of '" +
+                          info.type_key + "' failed: " + std::string(e.message());
+    ThrowError(std::string(e.kind()).c_str(), message.c_str());
+  }
+  return true;
+}
+
+void SetFieldDefault(int32_t type_index, const char* field_name, const AnyView& value,
+                     int32_t flags) {
+  const char* key = nullptr;
+  if (FerryTypeIndexToKey(type_index, &key) != 0) {
+    DropRaisedError();
+    FERRY_THROW(ValueError) << "FerryTypeSetFieldDefault: type index " << type_index
+                            << " is not registered";
+  }
+  const NodeInfo* info = GetNodeInfo(key);
+  if (info == nullptr || info->dynamic == nullptr) {
+    FERRY_THROW(TypeError) << "FerryTypeSetFieldDefault: '" << key
+                           << "' is not a type registered from a field table (a C++ node's "
+                              "defaults are its constructor's)";
+  }
+  const FieldInfo* field = info->FindField(field_name);
+  if (field == nullptr) {
+    FERRY_THROW(AttributeError) << "FerryTypeSetFieldDefault: '" << key << "' has no field '"
+                                << field_name << "'";
+  }
+  const size_t k = static_cast<size_t>(field - info->fields.data());
+  const std::string what = "the default of field '" + field->name + "' of '" + key + "'";
+  if (k < NumFieldsWithDefaults(*info)) {
+    FERRY_THROW(TypeError) << what
+                           << ": the field is a C++ ancestor's (its default is the C++ "
+                              "constructor's)";
+  }
+  const bool factory = (flags & kFerryDefaultFactory) != 0;
+  if (factory) {
+    if (value.type_index() != kFerryFunction) {
+      FERRY_THROW(TypeError) << what << ": a default factory must be a Function, not "
+                             << AnyTypeKey(value.raw());
+    }
+  } else {
+    if (value.type_index() == kFerryList || value.type_index() == kFerryDict) {
+      FERRY_THROW(ValueError) << what << ": a mutable " << AnyTypeKey(value.raw())
+                              << " would be shared by every object: give a factory";
+    }
+    // The value must be one the field takes: checked now, not at the first object.
+    ObjectPtr<Object> probe = info->create(*info);
+    try {
+      field->Write(probe.get(), value);
+    } catch (const Error& e) {
+      details::ThrowError(std::string(e.kind()).c_str(),
+                          (what + ": " + std::string(e.message())).c_str());
+    }
+  }
+  std::lock_guard<std::mutex> lock(RegistrationMutex());
+  auto& defaults = info->dynamic->defaults;
+  defaults.resize(info->fields.size());
+  defaults[k].value = Any(value);
+  defaults[k].factory = factory;
+  defaults[k].set = true;
+}
+
 size_t NumFieldsWithDefaults(const NodeInfo& info) {
   if (info.dynamic == nullptr) return info.fields.size();
   const NodeInfo* cpp_base = info.dynamic->cpp_base;
@@ -496,6 +585,7 @@ int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32
       layout->size = parent->dynamic->size;
       layout->align = parent->dynamic->align;
       layout->slots = parent->dynamic->slots;
+      layout->defaults = parent->dynamic->defaults;  // under RegistrationMutex, held here
     } else {
       if (parent->construct_at == nullptr || parent->object_size == 0) {
         FERRY_THROW(TypeError) << "type '" << key << "': its parent '" << parent->type_key
@@ -554,6 +644,17 @@ int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32
 }
 
 }  // namespace details
+
+/// ferry.TypeSetFieldDefault(type_index, field, value, is_factory): FerryTypeSetFieldDefault
+/// for languages that call globals (Python's py_class records its defaults with it; a Python
+/// callable passed as a factory arrives as a Function).
+FERRY_REGISTER_GLOBAL("ferry.TypeSetFieldDefault")
+    .set_body_typed([](int64_t type_index, String field, AnyView value, bool is_factory) {
+      details::SetFieldDefault(static_cast<int32_t>(type_index), field.c_str(), value,
+                               is_factory ? kFerryDefaultFactory : 0);
+    })
+    .quick();
+
 }  // namespace ferry
 
 int FerryTypeRegisterWithFields(const char* type_key, int32_t parent_type_index,
@@ -566,6 +667,16 @@ int FerryTypeRegisterWithFields(const char* type_key, int32_t parent_type_index,
   if (num_fields > 0) FERRY_C_API_CHECK_NOT_NULL(fields);
   *out_type_index = ferry::details::RegisterTypeWithFields(
       type_key, parent_type_index, num_child_slots, flags, fields, num_fields);
+  FERRY_C_API_END();
+}
+
+int FerryTypeSetFieldDefault(int32_t type_index, const char* field_name, const FerryAny* value,
+                             int32_t flags) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(field_name);
+  FERRY_C_API_CHECK_NOT_NULL(value);
+  ferry::details::SetFieldDefault(type_index, field_name,
+                                  *reinterpret_cast<const ferry::AnyView*>(value), flags);
   FERRY_C_API_END();
 }
 

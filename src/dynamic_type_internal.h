@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "ferry/any.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -13,9 +14,14 @@ namespace details {
 /// How many of `info`'s leading fields a LoadJSON document may leave out: every field of a C++
 /// node (its default constructor gave it a value, so a document written before the field was
 /// added still loads), and the C++ ancestor's fields of a type registered at run time. The
-/// fields after them (those a py_class or tschema.register declared) have no default in C++,
-/// so a document must give each: LoadJSON names a missing one.
+/// fields after them (those a py_class or tschema.register declared) have no default in C++:
+/// a document must give each that has no recorded default (FieldDefault); LoadJSON names a
+/// missing one.
 size_t NumFieldsWithDefaults(const NodeInfo& info);
+
+/// The default of field `k` of `info` recorded by FerryTypeSetFieldDefault (a factory called
+/// now, so each use gets its own value) into `*out`; false when the field has none.
+bool FieldDefault(const NodeInfo& info, size_t k, Any* out);
 
 }  // namespace details
 }  // namespace ferry

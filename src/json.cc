@@ -1041,10 +1041,21 @@ class Loader {
     for (size_t k = details::NumFieldsWithDefaults(*info); k < given.size(); ++k) {
       if (given[k]) continue;
       const FieldInfo& field = info->fields[k];
+      // A field added with a default after the document was written takes its default.
+      Any value;
+      if (details::FieldDefault(*info, k, &value)) {
+        try {
+          field.Write(obj.get(), value);
+        } catch (const Error& e) {
+          Fail(fields, NodeName() + ", field \"" + QuoteText(field.name) +
+                           "\" (its default): " + std::string(e.message()));
+        }
+        continue;
+      }
       Fail(fields, NodeName() + ": missing field \"" + QuoteText(field.name) + "\" (" +
                        field.TypeStr() +
-                       "): a field declared at run time (py_class, tschema.register) has no "
-                       "C++ default, so the document must give it");
+                       "): a field declared at run time (py_class, tschema.register) without a "
+                       "default, so the document must give it");
     }
     return ObjectRef(std::move(obj));
   }

@@ -13,6 +13,7 @@
 #include <unordered_map>  // registry
 
 #include "c_api_internal.h"
+#include "dynamic_type_internal.h"
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
@@ -321,8 +322,13 @@ ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
                            << " has no default constructor, so it cannot be made from fields";
   }
   std::string missing, unknown;
-  for (const FieldInfo& field : info->fields) {
-    if (!fields.count(field.name.c_str())) missing += (missing.empty() ? "" : ", ") + field.name;
+  std::vector<Any> defaults(info->fields.size());  // of the fields left out that have one
+  for (size_t k = 0; k < info->fields.size(); ++k) {
+    const FieldInfo& field = info->fields[k];
+    if (fields.count(field.name.c_str()) || details::FieldDefault(*info, k, &defaults[k])) {
+      continue;
+    }
+    missing += (missing.empty() ? "" : ", ") + field.name;
   }
   for (auto [name, value] : fields) {
     if (info->FindField(name.view()) == nullptr) {
@@ -338,9 +344,11 @@ ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
     details::ThrowError("ValueError", os.str().c_str());
   }
   ObjectPtr<Object> node = info->create(*info);
-  for (const FieldInfo& field : info->fields) {
+  for (size_t k = 0; k < info->fields.size(); ++k) {
+    const FieldInfo& field = info->fields[k];
     try {
-      field.Write(node.get(), fields.at(field.name.c_str()));
+      const char* name = field.name.c_str();
+      field.Write(node.get(), fields.count(name) ? fields.at(name) : defaults[k]);
     } catch (const Error& e) {
       std::string message = "MakeNode(" + std::string(type_key) + "): field '" + field.name +
                             "': " + std::string(e.message());

@@ -262,6 +262,23 @@ FERRY_DLL int FerryTypeRegisterWithFields(const char* type_key, int32_t parent_t
                                           int32_t num_child_slots, int32_t flags,
                                           const FerryFieldSpec* fields, int32_t num_fields,
                                           int32_t* out_type_index);
+/// Flags of FerryTypeSetFieldDefault.
+typedef enum {
+  /// The value is a Function of no arguments, called for each object that takes the default
+  /// (a fresh list per object, as a Python `default_factory`).
+  kFerryDefaultFactory = 1,
+} FerryDefaultFlag;
+
+/// Records the default of field `field_name` of a type registered with
+/// FerryTypeRegisterWithFields (its own field or an inherited run-time one): the value a field
+/// that MakeNode's map or a LoadJSON document leaves out takes, so a document written before
+/// the field was added still loads. `value` is kept (a new reference) for the life of the
+/// process; with kFerryDefaultFactory it must be a Function, called on each use. A field
+/// without a default stays required: left out, it is a ValueError naming it and its type.
+/// Setting a field's default again replaces it. An unknown type or field, a C++ type, a
+/// value the field's type refuses or a factory that is not a Function is an error naming it.
+FERRY_DLL int FerryTypeSetFieldDefault(int32_t type_index, const char* field_name,
+                                       const FerryAny* value, int32_t flags);
 /// Creates an object of a reflected node type from the values of all its fields, in field
 /// order (the parent's first), converting and checking each: a TypeError names the field.
 /// `*out` receives a new reference.

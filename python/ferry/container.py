@@ -20,6 +20,27 @@ __all__ = ["Array", "Dict", "List", "Map", "Shape"]
 _Object = _core.Object
 
 
+_LIST_MUTATORS = frozenset(
+    ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse")
+)
+_DICT_MUTATORS = frozenset(("update", "pop", "popitem", "setdefault", "clear"))
+
+
+def _refuse_mutation(obj, name, mutators, annotation, mutable, rebuild):
+    """The AttributeError of a missing attribute; for a mutating method of list or dict, one
+    that says what to do: a ``list[T]``/``dict[K, V]`` field holds an immutable Array/Map."""
+    kind = type(obj).__name__
+    if name in mutators:
+        raise AttributeError(
+            f"'ferry.{kind}' is immutable, so it has no {name!r}: a {annotation} field holds an "
+            f"immutable ferry.{kind}; declare the field {mutable} to change it in place, or "
+            f"assign a new value (x = {rebuild})",
+            name=name,
+            obj=obj,
+        )
+    raise AttributeError(f"'ferry.{kind}' object has no attribute {name!r}", name=name, obj=obj)
+
+
 @register_object("ferry.Array")
 class Array(_Object, Sequence):
     """An immutable sequence (Python lists convert to it). Indexing, ``len``, iteration,
@@ -55,6 +76,9 @@ class Array(_Object, Sequence):
     def __deepcopy__(self, memo):
         return _deepcopy_immutable(self, memo, lambda copy_of: Array([copy_of(x) for x in self]))
 
+    def __getattr__(self, name):
+        _refuse_mutation(self, name, _LIST_MUTATORS, "list[T]", "ferry.List[T]", "[*x, item]")
+
 
 @register_object("ferry.Map")
 class Map(_Object, Mapping):
@@ -72,6 +96,11 @@ class Map(_Object, Mapping):
 
     def __init__(self, items=()):
         pass
+
+    def __getattr__(self, name):
+        _refuse_mutation(
+            self, name, _DICT_MUTATORS, "dict[K, V]", "ferry.Dict[K, V]", "{**x, k: v}"
+        )
 
     def __len__(self):
         return _map_size(self)

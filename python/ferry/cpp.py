@@ -16,7 +16,9 @@ The build writes a ninja file and runs Ninja (compiles in parallel, nothing else
 with the compiler CMake would pick (``$CXX``, else ``c++``) and the flags of a release build of
 Ferry plus ``-g``. Results are cached in ``$FERRY_CACHE_DIR`` (default ``~/.cache/ferry``)
 under a hash of every input: a second call with the same inputs costs a few ``stat`` calls and a
-load. See docs/python.md, "Building C++ from Python".
+load. A build prints one line to stderr before it starts (``ferry.cpp: building libdemo.so
+(first time; cached afterwards)...``); a cache hit prints nothing. See docs/python.md,
+"Building C++ from Python".
 
 A function that returns promptly and never waits is marked in its registration,
 ``FERRY_REGISTER_GLOBAL("demo.neg").quick().set_body_typed(...)``: Python then keeps the GIL
@@ -711,6 +713,12 @@ def _build(req: _Request) -> str:
             text = req.inline if req.inline.endswith("\n") else req.inline + "\n"
             _write_if_changed(req.inline_path, text.encode("utf-8"))
             sources.append(req.inline_path)
+        # The one line a slow step prints before it starts (seconds; a hit prints nothing).
+        print(
+            f"ferry.cpp: building lib{req.name}.so (first time; cached afterwards)...",
+            file=sys.stderr,
+            flush=True,
+        )
         ninja_text, objects = _ninja_file(req, sources)
         with open(os.path.join(tmp, "build.ninja"), "wb") as f:
             f.write(ninja_text.encode("utf-8", "surrogateescape"))

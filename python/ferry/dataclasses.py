@@ -512,6 +512,17 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
             None,
             f"cannot register the type {key!r}: {e}",
         ) from None
+    defaults = _defaults_of(all_fields)
+    _record_defaults(
+        type_index,
+        defaults,
+        lambda name, what, e: _error(
+            type(e) if isinstance(e, (TypeError, ValueError)) else TypeError,
+            cls,
+            name,
+            f"the {what} cannot be stored in the field table ({by_name[name].type_text}): {e}",
+        ),
+    )
     for f in own:
         if f.name in cls.__dict__:
             delattr(cls, f.name)
@@ -529,10 +540,39 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
         flags,
         specs,
         type_index,
+        defaults,
     )
     cls.__ferry_declaration__ = decl
     _add_methods(cls, decl, all_fields, frozen=frozen, eq=eq, order=order)
     return cls
+
+
+def _defaults_of(all_fields):
+    """``(name, value, is_factory)`` of each field with a default (not a C++ parent's: its
+    default is its constructor's)."""
+    out = []
+    for f in all_fields:
+        if f._inherited_from_cpp:
+            continue
+        if f.default is not MISSING:
+            out.append((f.name, f.default, False))
+        elif f.default_factory is not MISSING:
+            out.append((f.name, f.default_factory, True))
+    return tuple(out)
+
+
+def _record_defaults(type_index, defaults, fail):
+    """Records each field's default in the type's field table (FerryTypeSetFieldDefault), so
+    ``make_node``, C++ ``MakeNode`` and ``load_json`` apply it as the constructor does: a
+    document saved before a defaulted field was added loads. A ``default_factory`` becomes a
+    Function called for each object that takes the default. ``fail(name, what, error)`` makes
+    the exception of a default the field refuses."""
+    set_default = get_global_func("ferry.TypeSetFieldDefault")
+    for name, value, is_factory in defaults:
+        try:
+            set_default(type_index, name, value, is_factory)
+        except Exception as e:  # reported with the class and field
+            raise fail(name, "default_factory" if is_factory else f"default {value!r}", e) from None
 
 
 class _Declaration:
@@ -545,11 +585,24 @@ class _Declaration:
     so the class works there with that process's index. A key declared otherwise there is a
     pickle.UnpicklingError naming it."""
 
-    __slots__ = ("cls", "key", "parent_key", "libraries", "child_slots", "flags", "specs", "index")
+    __slots__ = (
+        "cls",
+        "key",
+        "parent_key",
+        "libraries",
+        "child_slots",
+        "flags",
+        "specs",
+        "index",
+        "defaults",
+    )
 
-    def __init__(self, cls, key, parent_key, libraries, child_slots, flags, specs, index):
+    def __init__(
+        self, cls, key, parent_key, libraries, child_slots, flags, specs, index, defaults=()
+    ):
         self.cls, self.key, self.parent_key, self.libraries = cls, key, parent_key, libraries
         self.child_slots, self.flags, self.specs, self.index = child_slots, flags, specs, index
+        self.defaults = defaults  # recorded in the field table again where it is unpickled
 
     def __reduce__(self):
         return (
@@ -562,11 +615,12 @@ class _Declaration:
                 self.child_slots,
                 self.flags,
                 self.specs,
+                self.defaults,
             ),
         )
 
 
-def _declare_again(cls, key, parent_key, libraries, child_slots, flags, specs):
+def _declare_again(cls, key, parent_key, libraries, child_slots, flags, specs, defaults=()):
     """Unpickles a :class:`_Declaration`: registers the type of ``cls`` (a class pickled by
     value, still being filled in) in this process and binds ``cls`` to its key."""
     from .registry import _ensure_libraries, _unpickling_error  # cycle
@@ -581,9 +635,17 @@ def _declare_again(cls, key, parent_key, libraries, child_slots, flags, specs):
             f"sends one defined in __main__): registering its type here failed: {e}; declare "
             "it the same way in both processes, or define it in an importable module"
         ) from None
+    # The defaults too, so make_node and load_json apply them in this process as well.
+    _record_defaults(
+        index,
+        defaults,
+        lambda name, what, e: _unpickling_error(
+            f"cannot unpickle the py_class {key!r}: its field {name!r} refuses its {what}: {e}"
+        ),
+    )
     cls._type_key = key
     _core._register_class(key, cls)
-    return _Declaration(cls, key, parent_key, libraries, child_slots, flags, specs, index)
+    return _Declaration(cls, key, parent_key, libraries, child_slots, flags, specs, index, defaults)
 
 
 # ---------------------------------------------------------------------------------------------

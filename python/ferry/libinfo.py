@@ -5,7 +5,7 @@ import pathlib
 
 from . import _core
 
-__all__ = ["lib_path", "lib_dir", "include_dir", "cmake_dir"]
+__all__ = ["lib_path", "lib_dir", "include_dir", "cmake_dir", "docs_dir"]
 
 _PACKAGE = pathlib.Path(__file__).resolve().parent
 _SOURCE_ROOT = _PACKAGE.parent.parent  # a development checkout: <root>/python/ferry
@@ -37,3 +37,12 @@ def cmake_dir():
         "ferry: no CMake package config in this package; a development checkout has none "
         "(install with `pip install .`)"
     )
+
+
+def docs_dir():
+    """The directory of the documentation pages (index README.md, python.md, tschema.md, ...):
+    installed with the package (ferry/docs/), or a development checkout's docs/."""
+    for candidate in (_PACKAGE / "docs", _SOURCE_ROOT / "docs"):
+        if (candidate / "tschema.md").exists():
+            return str(candidate)
+    raise RuntimeError("ferry: the documentation is not installed with this package")

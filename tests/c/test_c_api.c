@@ -187,6 +187,60 @@ static void test_run_time_types(void) {
   EXPECT(FerryObjectDecRef(cell) == 0);
 }
 
+static FerryAny raw_str(const char* text) {
+  FerryAny a;
+  a.type_index = kFerryRawStr;
+  a.small_len = 0;
+  a.v_c_str = text;
+  return a;
+}
+
+static FerryAny int_any(int64_t value) {
+  FerryAny a;
+  a.type_index = kFerryInt;
+  a.small_len = 0;
+  a.v_int64 = value;
+  return a;
+}
+
+/* Defaults recorded in a run-time type's field table (FerryTypeSetFieldDefault): MakeNode gives
+ * one to a field it is not given; a field without one stays required; what cannot be applied
+ * is refused, naming the problem. */
+static void test_field_defaults(void) {
+  FerryFieldSpec fields[2] = {{"n", "int", 0}, {"step", "int", 0}};
+  int32_t index = -1;
+  FerryAny seven = int_any(7), text = raw_str("seven");
+  FerryAny args[3], result, step;
+  FerryObjectHandle make = NULL;
+  EXPECT(FerryTypeRegisterWithFields("c.Defaulted", kFerryObject, 0, 0, fields, 2, &index) == 0);
+  EXPECT(FerryTypeSetFieldDefault(index, "step", &text, 0) == -1); /* the field takes ints */
+  expect_raised("TypeError");
+  EXPECT(FerryTypeSetFieldDefault(index, "nope", &seven, 0) == -1);
+  expect_raised("AttributeError");
+  EXPECT(FerryTypeSetFieldDefault(index, "step", &seven, kFerryDefaultFactory) == -1);
+  expect_raised("TypeError"); /* a factory is a Function */
+  EXPECT(FerryTypeSetFieldDefault(kFerryString, "step", &seven, 0) == -1);
+  expect_raised("TypeError"); /* not a type registered from a field table */
+  EXPECT(FerryTypeSetFieldDefault(index, "step", &seven, 0) == 0);
+
+  EXPECT(FerryFunctionGetGlobal("ferry.MakeNode", &make) == 0 && make != NULL);
+  if (make == NULL) return;
+  args[0] = raw_str("c.Defaulted");
+  args[1] = raw_str("n");
+  args[2] = int_any(1);
+  EXPECT(FerryFunctionCall(make, args, 3, &result) == 0);
+  EXPECT(result.type_index == index);
+  if (result.type_index == index) {
+    EXPECT(FerryObjectGetAttr(result.v_obj, "step", &step) == 0);
+    EXPECT(step.type_index == kFerryInt && step.v_int64 == 7);
+    FerryAnyRelease(&result);
+  }
+  args[1] = raw_str("step"); /* n left out: it has no default */
+  EXPECT(FerryFunctionCall(make, args, 3, &result) == -1);
+  expect_raised("ValueError");
+  FerryObjectDecRef(make);
+}
+
 /* A producer's DLPack tensor (2x3 float32 over a static buffer) counting its deleter's calls. */
 static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
 static int64_t tensor_shape[2] = {2, 3};
@@ -326,6 +380,7 @@ int main(int argc, char** argv) {
 
   test_lists();
   test_run_time_types();
+  test_field_defaults();
   test_tensors();
 
   if (argc > 1) {

@@ -577,3 +577,23 @@ def test_a_killed_build_leaves_nothing_behind_after_the_next_build(tmp_path, cac
         "manifest.json",
         "src",
     ]
+
+
+def test_a_cold_ferry_cpp_build_says_so_once(tmp_path):
+    script = (
+        "import ferry.cpp\n"
+        "lib = ferry.cpp.load_inline('setup_cold', 'FERRY_REGISTER_GLOBAL(\"setup_cold.one\")"
+        ".set_body_typed([]() { return 1; });')\n"
+        "assert lib.one() == 1\n"
+    )
+    env = {**os.environ, "FERRY_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run():
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert run() == "ferry.cpp: building libsetup_cold.so (first time; cached afterwards)...\n"
+    assert run() == ""  # a cache hit is silent

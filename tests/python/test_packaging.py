@@ -40,6 +40,10 @@ def test_python_m_ferry_reports_the_install(installed):
     assert str(lib_dir).startswith(str(installed.parents[1]))
     version = run(installed, "-m", "ferry", "--version", cwd="/")
     assert version.count(".") == 2
+    # The documentation ships in the wheel: what `tschema --help` points at.
+    docs = pathlib.Path(run(installed, "-m", "ferry", "--docs", cwd="/"))
+    assert str(docs).startswith(str(installed.parents[1]))
+    assert (docs / "tschema.md").exists() and (docs / "README.md").exists()
 
 
 def test_a_cmake_project_builds_against_it_and_loads(installed, tmp_path):
@@ -89,3 +93,29 @@ def test_ferry_cpp_builds_against_the_installed_package(installed, tmp_path):
         },
     )
     assert out.startswith(str(env_cache)) and out.endswith("libpkg_jit.so")
+
+
+def test_it_declares_ninja_and_cmake_finds_it_without_ferry_dir(installed, tmp_path):
+    # ferry.cpp runs Ninja: the wheel depends on the PyPI package, so a venv has it.
+    script = (
+        "import importlib.metadata as m, os\n"
+        "print([r for r in m.requires('ferry') or () if r.split(';')[0].strip() == 'ninja'])\n"
+        "(ep,) = [e for e in m.entry_points(group='cmake.prefix') if e.name == 'ferry']\n"
+        "print(os.path.dirname(ep.load().__file__))\n"
+    )
+    requires, prefix = run(installed, "-c", script, cwd="/").splitlines()
+    assert requires == "['ninja']"
+    # What scikit-build-core does for a project that depends on ferry (its `cmake.prefix` entry
+    # point): the package directory on CMAKE_PREFIX_PATH; find_package(ferry) needs no ferry_DIR.
+    build = tmp_path / "build"
+    run(
+        "cmake",
+        "-S",
+        str(ROOT / "tests" / "python" / "packaging"),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        f"-DCMAKE_PREFIX_PATH={prefix}",
+    )
+    assert f"ferry_DIR:PATH={prefix}/share/cmake/ferry" in (build / "CMakeCache.txt").read_text()

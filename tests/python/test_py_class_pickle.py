@@ -82,6 +82,8 @@ assert Point.__module__ == "__main__" and Point.__ferry_type_key__ == "pymain.Po
 assert type(p) is Point and (p.x, p.y, list(p.tags)) == (1, 2.5, ["a"])
 assert type(f) is Frozen and f.p.x == 1 and f == Frozen(Point(1, 2.5, ["a"]))
 q = Point(3, other=p)  # the class works here: registered under its key
+m = ferry.make_node("pymain.Point", x=4)  # with its defaults in the field table here too
+assert (m.y, list(m.tags), m.other) == (0.0, [], None)
 assert q.other is p and type(ferry.load_json(ferry.save_json(q))) is Point
 assert copy.deepcopy(q).other.x == 1 and copy.copy(q).other is p
 assert ferry.dataclasses.fields(Point)[2].metadata["unit"] == "m"

@@ -28,7 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tschema",
         description="Generate and check C++ and Python code from a tschema "
-        "schema (docs/tschema.md).",
+        "schema, and build it into a library.",
+        epilog="The guide is tschema.md in the directory `python -m ferry --docs` prints "
+        "(installed with the package).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

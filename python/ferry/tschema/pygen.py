@@ -12,14 +12,16 @@ Each class is named after the node's reference class and constructs through the 
 """
 
 from __future__ import annotations
+import __future__
 
+import typing
 from typing import List
 
 from . import ty
 from .cpp import banner
 from .model import FieldDef, NodeDef, Schema
 
-__all__ = ["python_module", "python_stub"]
+__all__ = ["class_parts", "python_module", "python_stub"]
 
 
 class _PyNames(ty.NameContext):
@@ -151,17 +153,69 @@ def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> Li
         out += _docstring(node, _PyNames(schema, attribute=True), "    ")
         out += ["", "    __slots__ = ()  # a wrapper holds no state: fields live in C++", ""]
         out += _signature(node, names, "    ", ":")
-        args = ", ".join(f.name for f in node.all_fields)
-        ctor = f'_constructors.get("{node.type_key}") or _constructor("{node.type_key}")'
-        call = f"        self.__init_handle_by_constructor__({ctor}{', ' + args if args else ''})"
-        if len(call) <= 100:
-            out.append(call)
-        else:
-            out += ["        self.__init_handle_by_constructor__(", f"            {ctor},"]
-            out += [f"            {f.name}," for f in node.all_fields]
-            out.append("        )")
+        out += _constructor_call(node)
         out.append("")
     return out[:-1]
+
+
+def _constructor_call(node: NodeDef) -> List[str]:
+    """The body of the generated `__init__`: the constructor global, with every field."""
+    args = ", ".join(f.name for f in node.all_fields)
+    ctor = f'_constructors.get("{node.type_key}") or _constructor("{node.type_key}")'
+    call = f"        self.__init_handle_by_constructor__({ctor}{', ' + args if args else ''})"
+    if len(call) <= 100:
+        return [call]
+    out = ["        self.__init_handle_by_constructor__(", f"            {ctor},"]
+    out += [f"            {f.name}," for f in node.all_fields]
+    return out + ["        )"]
+
+
+#: What the `__init__` of `class_parts` reads when it runs: the generated module's names.
+_MODULE_PRELUDE = """
+import typing
+import ferry
+_constructors = {}
+def _constructor(type_key):
+    made = _constructors[type_key] = ferry.get_global_func(f"{type_key}.__init__")
+    return made
+"""
+
+
+def class_parts(
+    schema: Schema, node: NodeDef, create: typing.Optional[typing.Callable[..., None]] = None
+) -> typing.Tuple[typing.Optional[str], typing.Callable[..., None]]:
+    """The docstring and `__init__` that the generated module gives the class of `node`, made
+    by running the same source, so a class that `tschema.register` builds has the signature,
+    defaults, annotations and docstring of the one `tschema generate --python` and
+    `ferry.cpp.load(schema=)` give. `__init__` calls the constructor global
+    `<type_key>.__init__` (a compiled library's), or, given `create`, `create(self, *fields)`
+    with every field in storage order (a type registered at run time)."""
+    names = _PyNames(schema)
+    body = (
+        _constructor_call(node)
+        if create is None
+        else [f"        _create(self{''.join(', ' + f.name for f in node.all_fields)})"]
+    )
+    source = "\n".join(
+        ["class _Parts:"]
+        + _docstring(node, _PyNames(schema, attribute=True), "    ")
+        + _signature(node, names, "    ", ":")
+        + body
+    )
+    namespace: typing.Dict[str, typing.Any] = {"_create": create}
+    exec(_MODULE_PRELUDE, namespace)  # the generated module's own names, as it defines them
+    code = compile(
+        source + "\n",
+        f"<tschema class {node.type_key}>",
+        "exec",
+        flags=__future__.annotations.compiler_flag,
+        dont_inherit=True,
+    )
+    exec(code, namespace)  # source generated from the schema, as the generated module is
+    parts = namespace["_Parts"]
+    init = parts.__dict__["__init__"]
+    init.__qualname__ = f"{node.ref_name}.__init__"
+    return parts.__dict__["__doc__"], init
 
 
 def python_stub(schema: Schema, nodes: List[NodeDef], schema_names: str) -> List[str]:

@@ -8,7 +8,7 @@ from the same schema read each other's JSON and pickles (docs/tschema.md, "Proto
 import types
 from typing import Any, Dict, List, Optional, Union
 
-from . import ty
+from . import pygen, ty
 from .loader import load_schema
 from .model import FieldDef, NodeDef, Schema
 
@@ -66,7 +66,7 @@ def register(schema: Union[str, Any]) -> types.SimpleNamespace:
                     f"tschema.register: {node.type_key} is already registered with the fields "
                     f"{names}, but the schema ({node.file}:{node.line}) declares {want}"
                 )
-            cls = _class_of(node, parent_cls)
+            cls = _class_of(node, parent_cls, model)
         else:
             cls = _make(node, parent_cls, model, fdc)
         classes[node.type_key] = cls
@@ -91,22 +91,42 @@ def _existing(node: NodeDef, node_fields: Any) -> Optional[List[str]]:
         return []
 
 
-def _class_of(node: NodeDef, parent_cls: type) -> type:
+def _class_of(node: NodeDef, parent_cls: type, model: Schema) -> type:
+    """The class of a type a loaded library registered: the one registered for it (by the
+    module `ferry.cpp.load(schema=)` or `tschema generate --python` made), else one with the
+    generated module's constructor and docstring (its `<type_key>.__init__` is the library's)."""
     import ferry
 
     registered = ferry._core._classes()[0].get(node.type_key)
-    if registered is not None:
+    if registered is not None and registered.__module__ != "ferry.auto":
         return registered
-    cls = type(node.ref_name or node.name, (parent_cls,), {"__slots__": ()})
+    doc, init = pygen.class_parts(model, node)
+    name = node.ref_name or node.name
+    namespace = {"__slots__": (), "__doc__": doc, "__init__": init, "__module__": __name__}
+    cls = type(name, (parent_cls,), namespace)
     return ferry.register_object(node.type_key)(cls)
 
 
 def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
+    import ferry
+
+    names = tuple(f.name for f in node.all_fields)
+    made: List[Any] = []  # the class _make_class returns
+
+    def create(self: Any, *values: Any) -> None:
+        ferry._core._create(self, made[0].__ferry_declaration__.index, names, *values)
+
+    # The constructor, docstring and repr of the class the generated module (and so a compiled
+    # library) gives: the routes from a schema to classes agree (tests/python/tschema/
+    # test_routes.py).
+    doc, init = pygen.class_parts(model, node, create)
     annotations: Dict[str, Any] = {}
     namespace: Dict[str, Any] = {
         "__annotations__": annotations,
         "__module__": "ferry.tschema.registered",
-        "__doc__": "\n".join(node.doc) or None,
+        "__doc__": doc,
+        "__init__": init,
+        "__repr__": ferry.Object.__repr__,
         # Pickled by content: the class has no importable name; the unpickling process has the
         # types from the schema or from the compiled library.
         "__reduce__": fdc._reduce_by_content,
@@ -121,16 +141,20 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
     name = node.ref_name or node.name
     cls = type(name, (parent_cls,), namespace)
     cls.__qualname__ = name
-    return fdc._make_class(
-        cls,
-        node.type_key,
-        frozen=not node.is_mutable,
-        final=node.final,
-        child_slots=node.type_child_slots,
-        eq="identity",
-        order=False,
-        kw_only=False,
+    made.append(
+        fdc._make_class(
+            cls,
+            node.type_key,
+            frozen=not node.is_mutable,
+            final=node.final,
+            child_slots=node.type_child_slots,
+            eq="identity",
+            order=False,
+            kw_only=False,
+        )
     )
+    cls = made[0]
+    return cls
 
 
 def _field(f: FieldDef, fdc: Any) -> Any:
