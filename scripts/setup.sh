@@ -78,7 +78,7 @@ fi
 # provide cargo and rustc); it has no clippy or rustfmt of its version, so the stage's lint
 # steps then fail saying so. Crates come from crates.io when cargo first builds.
 if [ "$profile" = test ] && ! command -v cargo >/dev/null 2>&1 &&
-  [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  [ ! -x "${HOME:-/nonexistent}/.cargo/bin/cargo" ]; then
   missing+=(cargo-web rustc-web)
 fi
 

@@ -61,8 +61,8 @@ FERRY_BUILD_DIR="$PWD/build" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 
 stage rust "cargo test, clippy -D warnings, fmt --check (rust/, against build/); a Rust library from Python"
 # rustup installs into ~/.cargo/bin, which a non-login shell may not have on PATH.
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
-  export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1 && [ -x "${HOME:-/nonexistent}/.cargo/bin/cargo" ]; then
+  export PATH="${HOME:-/nonexistent}/.cargo/bin:$PATH"
 fi
 (
   cd rust
