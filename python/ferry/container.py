@@ -2,7 +2,8 @@
 mappings; ``Shape`` as a tuple-like sequence of ints."""
 
 import reprlib
-from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
+import typing
+from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence, Sequence
 
 from . import _core
 from .registry import _ensure_libraries, get_global_func, register_object
@@ -11,9 +12,15 @@ __all__ = ["Array", "Dict", "List", "Map", "Shape"]
 
 _Object = _core.Object
 
+# The element types, so that a type checker reads ``ferry.List[int]`` as it reads ``list[int]``.
+_T = typing.TypeVar("_T")
+_K = typing.TypeVar("_K")
+_V = typing.TypeVar("_V")
+_Items = typing.Union[Mapping[_K, _V], Iterable[tuple[_K, _V]]]
+
 
 @register_object("ferry.Array")
-class Array(_Object, Sequence):
+class Array(_Object, Sequence[_T]):
     """An immutable sequence (Python lists convert to it). Indexing, ``len``, iteration,
     ``in``; a slice returns a list. Equality is by identity, as for every Ferry object."""
 
@@ -22,10 +29,10 @@ class Array(_Object, Sequence):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, items=()):
+    def __new__(cls, items: "Iterable[_T]" = ()) -> "Array[_T]":
         return _core.convert(list(items))
 
-    def __init__(self, items=()):
+    def __init__(self, items: "Iterable[_T]" = ()) -> None:
         pass
 
     def __len__(self):
@@ -49,7 +56,7 @@ class Array(_Object, Sequence):
 
 
 @register_object("ferry.Map")
-class Map(_Object, Mapping):
+class Map(_Object, Mapping[_K, _V]):
     """An immutable mapping in insertion order (Python dicts convert to it). ``m[k]`` raises
     KeyError for a missing key; ``keys``/``values``/``items``/``get``/``in`` as for dict.
     Equality is by identity."""
@@ -59,10 +66,10 @@ class Map(_Object, Mapping):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, items=()):
+    def __new__(cls, items: "_Items[_K, _V]" = ()) -> "Map[_K, _V]":
         return _core.convert(dict(items))
 
-    def __init__(self, items=()):
+    def __init__(self, items: "_Items[_K, _V]" = ()) -> None:
         pass
 
     def __len__(self):
@@ -103,7 +110,7 @@ class Map(_Object, Mapping):
 
 
 @register_object("ferry.Shape")
-class Shape(_Object, Sequence):
+class Shape(_Object, Sequence[int]):
     """An immutable tuple of int64 dimensions: ``Shape([2, 3])``."""
 
     __slots__ = ()
@@ -148,7 +155,7 @@ class Shape(_Object, Sequence):
 
 
 @register_object("ferry.List")
-class List(_Object, MutableSequence):
+class List(_Object, MutableSequence[_T]):
     """A mutable sequence shared with C++: ``ferry.List(iterable=())``. Every holder, in
     Python or C++, sees a change made through any other (no copy-on-write). The full
     ``MutableSequence`` API (indexing with negative indexes, slices and slice assignment,
@@ -161,10 +168,10 @@ class List(_Object, MutableSequence):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, iterable=()):
+    def __new__(cls, iterable: "Iterable[_T]" = ()) -> "List[_T]":
         return _list_new(*iterable)
 
-    def __init__(self, iterable=()):
+    def __init__(self, iterable: "Iterable[_T]" = ()) -> None:
         pass
 
     # The hot methods are functions of _core bound as methods: no Python frame per call.
@@ -243,7 +250,7 @@ class List(_Object, MutableSequence):
 
 
 @register_object("ferry.Dict")
-class Dict(_Object, MutableMapping):
+class Dict(_Object, MutableMapping[_K, _V]):
     """A mutable mapping shared with C++, in insertion order: ``ferry.Dict(mapping=(), **kw)``.
     Every holder, in Python or C++, sees a change made through any other. The full
     ``MutableMapping`` API (``get``, ``setdefault``, ``pop``, ``popitem`` (the last entry, as
@@ -255,14 +262,14 @@ class Dict(_Object, MutableMapping):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, mapping=(), **kwargs):
+    def __new__(cls, mapping: "_Items[_K, _V]" = (), **kwargs: _V) -> "Dict[_K, _V]":
         items = dict(mapping, **kwargs)
         args = []
         for key, value in items.items():
             args += [key, value]
         return _dict_new(*args)
 
-    def __init__(self, mapping=(), **kwargs):
+    def __init__(self, mapping: "_Items[_K, _V]" = (), **kwargs: _V) -> None:
         pass
 
     def __len__(self):
