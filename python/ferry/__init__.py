@@ -80,6 +80,23 @@ __all__ = [
     "structural_hash",
 ]
 
+if _typing.TYPE_CHECKING:
+    from . import cpp as cpp
+    from . import tschema as tschema
+
+# Submodules that `import ferry` leaves out (ferry.cpp pulls in the compiler driver): reachable as
+# attributes all the same, imported on first use, so that `import ferry` stays fast.
+_LAZY_SUBMODULES = ("cpp", "tschema")
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # also binds ferry.<name>
+    raise AttributeError(f"module 'ferry' has no attribute {name!r}")
+
+
 _structural_equal = get_global_func("ferry.StructuralEqual")
 _structural_hash = get_global_func("ferry.StructuralHash")
 _save_json = get_global_func("ferry.SaveJSON")

@@ -1,6 +1,7 @@
 # The type stub of ferry._core, the extension in python/src/ (checked against the built module by
 # mypy's stubtest: tests/python/test_core_stub.py). Names with a leading underscore are the
 # package's internals, typed loosely.
+import inspect
 from typing import Any, Literal, final, overload
 
 from typing_extensions import disjoint_base
@@ -44,6 +45,12 @@ class Function(Object):
     def release_gil(self) -> bool: ...
     @property
     def param_names(self) -> tuple[str, ...] | None: ...
+    # What the function says about itself (python/ferry/_function_info.py): `inspect.signature`,
+    # `help()` and editors read these.
+    __name__: str
+    __qualname__: str
+    @property
+    def __signature__(self) -> inspect.Signature | None: ...
 
 @final
 class Field:

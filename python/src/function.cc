@@ -9,9 +9,11 @@
 #define FERRY_PY_PTHREADS 1
 #endif
 
+#include <cstdlib>  // strtol: the argument index of a TypeError
 #include <cstring>  // strcmp
 #include <new>      // std::bad_alloc
 #include <string>
+#include <string_view>
 
 #include "core.h"
 
@@ -187,6 +189,49 @@ PyObject* ParamNames(PyFerryFunction* self) {
   Py_XDECREF(prefix);
 }
 
+/// A typed C++ function's TypeError names an argument's C++ type ("expected int but got
+/// ferry.String"), but a Python caller passed a `str`: name what the caller passed, for an
+/// argument that Ferry converted (an object passed as itself keeps its type key). The message is
+/// ThrowArgTypeError's (src/function.cc). Out of the hot path.
+[[gnu::noinline, gnu::cold]] void NamePassedType(PyObject* const* args, Py_ssize_t nargs) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject* exc_args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
+  if (exc_args == nullptr) PyErr_Clear();
+  const char* text = exc_args != nullptr && PyTuple_Check(exc_args) &&
+                             PyTuple_GET_SIZE(exc_args) == 1 &&
+                             PyUnicode_Check(PyTuple_GET_ITEM(exc_args, 0))
+                         ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(exc_args, 0))
+                         : nullptr;
+  if (text == nullptr) PyErr_Clear();
+  constexpr std::string_view kPrefix = "Mismatched type on argument ";
+  constexpr std::string_view kGot = "` but got ";
+  std::string message = text != nullptr ? text : "";
+  if (message.rfind(kPrefix, 0) == 0) {
+    char* end = nullptr;
+    long index = std::strtol(message.c_str() + kPrefix.size(), &end, 10);
+    // "...`sig`: expected T but got K" or "... got K (detail)": K is the C++ type key.
+    size_t colon = message.find("`: expected ");
+    size_t got = colon != std::string::npos ? message.find(" but got ", colon) : std::string::npos;
+    if (index >= 0 && index < nargs && got != std::string::npos &&
+        !PyObject_TypeCheck(args[index], &ObjectType)) {
+      size_t start = got + kGot.size() - 1;
+      size_t stop = message.find(" (", start);
+      if (stop == std::string::npos) stop = message.size();
+      message.replace(start, stop - start, Py_TYPE(args[index])->tp_name);
+      PyObject* replaced = Py_BuildValue("(s)", message.c_str());
+      if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) != 0) {
+        PyErr_Clear();
+      }
+      Py_XDECREF(replaced);
+    }
+  }
+  Py_XDECREF(exc_args);
+  PyErr_Restore(type, value, tb);
+}
+
 /// Places keyword arguments at their parameters' positions in `order` (size `total`).
 int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                   std::vector<PyObject*>* order) {
@@ -260,7 +305,9 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   FerryAny result;
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
-    return RaiseFerryError();
+    RaiseFerryError();
+    NamePassedType(args, nargs);
+    return nullptr;
   }
   return OwnedCellToPy(result);
 }
@@ -276,6 +323,7 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
+    NamePassedType(args, nargs);
     return nullptr;
   }
   if (result.type_index >= kFerryStaticObjectBegin) return result.v_obj;
@@ -477,6 +525,76 @@ PyObject* FunctionReduce(PyObject* self, PyObject*) {
   return result;
 }
 
+/// What `self` knows about itself, for ferry._function_info: (the name it was made with or None,
+/// its parameter types then its result type or None when not known, its parameter names, the
+/// global name it is registered under or None, the Python callable it wraps or None). New.
+PyObject* Describe(PyObject* self) {
+  FerryObjectHandle handle = HandleOf(self);
+  if (handle == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "this %s is not initialized (it holds no function)",
+                        Py_TYPE(self)->tp_name);
+  }
+  const char* typed_name = nullptr;
+  int32_t num_types = 0;
+  const char* const* types = nullptr;
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (FerryFunctionGetSignature(handle, &typed_name, &num_types, &types) != 0 ||
+      FerryFunctionGetCallback(handle, &callback, &resource) != 0) {
+    return RaiseFerryError();
+  }
+  PyObject* type_tuple = nullptr;
+  if (num_types > 0) {
+    type_tuple = PyTuple_New(num_types);
+    if (type_tuple == nullptr) return nullptr;
+    for (int32_t i = 0; i < num_types; ++i) {
+      PyObject* text = PyUnicode_FromString(types[i]);
+      if (text == nullptr) {
+        Py_DECREF(type_tuple);
+        return nullptr;
+      }
+      PyTuple_SET_ITEM(type_tuple, i, text);
+    }
+  } else {
+    type_tuple = Py_NewRef(Py_None);
+  }
+  PyObject* names = ParamNames(reinterpret_cast<PyFerryFunction*>(self));
+  std::string global;
+  if (names == nullptr || GlobalNameOf(handle, &global) != 0) {
+    Py_DECREF(type_tuple);
+    return nullptr;
+  }
+  PyObject* callable = callback == &CallPython ? static_cast<PyObject*>(resource) : Py_None;
+  return Py_BuildValue("(zNOzO)", typed_name, type_tuple, names == Py_None ? Py_None : names,
+                       global.empty() ? nullptr : global.c_str(), callable);
+}
+
+/// Calls `ferry._function_info.<what>(self, Describe(self))`.
+PyObject* CallInfo(PyObject* self, const char* what) {
+  PyObject* described = Describe(self);
+  if (described == nullptr) return nullptr;
+  PyObject* module = PyImport_ImportModule("ferry._function_info");
+  PyObject* result = nullptr;
+  if (module != nullptr) {
+    result = PyObject_CallMethod(module, what, "OO", self, described);
+    Py_DECREF(module);
+  }
+  Py_DECREF(described);
+  return result;
+}
+
+/// `<ferry.Function demo.add(a: int, b: int) -> int>`: the name and signature.
+PyObject* FunctionRepr(PyObject* self) {
+  if (HandleOf(self) == nullptr) return PyUnicode_FromString("<ferry.Function (uninitialized)>");
+  return CallInfo(self, "repr_of");
+}
+
+/// `__name__`, `__qualname__`, `__doc__`, `__signature__` (the closure names which), so that
+/// `inspect.signature`, `help()` and editors describe the function.
+PyObject* GetInfo(PyObject* self, void* closure) {
+  return CallInfo(self, static_cast<const char*>(closure));
+}
+
 PyMethodDef kFunctionMethods[] = {
     {"__reduce__", FunctionReduce, METH_NOARGS,
      "Pickles a registered global by name and a Python callable's Function as the callable."},
@@ -490,6 +608,15 @@ PyGetSetDef kFunctionGetSet[] = {
      nullptr},
     {"param_names", GetParamNames, nullptr,
      "The parameter names the function was registered with (empty tuple if none).", nullptr},
+    {"__name__", GetInfo, nullptr, "The function's name (the last part of a registered name).",
+     const_cast<char*>("name_of")},
+    {"__qualname__", GetInfo, nullptr, "The function's full name (the registered name).",
+     const_cast<char*>("qualname_of")},
+    {"__doc__", GetInfo, nullptr, "What the function does, with its signature.",
+     const_cast<char*>("doc_of")},
+    {"__signature__", GetInfo, nullptr,
+     "The inspect.Signature of a typed C++ function (or of the Python callable wrapped).",
+     const_cast<char*>("signature_of")},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -512,6 +639,7 @@ void InitFunctionType() {
   FunctionType.tp_init = FunctionInit;
   FunctionType.tp_getset = kFunctionGetSet;
   FunctionType.tp_methods = kFunctionMethods;
+  FunctionType.tp_repr = FunctionRepr;
 }
 
 int SetFunctionHandleFields(PyObject* obj) {
