@@ -189,47 +189,18 @@ PyObject* ParamNames(PyFerryFunction* self) {
   Py_XDECREF(prefix);
 }
 
-/// A typed C++ function's TypeError names an argument's C++ type ("expected int but got
-/// ferry.String"), but a Python caller passed a `str`: name what the caller passed, for an
-/// argument that Ferry converted (an object passed as itself keeps its type key). The message is
-/// ThrowArgTypeError's (src/function.cc). Out of the hot path.
-[[gnu::noinline, gnu::cold]] void NamePassedType(PyObject* const* args, Py_ssize_t nargs) {
-  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return;
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  PyErr_NormalizeException(&type, &value, &tb);
-  PyObject* exc_args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
-  if (exc_args == nullptr) PyErr_Clear();
-  const char* text = exc_args != nullptr && PyTuple_Check(exc_args) &&
-                             PyTuple_GET_SIZE(exc_args) == 1 &&
-                             PyUnicode_Check(PyTuple_GET_ITEM(exc_args, 0))
-                         ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(exc_args, 0))
-                         : nullptr;
-  if (text == nullptr) PyErr_Clear();
+/// A typed C++ function's TypeError names an argument's C++ type (ThrowArgTypeError,
+/// src/function.cc): name the Python type of the argument the caller passed instead.
+[[gnu::noinline, gnu::cold]] void NamePassedArgType(PyObject* const* args, Py_ssize_t nargs) {
+  std::string message;
+  if (!PendingTypeErrorText(&message)) return;
   constexpr std::string_view kPrefix = "Mismatched type on argument ";
-  constexpr std::string_view kGot = "` but got ";
-  std::string message = text != nullptr ? text : "";
-  if (message.rfind(kPrefix, 0) == 0) {
-    char* end = nullptr;
-    long index = std::strtol(message.c_str() + kPrefix.size(), &end, 10);
-    // "...`sig`: expected T but got K" or "... got K (detail)": K is the C++ type key.
-    size_t colon = message.find("`: expected ");
-    size_t got = colon != std::string::npos ? message.find(" but got ", colon) : std::string::npos;
-    if (index >= 0 && index < nargs && got != std::string::npos &&
-        !PyObject_TypeCheck(args[index], &ObjectType)) {
-      size_t start = got + kGot.size() - 1;
-      size_t stop = message.find(" (", start);
-      if (stop == std::string::npos) stop = message.size();
-      message.replace(start, stop - start, Py_TYPE(args[index])->tp_name);
-      PyObject* replaced = Py_BuildValue("(s)", message.c_str());
-      if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) != 0) {
-        PyErr_Clear();
-      }
-      Py_XDECREF(replaced);
-    }
-  }
-  Py_XDECREF(exc_args);
-  PyErr_Restore(type, value, tb);
+  if (message.rfind(kPrefix, 0) != 0) return;
+  char* end = nullptr;
+  const long index = std::strtol(message.c_str() + kPrefix.size(), &end, 10);
+  const size_t at = message.find("`: expected ");
+  if (index < 0 || index >= nargs || at == std::string::npos) return;
+  RewritePassedType(args[index], message, at + 3);
 }
 
 /// Places keyword arguments at their parameters' positions in `order` (size `total`).
@@ -306,7 +277,7 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
-    NamePassedType(args, nargs);
+    NamePassedArgType(args, nargs);
     return nullptr;
   }
   return OwnedCellToPy(result);
@@ -323,7 +294,7 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
-    NamePassedType(args, nargs);
+    NamePassedArgType(args, nargs);
     return nullptr;
   }
   if (result.type_index >= kFerryStaticObjectBegin) return result.v_obj;
@@ -708,6 +679,69 @@ PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, 
     return RaiseFerryError();
   }
   return OwnedCellToPy(result);
+}
+
+bool PendingTypeErrorText(std::string* out) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return false;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject* args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
+  bool found = false;
+  if (args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+    const char* text = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 0));
+    if (text != nullptr) {
+      *out = text;
+      found = true;
+    }
+  }
+  Py_XDECREF(args);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+  return found;
+}
+
+void RewritePassedType(PyObject* passed, std::string message, size_t expected_at) {
+  // A Ferry object is what the message says it is; only a converted value is renamed.
+  if (passed == nullptr || PyObject_TypeCheck(passed, &ObjectType)) return;
+  constexpr std::string_view kGot = " but got ";
+  if (message.compare(expected_at, 9, "expected ") != 0) return;
+  const size_t got = message.find(kGot, expected_at);
+  if (got == std::string::npos) return;
+  const size_t start = got + kGot.size();
+  size_t stop = message.find(" (", start);  // a detail in parentheses follows
+  if (stop == std::string::npos) stop = message.size();
+  message.replace(start, stop - start, Py_TYPE(passed)->tp_name);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* replaced = value != nullptr ? Py_BuildValue("(s)", message.c_str()) : nullptr;
+  if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) != 0) PyErr_Clear();
+  Py_XDECREF(replaced);
+  PyErr_Restore(type, value, tb);
+}
+
+void NamePassedFieldType(PyObject* (*find)(PyObject* name, void* context), void* context) {
+  std::string message;
+  if (!PendingTypeErrorText(&message)) return;
+  // "<where>: field 'NAME'[ of 'KEY']: expected T but got K": only the field's own mismatch
+  // (not an element's, "field 't': element 0: expected ...") names the value passed.
+  const size_t open = message.find("field '");
+  if (open == std::string::npos) return;
+  const size_t name_at = open + 7;
+  const size_t close = message.find('\'', name_at);
+  if (close == std::string::npos) return;
+  const size_t colon = message.find(": ", close);
+  if (colon == std::string::npos || message.compare(colon, 11, ": expected ") != 0) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);  // `find` runs with no exception pending
+  PyObject* name = PyUnicode_FromStringAndSize(message.data() + name_at,
+                                               static_cast<Py_ssize_t>(close - name_at));
+  PyObject* passed = name != nullptr ? find(name, context) : nullptr;
+  Py_XDECREF(name);
+  PyErr_Clear();  // a failed lookup leaves the error as it is
+  PyErr_Restore(type, value, tb);
+  RewritePassedType(passed, std::move(message), colon + 2);
 }
 
 }  // namespace ferry_py

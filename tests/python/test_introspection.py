@@ -139,3 +139,29 @@ def test_a_ferry_object_passed_keeps_its_type_key(f):
     with pytest.raises(TypeError) as info:  # keyword arguments take the same path
         f.add(a=1, b="two")
     assert str(info.value).endswith("expected int but got str"), str(info.value)
+
+
+@ferry.py_class("introspection.Point")
+class _Point(ferry.Object):
+    x: int
+    tags: list[str] = ferry.field(default_factory=list)
+
+
+def test_a_mismatched_field_names_what_the_caller_passed():
+    # The constructor of a py_class, make_node and an assignment: the value passed, not the Ferry
+    # type it became (was "expected int but got ferry.String").
+    with pytest.raises(TypeError, match=r"field 'x': expected int but got str$"):
+        _Point("one")
+    with pytest.raises(TypeError, match=r"field 'x': expected int but got str$"):
+        _Point(x="one")
+    with pytest.raises(TypeError, match=r"field 'tags': expected Array\[str\] but got dict"):
+        _Point(1, {"a": 1})
+    with pytest.raises(TypeError, match=r"field 'value': expected int but got str$"):
+        ferry.make_node("test.IntImm", value="x", dtype=ferry.DataType("int32"))
+    p = _Point(1)
+    with pytest.raises(
+        TypeError, match=r"field 'x' of 'introspection.Point': expected int but got list$"
+    ):
+        p.x = [1]
+    with pytest.raises(TypeError, match=r"expected int but got introspection.Point$"):
+        p.x = p  # a Ferry object keeps its type key
