@@ -28,4 +28,5 @@ total: float = norm1(p) + norm1(q)
 maybe = ferry.get_global_func("no.such.function", allow_missing=True)
 if maybe is not None:
     maybe(1)
-print(ferry.make_node, ferry.convert([1, 2]), n.name, same, total)
+build = ferry.cpp.load_inline  # reachable without `import ferry.cpp`, and typed
+print(ferry.make_node, ferry.convert([1, 2]), n.name, same, total, build)
