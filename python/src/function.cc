@@ -702,17 +702,53 @@ bool PendingTypeErrorText(std::string* out) {
   return found;
 }
 
-void RewritePassedType(PyObject* passed, std::string message, size_t expected_at) {
-  // A Ferry object is what the message says it is; only a converted value is renamed.
-  if (passed == nullptr || PyObject_TypeCheck(passed, &ObjectType)) return;
+namespace {
+
+/// Element `text` (a decimal index) of the list or tuple `passed`, or NULL. Borrowed.
+PyObject* ElementOf(PyObject* passed, const char* text) {
+  if (passed == nullptr || !(PyList_Check(passed) || PyTuple_Check(passed))) return nullptr;
+  char* end = nullptr;
+  const long index = std::strtol(text, &end, 10);
+  if (end == text || index < 0 || index >= PySequence_Fast_GET_SIZE(passed)) return nullptr;
+  return PySequence_Fast_GET_ITEM(passed, index);
+}
+
+/// Renames K in the "expected T but got K" of `*message` at `at` after the Python type of
+/// `passed`, then, in a detail "(element N: expected ...)", K of element N after that element.
+/// Whether anything was renamed.
+bool RenameGot(std::string* message, size_t at, PyObject* passed) {
   constexpr std::string_view kGot = " but got ";
-  if (message.compare(expected_at, 9, "expected ") != 0) return;
-  const size_t got = message.find(kGot, expected_at);
-  if (got == std::string::npos) return;
+  if (passed == nullptr || message->compare(at, 9, "expected ") != 0) return false;
+  const size_t got = message->find(kGot, at);
+  if (got == std::string::npos) return false;
   const size_t start = got + kGot.size();
-  size_t stop = message.find(" (", start);  // a detail in parentheses follows
-  if (stop == std::string::npos) stop = message.size();
-  message.replace(start, stop - start, Py_TYPE(passed)->tp_name);
+  // K is a type key: it ends at a detail in parentheses, at the end of the detail it is in, or
+  // at the end.
+  size_t stop = message->find_first_of(" )", start);
+  if (stop == std::string::npos) stop = message->size();
+  bool renamed = false;
+  // A Ferry object is what the message says it is; only a converted value is renamed.
+  if (!PyObject_TypeCheck(passed, &ObjectType)) {
+    const char* name = Py_TYPE(passed)->tp_name;
+    message->replace(start, stop - start, name);
+    stop = start + std::strlen(name);
+    renamed = true;
+  }
+  constexpr std::string_view kElement = " (element ";
+  if (message->compare(stop, kElement.size(), kElement) == 0) {
+    const size_t colon = message->find(": ", stop);
+    PyObject* element = ElementOf(passed, message->c_str() + stop + kElement.size());
+    if (colon != std::string::npos && element != nullptr) {
+      renamed = RenameGot(message, colon + 2, element) || renamed;
+    }
+  }
+  return renamed;
+}
+
+}  // namespace
+
+void RewritePassedType(PyObject* passed, std::string message, size_t expected_at) {
+  if (!RenameGot(&message, expected_at, passed)) return;
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyObject* replaced = value != nullptr ? Py_BuildValue("(s)", message.c_str()) : nullptr;
@@ -724,15 +760,14 @@ void RewritePassedType(PyObject* passed, std::string message, size_t expected_at
 void NamePassedFieldType(PyObject* (*find)(PyObject* name, void* context), void* context) {
   std::string message;
   if (!PendingTypeErrorText(&message)) return;
-  // "<where>: field 'NAME'[ of 'KEY']: expected T but got K": only the field's own mismatch
-  // (not an element's, "field 't': element 0: expected ...") names the value passed.
+  // "<where>: field 'NAME'[ of 'KEY']: [element N: ...]expected T but got K".
   const size_t open = message.find("field '");
   if (open == std::string::npos) return;
   const size_t name_at = open + 7;
   const size_t close = message.find('\'', name_at);
   if (close == std::string::npos) return;
-  const size_t colon = message.find(": ", close);
-  if (colon == std::string::npos || message.compare(colon, 11, ": expected ") != 0) return;
+  size_t colon = message.find(": ", close);
+  if (colon == std::string::npos) return;
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);  // `find` runs with no exception pending
   PyObject* name = PyUnicode_FromStringAndSize(message.data() + name_at,
@@ -741,6 +776,13 @@ void NamePassedFieldType(PyObject* (*find)(PyObject* name, void* context), void*
   Py_XDECREF(name);
   PyErr_Clear();  // a failed lookup leaves the error as it is
   PyErr_Restore(type, value, tb);
+  // An element's mismatch ("field 't': element 0: expected int ...") names that element.
+  constexpr std::string_view kElement = ": element ";
+  while (passed != nullptr && message.compare(colon, kElement.size(), kElement) == 0) {
+    passed = ElementOf(passed, message.c_str() + colon + kElement.size());
+    colon = message.find(": ", colon + kElement.size());
+    if (colon == std::string::npos) return;
+  }
   RewritePassedType(passed, std::move(message), colon + 2);
 }
 

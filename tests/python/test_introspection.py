@@ -165,3 +165,13 @@ def test_a_mismatched_field_names_what_the_caller_passed():
         p.x = [1]
     with pytest.raises(TypeError, match=r"expected int but got introspection.Point$"):
         p.x = p  # a Ferry object keeps its type key
+
+
+def test_a_mismatched_element_names_what_the_caller_passed(f):
+    with pytest.raises(TypeError) as info:
+        f.sum_array([1, "two"])
+    assert str(info.value).endswith(
+        "expected Array[int] but got list (element 1: expected int but got str)"
+    ), str(info.value)
+    with pytest.raises(TypeError, match=r"field 'tags': element 1: expected str but got int$"):
+        _Point(1, ["a", 2])
