@@ -4,6 +4,8 @@
 #               formatter (pyproject.toml [tool.ruff]); scripts/format.sh fixes what it reports
 #   ruff        `ruff check`: pyflakes, pycodestyle, bugbear (pyproject.toml [tool.ruff.lint])
 #   mypy        the typed Python: ferry.tschema and ferry.cpp (pyproject.toml [tool.mypy])
+#               (user-style code, a tschema-generated module and the docs' Python blocks are
+#               checked strict by tests/python/test_typing.py, tests/python/typing/mypy.ini)
 #   clang-tidy  the checks of .clang-tidy on src/ and, through them, include/ferry/, with the
 #               compile commands of a configured (not built) clang tree in build-lint/
 # Any finding fails the run. The tools: scripts/setup.sh.

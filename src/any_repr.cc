@@ -11,6 +11,7 @@
 #include "ferry/container/shape.h"
 #include "ferry/dtype.h"
 #include "ferry/tensor.h"  // TensorRepr
+#include "float_repr_internal.h"
 
 namespace ferry {
 namespace details {
@@ -50,7 +51,7 @@ void Repr(std::ostream& os, const FerryAny* v, int depth) {
       os << (v->v_int64 ? "True" : "False");
       return;
     case kFerryFloat:
-      os << std::setprecision(17) << v->v_float64;
+      os << FloatRepr(v->v_float64);
       return;
     case kFerryOpaquePtr:
       os << "<void* " << v->v_ptr << ">";

@@ -68,6 +68,16 @@ bool BacktraceEnabled() {
   return enabled;
 }
 
+/// FERRY_BACKTRACE=full keeps the frames of Ferry's own calling and throwing machinery, which
+/// traces leave out otherwise (for debugging Ferry itself).
+bool BacktraceFull() {
+  static const bool full = [] {
+    const char* env = std::getenv("FERRY_BACKTRACE");
+    return env != nullptr && std::string(env) == "full";
+  }();
+  return full;
+}
+
 std::string Demangle(const char* name) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
@@ -157,7 +167,10 @@ class Symbolizer {
         std::snprintf(addr, sizeof(addr), "%#zx", static_cast<size_t>(pc));
         f.text += addr;
       }
-      if (!f.file.empty()) f.text += " at " + f.file + ":" + std::to_string(f.line);
+      if (!f.file.empty()) {  // no line rather than a wrong one (":0") when it is not known
+        f.text += " at " + f.file;
+        if (f.line > 0) f.text += ":" + std::to_string(f.line);
+      }
       if (!library.empty()) f.text += " in " + library;
       f.text += '\n';
     }
@@ -237,6 +250,49 @@ bool IsThrowMachinery(const std::string& function) {
          StartsWith(function, "ferry::details::ThrowDowncastError(");
 }
 
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// Whether the demangled `function` is `qualified` (a prefix of a qualified name), maybe after a
+/// return type ("int ferry::details::PackedSafeCall<...>(...)").
+bool Names(const std::string& function, const char* qualified) {
+  const size_t at = function.find(qualified);
+  return at != std::string::npos && (at == 0 || function[at - 1] == ' ') && at < function.find('(');
+}
+
+/// Frames of Ferry's calling machinery: the dispatch templates that stand between a caller and
+/// the function it calls (the C ABI entry, the typed call's argument conversion, a Function's
+/// call operator) and the C++ side of a call into another language's callback. Inlined frames
+/// are known by their header, the others (also without debug information) by their names.
+bool IsCallMachinery(const SymFrame& f) {
+  if (EndsWith(f.file, "/ferry/function.h") ||
+      EndsWith(f.file, "/ferry/details/function_traits.h")) {
+    return true;
+  }
+  static const char* const kNames[] = {
+      "ferry::details::PackedSafeCall<",
+      "ferry::details::PackedFunctionObj<",
+      "ferry::details::TypedFunctionObj<",
+      "ferry::details::NamedTypedFunctionObj<",
+      "ferry::details::TypedCaller<",
+      "ferry::details::CallTyped<",
+      "ferry::details::UnpackArg<",
+      "ferry::details::(anonymous namespace)::CallbackFunctionObj::",
+      "ferry::FunctionObj::CallPacked",
+      "ferry::Function::CallPacked",
+      "ferry::Function::operator()",
+      "ferry::TypedFunction<",
+      "ferry::details::ThrowArgTypeError(",
+      "ferry::details::ThrowArgCountError(",
+  };
+  for (const char* name : kNames) {
+    if (Names(f.function, name)) return true;
+  }
+  return false;
+}
+
 /// Fills trace->frames; call with the symbolizer's mutex held.
 void Symbolize(ErrorTrace* trace) {
   if (trace->symbolized) return;
@@ -244,7 +300,10 @@ void Symbolize(ErrorTrace* trace) {
   for (int i = trace->begin; i < trace->end; ++i) {
     const uintptr_t pc = reinterpret_cast<uintptr_t>(trace->pcs[i]);
     for (const SymFrame& f : symbolizer.Lookup(pc)) {
-      if (trace->frames.empty() && IsThrowMachinery(f.function)) continue;
+      if (!BacktraceFull() &&
+          ((trace->frames.empty() && IsThrowMachinery(f.function)) || IsCallMachinery(f))) {
+        continue;
+      }
       trace->frames.push_back(
           FerryErrorFrame{f.function.c_str(), f.file.c_str(), f.line, f.library.c_str(), pc});
       trace->texts.push_back(&f.text);

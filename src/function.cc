@@ -338,6 +338,26 @@ int FerryFunctionGetParamNames(FerryObjectHandle func, int32_t* out_count,
   FERRY_C_API_END();
 }
 
+int FerryFunctionGetSignature(FerryObjectHandle func, const char** out_name, int32_t* out_num_types,
+                              const char* const** out_types) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  FERRY_C_API_CHECK_NOT_NULL(out_name);
+  FERRY_C_API_CHECK_NOT_NULL(out_num_types);
+  FERRY_C_API_CHECK_NOT_NULL(out_types);
+  const ferry::FunctionObj* obj = FunctionFromHandle(func, "FerryFunctionGetSignature");
+  thread_local std::vector<std::string> types;
+  thread_local std::vector<const char*> pointers;
+  types.clear();
+  pointers.clear();
+  if (obj->describe_types != nullptr) obj->describe_types(&types);
+  for (const std::string& type : types) pointers.push_back(type.c_str());
+  *out_name = obj->typed_name;
+  *out_num_types = static_cast<int32_t>(types.size());
+  *out_types = pointers.empty() ? nullptr : pointers.data();
+  FERRY_C_API_END();
+}
+
 int FerryFunctionGetFlags(FerryObjectHandle func, int32_t* out_flags) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(func);

@@ -15,6 +15,7 @@
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/memory.h"
+#include "float_repr_internal.h"
 #include "tensor_internal.h"
 
 namespace ferry {
@@ -396,6 +397,8 @@ void PrintValue(std::ostream& os, const char* p) {
   std::memcpy(&v, p, sizeof(T));
   if constexpr (sizeof(T) == 1 && std::is_integral_v<T>) {
     os << static_cast<int>(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    os << FloatRepr(v);  // 2.0, not 2
   } else {
     os << v;
   }

@@ -392,6 +392,15 @@ FERRY_DLL int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCall
 /// this function on the same thread; the strings as long as the function.
 FERRY_DLL int FerryFunctionGetParamNames(FerryObjectHandle func, int32_t* out_count,
                                          const char* const** out_names);
+/// The signature of a typed function, for introspection (reprs, Python's `inspect.signature`):
+/// `*out_name` the name it was made with (NULL if none); `*out_num_types` the number of its
+/// parameters plus one, and `*out_types` their type names followed by the result's ("int",
+/// "ferry.String", "None" for void), as conversion errors spell them. `*out_num_types` is 0 and
+/// `*out_types` NULL for a function whose types are not known (packed, or made by another
+/// language). The array and its strings stay valid until the next call of this function on the
+/// same thread; the name as long as the function.
+FERRY_DLL int FerryFunctionGetSignature(FerryObjectHandle func, const char** out_name,
+                                        int32_t* out_num_types, const char* const** out_types);
 /// Flags of a function: hints for callers in other languages.
 typedef enum {
   /// The function returns promptly and never waits for another thread, so a caller that holds a

@@ -58,6 +58,12 @@ class FunctionObj : public Object {
   /// part of what the function computes. Atomic, as a registration may set them when the
   /// function is already in the registry; mutable, as they are hints.
   mutable std::atomic<int32_t> flags{0};
+  /// What introspection shows of a typed function (a Python repr, `inspect.signature`): the
+  /// name it was made with (null if none) and a function listing its parameter types, then its
+  /// result type, in the words of conversion errors ("int", "ferry.String"; null for a packed
+  /// function, whose types are not known). Kept out of the call path.
+  const char* typed_name = nullptr;
+  void (*describe_types)(std::vector<std::string>* types) = nullptr;
 
   /// Calls; `*result` may hold a value, which the result replaces.
   void CallPacked(const AnyView* args, int32_t num_args, Any* result) const {
@@ -114,6 +120,7 @@ class TypedFunctionObj : public FunctionObj {
   explicit TypedFunctionObj(F callable) : callable_(std::move(callable)) {
     cpp_call = &CppCall;
     safe_call = &PackedSafeCall<TypedFunctionObj>;
+    describe_types = &Caller::DescribeTypes;
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     Caller::Call(static_cast<const TypedFunctionObj*>(self)->callable_, "<anonymous>", args,
@@ -133,6 +140,8 @@ class NamedTypedFunctionObj : public FunctionObj {
     cpp_call = &CppCall;
     safe_call = &PackedSafeCall<NamedTypedFunctionObj>;
     param_names = ParamNames(names_.data(), names_.size());
+    typed_name = name_.c_str();
+    describe_types = &Caller::DescribeTypes;
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     const auto* obj = static_cast<const NamedTypedFunctionObj*>(self);

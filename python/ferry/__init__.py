@@ -8,6 +8,8 @@
 See docs/python.md for the full guide.
 """
 
+import typing as _typing
+
 from ._build_tree import core_dir as _core_dir
 
 # A checkout's python/ferry/ has no extension: it is in the build tree (see _build_tree.py).
@@ -78,28 +80,45 @@ __all__ = [
     "structural_hash",
 ]
 
+if _typing.TYPE_CHECKING:
+    from . import cpp as cpp
+    from . import tschema as tschema
+
+# Submodules that `import ferry` leaves out (ferry.cpp pulls in the compiler driver): reachable as
+# attributes all the same, imported on first use, so that `import ferry` stays fast.
+_LAZY_SUBMODULES = ("cpp", "tschema")
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # also binds ferry.<name>
+    raise AttributeError(f"module 'ferry' has no attribute {name!r}")
+
+
 _structural_equal = get_global_func("ferry.StructuralEqual")
 _structural_hash = get_global_func("ferry.StructuralHash")
 _save_json = get_global_func("ferry.SaveJSON")
 _load_json = get_global_func("ferry.LoadJSON")
 
 
-def structural_equal(a, b, map_free_vars=False):
+def structural_equal(a: object, b: object, map_free_vars: bool = False) -> bool:
     """Whether ``a`` and ``b`` are equal by structure (fields compared recursively; bound
     variables matched by position, free ones only when ``map_free_vars``)."""
     return _structural_equal(a, b, map_free_vars)
 
 
-def structural_hash(value, map_free_vars=False):
+def structural_hash(value: object, map_free_vars: bool = False) -> int:
     """A hash consistent with :func:`structural_equal`."""
     return _structural_hash(value, map_free_vars)
 
 
-def save_json(value):
+def save_json(value: object) -> str:
     """The JSON text of ``value`` (objects, containers, plain values); sharing is kept."""
     return _save_json(value)
 
 
-def load_json(text):
+def load_json(text: str) -> _typing.Any:
     """Loads what :func:`save_json` wrote; ValueError saying where for malformed input."""
     return _load_json(text)

@@ -3,8 +3,10 @@ mappings; ``Shape`` as a tuple-like sequence of ints."""
 
 import operator
 import reprlib
+import typing
 from collections.abc import (
     ItemsView,
+    Iterable,
     Mapping,
     MutableMapping,
     MutableSequence,
@@ -18,6 +20,12 @@ from .registry import _ensure_libraries, get_global_func, register_object
 __all__ = ["Array", "Dict", "List", "Map", "Shape"]
 
 _Object = _core.Object
+
+# The element types, so that a type checker reads ``ferry.List[int]`` as it reads ``list[int]``.
+_T = typing.TypeVar("_T")
+_K = typing.TypeVar("_K")
+_V = typing.TypeVar("_V")
+_Items = typing.Union[Mapping[_K, _V], Iterable[tuple[_K, _V]]]
 
 
 _LIST_MUTATORS = frozenset(
@@ -42,7 +50,7 @@ def _refuse_mutation(obj, name, mutators, annotation, mutable, rebuild):
 
 
 @register_object("ferry.Array")
-class Array(_Object, Sequence):
+class Array(_Object, Sequence[_T]):
     """An immutable sequence (Python lists convert to it). Indexing, ``len``, iteration,
     ``in``; a slice returns a list. Equality is by identity, as for every Ferry object."""
 
@@ -51,10 +59,10 @@ class Array(_Object, Sequence):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, items=()):
+    def __new__(cls, items: "Iterable[_T]" = ()) -> "Array[_T]":
         return _core.convert(list(items))
 
-    def __init__(self, items=()):
+    def __init__(self, items: "Iterable[_T]" = ()) -> None:
         pass
 
     def __len__(self):
@@ -81,7 +89,7 @@ class Array(_Object, Sequence):
 
 
 @register_object("ferry.Map")
-class Map(_Object, Mapping):
+class Map(_Object, Mapping[_K, _V]):
     """An immutable mapping in insertion order (Python dicts convert to it). ``m[k]`` raises
     KeyError for a missing key; ``keys``/``values``/``items``/``get``/``in`` as for dict.
     Equality is by identity."""
@@ -91,10 +99,10 @@ class Map(_Object, Mapping):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, items=()):
+    def __new__(cls, items: "_Items[_K, _V]" = ()) -> "Map[_K, _V]":
         return _core.convert(dict(items))
 
-    def __init__(self, items=()):
+    def __init__(self, items: "_Items[_K, _V]" = ()) -> None:
         pass
 
     def __getattr__(self, name):
@@ -140,7 +148,7 @@ class Map(_Object, Mapping):
 
 
 @register_object("ferry.Shape")
-class Shape(_Object, Sequence):
+class Shape(_Object, Sequence[int]):
     """An immutable tuple of int64 dimensions: ``Shape([2, 3])``."""
 
     __slots__ = ()
@@ -197,7 +205,7 @@ def _slice_args(index):
 
 
 @register_object("ferry.List")
-class List(_Object, MutableSequence):
+class List(_Object, MutableSequence[_T]):
     """A mutable sequence shared with C++: ``ferry.List(iterable=())``. Every holder, in
     Python or C++, sees a change made through any other (no copy-on-write). The full
     ``MutableSequence`` API (indexing with negative indexes, slices and slice assignment,
@@ -213,10 +221,10 @@ class List(_Object, MutableSequence):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, iterable=()):
+    def __new__(cls, iterable: "Iterable[_T]" = ()) -> "List[_T]":
         return _list_new(*iterable)
 
-    def __init__(self, iterable=()):
+    def __init__(self, iterable: "Iterable[_T]" = ()) -> None:
         pass
 
     # The hot methods are functions of _core bound as methods: no Python frame per call.
@@ -335,7 +343,7 @@ _MISSING = object()
 
 
 @register_object("ferry.Dict")
-class Dict(_Object, MutableMapping):
+class Dict(_Object, MutableMapping[_K, _V]):
     """A mutable mapping shared with C++, in insertion order: ``ferry.Dict(mapping=(), **kw)``.
     Every holder, in Python or C++, sees a change made through any other. The full
     ``MutableMapping`` API (``get``, ``setdefault``, ``pop``, ``popitem`` (the last entry, as
@@ -350,14 +358,14 @@ class Dict(_Object, MutableMapping):
     __ne__ = _Object.__ne__
     __hash__ = _Object.__hash__
 
-    def __new__(cls, mapping=(), **kwargs):
+    def __new__(cls, mapping: "_Items[_K, _V]" = (), **kwargs: _V) -> "Dict[_K, _V]":
         items = dict(mapping, **kwargs)
         args = []
         for key, value in items.items():
             args += [key, value]
         return _dict_new(*args)
 
-    def __init__(self, mapping=(), **kwargs):
+    def __init__(self, mapping: "_Items[_K, _V]" = (), **kwargs: _V) -> None:
         pass
 
     def __len__(self):

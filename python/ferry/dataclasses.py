@@ -26,6 +26,21 @@ import typing
 from . import _core
 from .registry import _check_key_text, get_global_func, register_object
 
+if typing.TYPE_CHECKING:
+    # Type checkers ship typing_extensions' stubs, so this names the transform for every
+    # Python a user's checker targets; at run time typing_extensions is not a dependency.
+    from typing_extensions import dataclass_transform
+elif sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:
+
+    def dataclass_transform(**_kwargs):
+        """Python 3.10's stand-in: the marker only informs type checkers."""
+        return lambda decorator: decorator
+
+
+_T = typing.TypeVar("_T")
+
 __all__ = [
     "FrozenInstanceError",
     "KW_ONLY",
@@ -133,14 +148,14 @@ def _field_again(
 
 def field(
     *,
-    default=MISSING,
-    default_factory=MISSING,
-    init=True,
-    repr=True,
-    compare=True,
-    kw_only=MISSING,
-    metadata=None,
-):
+    default: typing.Any = MISSING,
+    default_factory: typing.Any = MISSING,
+    init: bool = True,
+    repr: bool = True,
+    compare: bool = True,
+    kw_only: typing.Any = MISSING,
+    metadata: typing.Any = None,
+) -> typing.Any:
     """Describes a py_class field, as :func:`dataclasses.field` does: ``default`` or
     ``default_factory`` (not both), ``init`` (a parameter of ``__init__``), ``repr`` (shown by
     ``repr`` and by C++ Repr), ``compare`` (visited by structural equality and hashing, and by
@@ -309,16 +324,18 @@ def _resolve(cls, name, annotation):
 # The decorator
 
 
+# eq_default=False: a py_class compares by identity unless eq=True ("structural").
+@dataclass_transform(eq_default=False, field_specifiers=(field,))
 def py_class(
-    type_key,
+    type_key: str,
     *,
-    frozen=False,
-    final=False,
-    child_slots=None,
-    eq="identity",
-    order=False,
-    kw_only=False,
-):
+    frozen: bool = False,
+    final: bool = False,
+    child_slots: "int | None" = None,
+    eq: 'bool | typing.Literal["identity", "structural"]' = "identity",
+    order: bool = False,
+    kw_only: bool = False,
+) -> "typing.Callable[[type[_T]], type[_T]]":
     """Class decorator: makes the class a Ferry type registered as ``type_key``.
 
     The class derives from ``ferry.Object``, from a class registered for a reflected C++ node
@@ -327,7 +344,8 @@ def py_class(
     defaults, :func:`field`, ``ClassVar``, ``KW_ONLY``, ``__post_init__``). Options:
     ``frozen`` (fields read-only from both sides), ``final`` (no type may derive from it),
     ``child_slots`` (type indices reserved for subtypes), ``eq`` (``"identity"``, the default
-    of every Ferry object, or ``"structural"``: ``==`` and ``hash`` by structural equality),
+    of every Ferry object, or ``"structural"``: ``==`` and ``hash`` by structural equality;
+    ``False`` and ``True`` mean the same, and are what a type checker reads),
     ``order`` (``<`` and friends over the compared fields; needs ``eq="structural"``),
     ``kw_only`` (every field keyword-only in ``__init__``).
     """
@@ -336,9 +354,12 @@ def py_class(
     _check_key_text("py_class", type_key)
     caller = sys._getframe(1)
     origin = (caller.f_code.co_filename, caller.f_lineno)  # the decorator line of this class
+    if eq is True or eq is False:  # dataclasses' spelling, which type checkers read
+        eq = "structural" if eq else "identity"
     if eq not in ("identity", "structural"):
         raise ValueError(
-            f"py_class({type_key!r}): eq must be 'identity' or 'structural', not {eq!r}"
+            f"py_class({type_key!r}): eq must be 'identity' or 'structural' (or True or False, "
+            f"the same), not {eq!r}"
         )
     if order and eq != "structural":
         raise ValueError(f"py_class({type_key!r}): order=True needs eq='structural'")

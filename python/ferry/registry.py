@@ -2,6 +2,8 @@
 
 import os
 import sys
+import types
+import typing
 import weakref
 
 from . import _core
@@ -21,7 +23,11 @@ list_global_func_names = _core.list_global_func_names
 remove_global_func = _core.remove_global_func
 
 
-def load_library(path):
+_T = typing.TypeVar("_T")
+_F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
+
+
+def load_library(path: "str | bytes | os.PathLike[str]") -> None:
     """Loads a shared library and runs its registrations (``FERRY_REGISTER_GLOBAL``,
     ``FERRY_REGISTER_NODE_TYPE``). The library stays loaded for the life of the process.
     A missing file or a library that fails to load is a RuntimeError naming the path."""
@@ -35,7 +41,15 @@ def load_library(path):
     _fields_done.clear()  # registered classes may now find their types' fields
 
 
-def register_func(name, f=None, override=False):
+@typing.overload
+def register_func(
+    name: str, f: None = None, override: bool = False
+) -> typing.Callable[[_F], _F]: ...
+@typing.overload
+def register_func(
+    name: str, f: typing.Callable[..., typing.Any], override: bool = False
+) -> _core.Function: ...
+def register_func(name: str, f: typing.Any = None, override: bool = False) -> typing.Any:
     """Registers a Python callable as the global function ``name``, callable from C++.
 
     Use it as a call, ``register_func("demo.cb", fn)``, or as a decorator,
@@ -54,7 +68,11 @@ def register_func(name, f=None, override=False):
     return register
 
 
-def register_object(type_key=None):
+@typing.overload
+def register_object(type_key: "type[_T]") -> "type[_T]": ...
+@typing.overload
+def register_object(type_key: "str | None" = None) -> "typing.Callable[[type[_T]], type[_T]]": ...
+def register_object(type_key: typing.Any = None) -> typing.Any:
     """Class decorator: objects of C++ type ``type_key`` come back to Python as instances of the
     decorated class (and objects of a derived type without a class of its own, as instances of
     a class made for that type, deriving from this one).
@@ -354,7 +372,7 @@ class _KeyPrefix:
         return (_auto_step, (self._prefix,))
 
 
-def init_api(prefix, module=None):
+def init_api(prefix: str, module: "str | types.ModuleType | None" = None) -> "list[str]":
     """Puts every global function named ``prefix.<name>`` into ``module`` as ``<name>``
     (TVM's ``_init_api``). ``module`` is a module object or name (default: the caller's).
     Names with further dots after the prefix are skipped. Returns the names added."""

@@ -10,6 +10,7 @@
 #include <ferry/c_api.h>
 
 #include <cstring>  // memcpy
+#include <string>   // messages of conversion errors
 #include <vector>   // temporaries of a conversion beyond the inline ones
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -257,6 +258,16 @@ PyTypeObject* ClassOf(int32_t type_index);
 void InvalidateClassCache();
 /// Registers `cls` for `type_key` (module function _register_class).
 PyObject* RegisterClass(PyObject* module, PyObject* args);
+/// Conversion errors from C++ name the Ferry type a Python value became ("expected int but got
+/// ferry.String"), where the caller passed a `str`: these rewrite the pending TypeError to name
+/// the Python type of the value passed (left as is for a Ferry object, whose names agree).
+/// Out of the hot path. The text of the pending TypeError with a single str argument:
+bool PendingTypeErrorText(std::string* out);
+/// Renames K in the "expected T but got K" of `message` that starts at `expected_at`.
+void RewritePassedType(PyObject* passed, std::string message, size_t expected_at);
+/// For "... field 'NAME'[ of 'KEY']: expected T but got K": `find(NAME, context)` gives the value
+/// passed for the field (borrowed, or NULL to leave the error as it is).
+void NamePassedFieldType(PyObject* (*find)(PyObject* name, void* context), void* context);
 /// MakeNode(key, **fields), a field whose value does not convert named in the error (module
 /// function _make_node). A new reference, or NULL with an exception.
 PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs);

@@ -193,8 +193,9 @@ PyCodeObject* CodeOf(const FerryErrorFrame& frame) {
 /// frames of `error`, outermost first, ending at the innermost (the throw site): those between
 /// the Python caller (the first frame of this extension or C ABI entry) and the throw, or, for
 /// an error a Python callback raised, between this extension's callback frames and the caller.
-/// A failure to decorate is dropped: it must never hide the error.
-void RestoreWithFrames(PyObject* exc, FerryObjectHandle error) {
+/// A failure to decorate is dropped: it must never hide the error. `from_callback`: `exc` was
+/// raised by a Python callback, so the frames begin with this extension's callback frames.
+void RestoreWithFrames(PyObject* exc, FerryObjectHandle error, bool from_callback) {
   const FerryErrorFrame* frames = nullptr;
   int32_t num = 0;
   if (FerryErrorGetFrames(error, &frames, &num) != 0) {
@@ -203,7 +204,10 @@ void RestoreWithFrames(PyObject* exc, FerryObjectHandle error) {
   }
   const char* core = CoreLibrary();
   int32_t begin = 0;
-  while (begin < num && std::strcmp(frames[begin].library, core) == 0) ++begin;
+  // An error thrown in C++ begins at its throw site: when Ferry's calling machinery threw it
+  // (an argument that does not convert), whose frames are left out, it begins in this
+  // extension, and no C++ frame stands between the caller and the throw.
+  while (from_callback && begin < num && std::strcmp(frames[begin].library, core) == 0) ++begin;
   int32_t end = begin;
   while (end < num && std::strcmp(frames[end].library, core) != 0 &&
          !IsCAbiEntry(frames[end].function)) {
@@ -271,7 +275,7 @@ PyObject* RaiseFerryError() {
   void (*deleter)(void*) = nullptr;
   if (FerryErrorGetPayload(error, &payload, &deleter) == 0 && deleter == &DecRefWithGil &&
       payload != nullptr) {
-    RestoreWithFrames(static_cast<PyObject*>(payload), error);
+    RestoreWithFrames(static_cast<PyObject*>(payload), error, /*from_callback=*/true);
     DecRef(error);
     return nullptr;
   }
@@ -305,7 +309,7 @@ PyObject* RaiseFerryError() {
     return nullptr;
   }
   Py_DECREF(py_message);
-  RestoreWithFrames(exc, error);
+  RestoreWithFrames(exc, error, /*from_callback=*/false);
   Py_DECREF(exc);
   DecRef(error);
   return nullptr;

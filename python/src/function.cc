@@ -9,9 +9,11 @@
 #define FERRY_PY_PTHREADS 1
 #endif
 
+#include <cstdlib>  // strtol: the argument index of a TypeError
 #include <cstring>  // strcmp
 #include <new>      // std::bad_alloc
 #include <string>
+#include <string_view>
 
 #include "core.h"
 
@@ -187,6 +189,20 @@ PyObject* ParamNames(PyFerryFunction* self) {
   Py_XDECREF(prefix);
 }
 
+/// A typed C++ function's TypeError names an argument's C++ type (ThrowArgTypeError,
+/// src/function.cc): name the Python type of the argument the caller passed instead.
+[[gnu::noinline, gnu::cold]] void NamePassedArgType(PyObject* const* args, Py_ssize_t nargs) {
+  std::string message;
+  if (!PendingTypeErrorText(&message)) return;
+  constexpr std::string_view kPrefix = "Mismatched type on argument ";
+  if (message.rfind(kPrefix, 0) != 0) return;
+  char* end = nullptr;
+  const long index = std::strtol(message.c_str() + kPrefix.size(), &end, 10);
+  const size_t at = message.find("`: expected ");
+  if (index < 0 || index >= nargs || at == std::string::npos) return;
+  RewritePassedType(args[index], message, at + 3);
+}
+
 /// Places keyword arguments at their parameters' positions in `order` (size `total`).
 int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                   std::vector<PyObject*>* order) {
@@ -260,7 +276,9 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   FerryAny result;
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
-    return RaiseFerryError();
+    RaiseFerryError();
+    NamePassedArgType(args, nargs);
+    return nullptr;
   }
   return OwnedCellToPy(result);
 }
@@ -276,6 +294,7 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
     RaiseFerryError();
+    NamePassedArgType(args, nargs);
     return nullptr;
   }
   if (result.type_index >= kFerryStaticObjectBegin) return result.v_obj;
@@ -477,6 +496,76 @@ PyObject* FunctionReduce(PyObject* self, PyObject*) {
   return result;
 }
 
+/// What `self` knows about itself, for ferry._function_info: (the name it was made with or None,
+/// its parameter types then its result type or None when not known, its parameter names, the
+/// global name it is registered under or None, the Python callable it wraps or None). New.
+PyObject* Describe(PyObject* self) {
+  FerryObjectHandle handle = HandleOf(self);
+  if (handle == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "this %s is not initialized (it holds no function)",
+                        Py_TYPE(self)->tp_name);
+  }
+  const char* typed_name = nullptr;
+  int32_t num_types = 0;
+  const char* const* types = nullptr;
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (FerryFunctionGetSignature(handle, &typed_name, &num_types, &types) != 0 ||
+      FerryFunctionGetCallback(handle, &callback, &resource) != 0) {
+    return RaiseFerryError();
+  }
+  PyObject* type_tuple = nullptr;
+  if (num_types > 0) {
+    type_tuple = PyTuple_New(num_types);
+    if (type_tuple == nullptr) return nullptr;
+    for (int32_t i = 0; i < num_types; ++i) {
+      PyObject* text = PyUnicode_FromString(types[i]);
+      if (text == nullptr) {
+        Py_DECREF(type_tuple);
+        return nullptr;
+      }
+      PyTuple_SET_ITEM(type_tuple, i, text);
+    }
+  } else {
+    type_tuple = Py_NewRef(Py_None);
+  }
+  PyObject* names = ParamNames(reinterpret_cast<PyFerryFunction*>(self));
+  std::string global;
+  if (names == nullptr || GlobalNameOf(handle, &global) != 0) {
+    Py_DECREF(type_tuple);
+    return nullptr;
+  }
+  PyObject* callable = callback == &CallPython ? static_cast<PyObject*>(resource) : Py_None;
+  return Py_BuildValue("(zNOzO)", typed_name, type_tuple, names == Py_None ? Py_None : names,
+                       global.empty() ? nullptr : global.c_str(), callable);
+}
+
+/// Calls `ferry._function_info.<what>(self, Describe(self))`.
+PyObject* CallInfo(PyObject* self, const char* what) {
+  PyObject* described = Describe(self);
+  if (described == nullptr) return nullptr;
+  PyObject* module = PyImport_ImportModule("ferry._function_info");
+  PyObject* result = nullptr;
+  if (module != nullptr) {
+    result = PyObject_CallMethod(module, what, "OO", self, described);
+    Py_DECREF(module);
+  }
+  Py_DECREF(described);
+  return result;
+}
+
+/// `<ferry.Function demo.add(a: int, b: int) -> int>`: the name and signature.
+PyObject* FunctionRepr(PyObject* self) {
+  if (HandleOf(self) == nullptr) return PyUnicode_FromString("<ferry.Function (uninitialized)>");
+  return CallInfo(self, "repr_of");
+}
+
+/// `__name__`, `__qualname__`, `__doc__`, `__signature__` (the closure names which), so that
+/// `inspect.signature`, `help()` and editors describe the function.
+PyObject* GetInfo(PyObject* self, void* closure) {
+  return CallInfo(self, static_cast<const char*>(closure));
+}
+
 PyMethodDef kFunctionMethods[] = {
     {"__reduce__", FunctionReduce, METH_NOARGS,
      "Pickles a registered global by name and a Python callable's Function as the callable."},
@@ -490,6 +579,15 @@ PyGetSetDef kFunctionGetSet[] = {
      nullptr},
     {"param_names", GetParamNames, nullptr,
      "The parameter names the function was registered with (empty tuple if none).", nullptr},
+    {"__name__", GetInfo, nullptr, "The function's name (the last part of a registered name).",
+     const_cast<char*>("name_of")},
+    {"__qualname__", GetInfo, nullptr, "The function's full name (the registered name).",
+     const_cast<char*>("qualname_of")},
+    {"__doc__", GetInfo, nullptr, "What the function does, with its signature.",
+     const_cast<char*>("doc_of")},
+    {"__signature__", GetInfo, nullptr,
+     "The inspect.Signature of a typed C++ function (or of the Python callable wrapped).",
+     const_cast<char*>("signature_of")},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -512,6 +610,7 @@ void InitFunctionType() {
   FunctionType.tp_init = FunctionInit;
   FunctionType.tp_getset = kFunctionGetSet;
   FunctionType.tp_methods = kFunctionMethods;
+  FunctionType.tp_repr = FunctionRepr;
 }
 
 int SetFunctionHandleFields(PyObject* obj) {
@@ -580,6 +679,111 @@ PyObject* CallFunction(FerryObjectHandle func, const FerryAny* args, int32_t n, 
     return RaiseFerryError();
   }
   return OwnedCellToPy(result);
+}
+
+bool PendingTypeErrorText(std::string* out) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return false;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject* args = value != nullptr ? PyObject_GetAttrString(value, "args") : nullptr;
+  bool found = false;
+  if (args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+    const char* text = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 0));
+    if (text != nullptr) {
+      *out = text;
+      found = true;
+    }
+  }
+  Py_XDECREF(args);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+  return found;
+}
+
+namespace {
+
+/// Element `text` (a decimal index) of the list or tuple `passed`, or NULL. Borrowed.
+PyObject* ElementOf(PyObject* passed, const char* text) {
+  if (passed == nullptr || !(PyList_Check(passed) || PyTuple_Check(passed))) return nullptr;
+  char* end = nullptr;
+  const long index = std::strtol(text, &end, 10);
+  if (end == text || index < 0 || index >= PySequence_Fast_GET_SIZE(passed)) return nullptr;
+  return PySequence_Fast_GET_ITEM(passed, index);
+}
+
+/// Renames K in the "expected T but got K" of `*message` at `at` after the Python type of
+/// `passed`, then, in a detail "(element N: expected ...)", K of element N after that element.
+/// Whether anything was renamed.
+bool RenameGot(std::string* message, size_t at, PyObject* passed) {
+  constexpr std::string_view kGot = " but got ";
+  if (passed == nullptr || message->compare(at, 9, "expected ") != 0) return false;
+  const size_t got = message->find(kGot, at);
+  if (got == std::string::npos) return false;
+  const size_t start = got + kGot.size();
+  // K is a type key: it ends at a detail in parentheses, at the end of the detail it is in, or
+  // at the end.
+  size_t stop = message->find_first_of(" )", start);
+  if (stop == std::string::npos) stop = message->size();
+  bool renamed = false;
+  // A Ferry object is what the message says it is; only a converted value is renamed.
+  if (!PyObject_TypeCheck(passed, &ObjectType)) {
+    const char* name = Py_TYPE(passed)->tp_name;
+    message->replace(start, stop - start, name);
+    stop = start + std::strlen(name);
+    renamed = true;
+  }
+  constexpr std::string_view kElement = " (element ";
+  if (message->compare(stop, kElement.size(), kElement) == 0) {
+    const size_t colon = message->find(": ", stop);
+    PyObject* element = ElementOf(passed, message->c_str() + stop + kElement.size());
+    if (colon != std::string::npos && element != nullptr) {
+      renamed = RenameGot(message, colon + 2, element) || renamed;
+    }
+  }
+  return renamed;
+}
+
+}  // namespace
+
+void RewritePassedType(PyObject* passed, std::string message, size_t expected_at) {
+  if (!RenameGot(&message, expected_at, passed)) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* replaced = value != nullptr ? Py_BuildValue("(s)", message.c_str()) : nullptr;
+  if (replaced == nullptr || PyObject_SetAttrString(value, "args", replaced) != 0) PyErr_Clear();
+  Py_XDECREF(replaced);
+  PyErr_Restore(type, value, tb);
+}
+
+void NamePassedFieldType(PyObject* (*find)(PyObject* name, void* context), void* context) {
+  std::string message;
+  if (!PendingTypeErrorText(&message)) return;
+  // "<where>: field 'NAME'[ of 'KEY']: [element N: ...]expected T but got K".
+  const size_t open = message.find("field '");
+  if (open == std::string::npos) return;
+  const size_t name_at = open + 7;
+  const size_t close = message.find('\'', name_at);
+  if (close == std::string::npos) return;
+  size_t colon = message.find(": ", close);
+  if (colon == std::string::npos) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);  // `find` runs with no exception pending
+  PyObject* name = PyUnicode_FromStringAndSize(message.data() + name_at,
+                                               static_cast<Py_ssize_t>(close - name_at));
+  PyObject* passed = name != nullptr ? find(name, context) : nullptr;
+  Py_XDECREF(name);
+  PyErr_Clear();  // a failed lookup leaves the error as it is
+  PyErr_Restore(type, value, tb);
+  // An element's mismatch ("field 't': element 0: expected int ...") names that element.
+  constexpr std::string_view kElement = ": element ";
+  while (passed != nullptr && message.compare(colon, kElement.size(), kElement) == 0) {
+    passed = ElementOf(passed, message.c_str() + colon + kElement.size());
+    colon = message.find(": ", colon + kElement.size());
+    if (colon == std::string::npos) return;
+  }
+  RewritePassedType(passed, std::move(message), colon + 2);
 }
 
 }  // namespace ferry_py

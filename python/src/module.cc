@@ -529,24 +529,27 @@ PyObject* TypeKeyToIndex(PyObject*, PyObject* arg) {
 PyMethodDef kMethods[] = {
     {"get_global_func", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(GetGlobalFunc)),
      METH_FASTCALL | METH_KEYWORDS,
-     "get_global_func(name, allow_missing=False): the registered function `name`; KeyError (or "
-     "None with allow_missing) when there is none."},
+     "get_global_func($module, /, name, allow_missing=False)\n--\n\n"
+     "The registered global function `name`; KeyError (or None with allow_missing) when there "
+     "is none."},
     {"list_global_func_names", ListGlobalFuncNames, METH_NOARGS,
      "The names of every registered global function, sorted."},
     {"_register_global", RegisterGlobal, METH_VARARGS, nullptr},
     {"remove_global_func", RemoveGlobalFunc, METH_O,
      "Removes a global function; returns whether it existed."},
     {"convert", Convert, METH_O,
-     "convert(value): the Ferry form of a Python value (callables become Functions, lists "
-     "Arrays, dicts Maps); plain values come back as they are."},
+     "convert($module, value, /)\n--\n\n"
+     "The Ferry form of a Python value (callables become Functions, lists Arrays, dicts Maps); "
+     "plain values come back as they are."},
     {"load_library", LoadLibrary, METH_O,
      "load_library(path): loads a shared library and runs its registrations."},
     {"_register_class", RegisterClass, METH_VARARGS, nullptr},
     {"_set_class_hook", SetClassHook, METH_O, nullptr},
     {"make_node", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MakeNode)),
      METH_VARARGS | METH_KEYWORDS,
-     "make_node(type_key, **fields): creates the reflected node type_key from fields given by "
-     "name (every field must be given: a ValueError lists missing and unknown names, a "
+     "make_node($module, type_key, /, **fields)\n--\n\n"
+     "Creates the reflected node type_key from fields given by name (every field must be given: a "
+     "ValueError lists missing and unknown names, a "
      "TypeError or OverflowError names a field whose value does not convert)."},
     {"_classes", ListClasses, METH_NOARGS, nullptr},
     {"_class_of_key", ClassOfKey, METH_O, nullptr},

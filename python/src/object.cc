@@ -268,7 +268,15 @@ PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {
     }
     i += 2;
   }
-  return CallFunction(f, cells.data(), static_cast<int32_t>(cells.size()), false);
+  PyObject* made = CallFunction(f, cells.data(), static_cast<int32_t>(cells.size()), false);
+  if (made == nullptr && kwargs != nullptr) {
+    NamePassedFieldType(
+        [](PyObject* name, void* fields) {
+          return PyDict_GetItemWithError(static_cast<PyObject*>(fields), name);
+        },
+        kwargs);
+  }
+  return made;
 }
 
 namespace {
@@ -633,10 +641,14 @@ int FieldSet(PyObject* descr, PyObject* obj, PyObject* value) {
     // FerryObjectSetAttr's error names the field itself.
     if (FerryObjectSetAttr(h, PyUnicode_AsUTF8(self->name), &cell) == 0) return 0;
     RaiseFerryError();
+    NamePassedFieldType([](PyObject*, void* passed) { return static_cast<PyObject*>(passed); },
+                        value);
     return -1;
   }
   if (rc == 0 && self->setter(static_cast<char*>(h) + self->setter_offset, &cell) != 0) {
     RaiseFerryError();
+    std::string message;  // "expected int but got ferry.String": name what was assigned
+    if (PendingTypeErrorText(&message)) RewritePassedType(value, std::move(message), 0);
     rc = -1;
   }
   if (rc != 0) {

@@ -68,6 +68,20 @@ FerryObjectHandle MakeFromValues(long type_index, PyObject* names, PyObject* con
   if (FerryObjectCreate(static_cast<int32_t>(type_index), cells, static_cast<int32_t>(n), &made) !=
       0) {
     RaiseFerryError();
+    struct Passed {
+      PyObject* names;
+      PyObject* const* values;
+      Py_ssize_t n;
+    } passed{names, values, n};
+    NamePassedFieldType(
+        [](PyObject* name, void* context) -> PyObject* {
+          const auto* p = static_cast<const Passed*>(context);
+          for (Py_ssize_t i = 0; i < p->n && i < PyTuple_GET_SIZE(p->names); ++i) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(p->names, i), name) == 0) return p->values[i];
+          }
+          return nullptr;
+        },
+        &passed);
     return nullptr;
   }
   return made;

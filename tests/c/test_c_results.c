@@ -255,6 +255,9 @@ static void test_functions(void) {
   EXPECT(callback == sentinel_call && resource == SENTINEL);
   FAILS(FerryFunctionGetParamNames(str, &count, &names), "TypeError");
   EXPECT(count == SENTINEL_INT && names == (const char* const*)SENTINEL);
+  FAILS(FerryFunctionGetSignature(str, &path, &count, &names), "TypeError");
+  EXPECT(path == (const char*)SENTINEL && count == SENTINEL_INT &&
+         names == (const char* const*)SENTINEL);
   FAILS(FerryFunctionGetFlags(str, &flags), "TypeError");
   EXPECT(flags == SENTINEL_INT);
   FAILS(FerryFunctionGetGlobal(NULL, &out), "ValueError");

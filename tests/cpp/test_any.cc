@@ -88,6 +88,25 @@ TEST(Any, RejectsOutOfRangeIntegers) {
   ExpectError([&] { f(5); }, "TypeError", {"interval.Interval"});
 }
 
+TEST(Any, FloatsPrintAsPythonReprsThem) {
+  // The shortest text that reads back as the value, never one that reads as an int.
+  auto repr = [](double d) { return details::AnyRepr(Any(d).raw()); };
+  EXPECT_EQ(repr(2.0), "2.0");
+  EXPECT_EQ(repr(-0.0), "-0.0");
+  EXPECT_EQ(repr(0.1), "0.1");
+  EXPECT_EQ(repr(2.5), "2.5");
+  EXPECT_EQ(repr(123456.789), "123456.789");
+  EXPECT_EQ(repr(1e15), "1000000000000000.0");
+  EXPECT_EQ(repr(1e16), "1e+16");
+  EXPECT_EQ(repr(1.5e-7), "1.5e-07");
+  EXPECT_EQ(repr(0.0001), "0.0001");
+  EXPECT_EQ(repr(1e-5), "1e-05");
+  EXPECT_EQ(repr(1.7976931348623157e308), "1.7976931348623157e+308");
+  EXPECT_EQ(repr(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(repr(-std::numeric_limits<double>::infinity()), "-inf");
+  EXPECT_EQ(repr(std::numeric_limits<double>::quiet_NaN()), "nan");
+}
+
 TEST(Any, HoldsFloats) {
   Any f = 2.5;
   EXPECT_EQ(f.type_index(), kFerryFloat);

@@ -189,6 +189,35 @@ TEST(ErrorBacktrace, FramesNameALambda) {
   }
 }
 
+TEST(ErrorBacktrace, LeavesOutTheCallingMachinery) {
+  // A lambda called through a typed Function: between this test and the lambda stood the
+  // dispatch templates (PackedSafeCall, NamedTypedFunctionObj::CppCall, TypedCaller::Call,
+  // CallTyped, Function::operator()): left out, as the throwing machinery is.
+  ferry::Function f = ferry::Function::FromTyped(
+      [](int64_t x) -> int64_t { FERRY_THROW(ValueError) << "typed " << x; }, "test.typed");
+  try {
+    f(1);
+    FAIL();
+  } catch (const Error& e) {
+    std::vector<FerryErrorFrame> frames = FramesOf(e);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_NE(std::strstr(frames[0].function, "operator()"), nullptr) << frames[0].function;
+    bool found_test = false;
+    for (const FerryErrorFrame& fr : frames) {
+      found_test =
+          found_test || std::strstr(fr.function, "LeavesOutTheCallingMachinery") != nullptr;
+      EXPECT_FALSE(EndsWith(fr.file, "function.h") || EndsWith(fr.file, "function_traits.h"))
+          << fr.function;
+      EXPECT_EQ(std::strstr(fr.function, "PackedSafeCall"), nullptr) << fr.function;
+      EXPECT_EQ(std::strstr(fr.function, "TypedCaller"), nullptr) << fr.function;
+    }
+    EXPECT_TRUE(found_test) << e.backtrace();
+    const std::string text(e.backtrace());
+    EXPECT_EQ(text.find("function_traits.h"), std::string::npos) << text;
+    EXPECT_EQ(text.find(":0\n"), std::string::npos) << "no line rather than a wrong one: " << text;
+  }
+}
+
 TEST(ErrorBacktrace, CreateCapturesOnlyWithoutAText) {
   FerryObjectHandle captured = nullptr, given = nullptr;
   ASSERT_EQ(FerryErrorCreate("ValueError", "m", nullptr, &captured), 0);

@@ -778,3 +778,30 @@ TEST_F(ThreadCancellation, AUserCatchAllThatSwallowsTheForcedUnwindAborts) {
 }
 
 }  // namespace
+
+TEST(Function, SignatureIsKnownForTypedFunctions) {
+  // FerryFunctionGetSignature: what reprs and Python's inspect.signature show.
+  Function add = Function::FromTyped([](int64_t a, double b) { return a + b; }, "demo.add");
+  const char* name = nullptr;
+  int32_t count = -1;
+  const char* const* types = nullptr;
+  auto* handle = const_cast<FunctionObj*>(add.get());
+  ASSERT_EQ(FerryFunctionGetSignature(handle, &name, &count, &types), 0);
+  EXPECT_STREQ(name, "demo.add");
+  ASSERT_EQ(count, 3);
+  EXPECT_STREQ(types[0], "int");
+  EXPECT_STREQ(types[1], "float");
+  EXPECT_STREQ(types[2], "float");
+  Function greet = Function::FromTyped([](String) {});
+  ASSERT_EQ(FerryFunctionGetSignature(const_cast<FunctionObj*>(greet.get()), &name, &count, &types),
+            0);
+  EXPECT_EQ(name, nullptr);
+  ASSERT_EQ(count, 2);
+  EXPECT_STREQ(types[0], "ferry.String");
+  EXPECT_STREQ(types[1], "None");
+  Function packed = Function::FromPacked([](const AnyView*, int32_t, Any*) {});
+  ASSERT_EQ(
+      FerryFunctionGetSignature(const_cast<FunctionObj*>(packed.get()), &name, &count, &types), 0);
+  EXPECT_EQ(count, 0) << "a packed function's types are not known";
+  EXPECT_EQ(types, nullptr);
+}

@@ -206,7 +206,8 @@ TEST(Tensor, FromDLPackStridedView) {
     Tensor t = Tensor::FromDLPack(MakeManaged(&p, /*with_strides=*/true));
     EXPECT_EQ(t.strides(), (std::vector<int64_t>{1, 3}));
     EXPECT_FALSE(t.IsContiguous());
-    EXPECT_NE(details::AnyRepr(Any(t).raw()).find("[0, 3, 1, 4, 2, 5]"), std::string::npos)
+    EXPECT_NE(details::AnyRepr(Any(t).raw()).find("[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]"),
+              std::string::npos)
         << details::AnyRepr(Any(t).raw());
   }
   EXPECT_EQ(p.deleted, 1);
@@ -407,6 +408,15 @@ TEST(Tensor, Repr) {
   Tensor b = Tensor::Empty({1}, DataType(DataType::kDLBool, 8, 1));
   *static_cast<uint8_t*>(b.data_ptr()) = 1;
   EXPECT_EQ(details::AnyRepr(Any(b).raw()), "ferry.Tensor(bool8, shape=(1,), cpu:0, [True])");
+  // Floats print as Python prints them: 2.0, not 2 (float32 by its own shortest text).
+  Tensor f = Tensor::Empty({3}, DataType::Float(64));
+  for (int i = 0; i < 3; ++i) static_cast<double*>(f.data_ptr())[i] = i;
+  EXPECT_EQ(details::AnyRepr(Any(f).raw()),
+            "ferry.Tensor(float64, shape=(3,), cpu:0, [0.0, 1.0, 2.0])");
+  Tensor g = Tensor::Empty({2}, DataType::Float(32));
+  static_cast<float*>(g.data_ptr())[0] = 0.1f;
+  static_cast<float*>(g.data_ptr())[1] = 2.5f;
+  EXPECT_EQ(details::AnyRepr(Any(g).raw()), "ferry.Tensor(float32, shape=(2,), cpu:0, [0.1, 2.5])");
 }
 
 Tensor Iota(std::vector<int64_t> shape, int start = 0) {

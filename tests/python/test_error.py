@@ -385,7 +385,8 @@ def test_traceback_shows_cpp_frames_between_caller_and_callback(f):
     between = entries[1:-1]
     call_line = _line_of("args[0].cast<Function>().CallPacked(args + 1, n - 1, out);")
     assert ("testing_module.cc", call_line) in [e[:2] for e in between], entries
-    assert any("CallPacked" in e[2] for e in between), entries
+    # Ferry's calling machinery (Function::CallPacked, the callback's C++ side) is left out.
+    assert not any(_is_call_machinery(e) for e in between), entries
 
 
 def test_cpp_error_through_a_callback_keeps_both_sides(f):
@@ -394,10 +395,76 @@ def test_cpp_error_through_a_callback_keeps_both_sides(f):
 
     with pytest.raises(ValueError, match="static function 6") as info:
         f.call(callback)
-    names = [e[2] for e in _entries(info.value)]
+    entries = _entries(info.value)
+    names = [e[2] for e in entries]
     i = names.index("callback")
-    assert any("CallPacked" in n for n in names[:i]), names  # the outer C++ call
+    call_line = _line_of("args[0].cast<Function>().CallPacked(args + 1, n - 1, out);")
+    assert ("testing_module.cc", call_line) in [e[:2] for e in entries[:i]], entries  # outer call
     assert "ThrowFromStaticFunction" in names[-1], names  # the inner throw site
+    assert not any(_is_call_machinery(e) for e in entries), entries
+
+
+_MACHINERY_FILES = ("function.h", "function_traits.h")
+_MACHINERY_NAMES = (
+    "PackedSafeCall",
+    "TypedCaller",
+    "CallTyped",
+    "CallPacked",
+    "CallbackFunctionObj",
+)
+
+
+def _is_call_machinery(entry):
+    return entry[0] in _MACHINERY_FILES or any(n in entry[2] for n in _MACHINERY_NAMES)
+
+
+def test_traceback_leaves_out_the_calling_machinery(f):
+    # Between the Python caller and the user's C++ lambda stood 4-7 frames of Ferry's dispatch
+    # templates (PackedSafeCall, NamedTypedFunctionObj::CppCall, TypedCaller::Call, CallTyped),
+    # with names of up to 300 characters: they are left out as the throwing machinery is.
+    with pytest.raises(ValueError, match="from a static function 2") as info:
+        f.throw_from_static(1)
+    entries = _entries(info.value)
+    assert entries[0][2] == "test_traceback_leaves_out_the_calling_machinery"
+    assert not any(_is_call_machinery(e) for e in entries), entries
+    assert all(e[0] == "testing_module.cc" for e in entries[1:]), entries
+    assert max(len(e[2]) for e in entries) < 200, entries
+    # A call whose argument does not convert fails in the machinery: the caller's line is last.
+    with pytest.raises(TypeError) as info:
+        f.add("one", 1)
+    assert [e[0] for e in _entries(info.value)] == ["test_error.py"], _entries(info.value)
+
+
+def test_ferry_backtrace_full_shows_the_machinery_too():
+    # FERRY_BACKTRACE=full (docs/python.md, Tracebacks) keeps every frame, for debugging Ferry.
+    import subprocess
+
+    script = (
+        "import traceback, ferry_testing, ferry\n"
+        "try:\n"
+        "    ferry.get_global_func('test.throw_from_static')(1)\n"
+        "except ValueError as e:\n"
+        "    print('\\n'.join(f'{x.filename}|{x.name}' for x in traceback.extract_tb(e.__traceback__)))\n"
+    )
+    from ferry_testing import ROOT
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(
+        os.environ, FERRY_BACKTRACE="full", PYTHONPATH=os.pathsep.join([str(ROOT / "python"), here])
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    frames = [line.split("|", 1) for line in out.stdout.splitlines()]
+    assert any(file.endswith("function.h") for file, _ in frames), out.stdout
+    assert any("PackedSafeCall" in name for _, name in frames), out.stdout
+    assert any("ErrorBuilder" in name for _, name in frames), out.stdout  # the throwing one too
+    assert any("ThrowFromStaticFunction" in name for _, name in frames), out.stdout
 
 
 def test_cpp_can_read_a_callbacks_python_traceback(f):

@@ -107,7 +107,7 @@ def test_a_write_is_seen_by_every_holder():
 @pytest.mark.parametrize(
     "field, value, kind, words",
     [
-        ("count", "five", TypeError, ["field 'count' of 'test.Mutable'", "int", "String"]),
+        ("count", "five", TypeError, ["field 'count' of 'test.Mutable'", "int", "but got str"]),
         ("label", 3, TypeError, ["field 'label'", "String", "int"]),
         ("items", [1], TypeError, ["field 'items'"]),
         ("count", 2**70, OverflowError, ["field 'count'", "64 bits"]),

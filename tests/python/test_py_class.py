@@ -267,7 +267,7 @@ def test_cpp_get_set_attr_make_node_repr():
         cpp_set_attr(p, "tags", [1])
     made = ferry.make_node("pytest.Point", x=2, y=1.0, label="m", tags=["a"], cache=None)
     assert type(made) is Point and made.label == "m"
-    assert cpp_repr(made) == 'pytest.Point(x=2, y=1, label="m", tags=["a"])'
+    assert cpp_repr(made) == 'pytest.Point(x=2, y=1.0, label="m", tags=["a"])'
 
 
 def test_json_both_ways_and_pickle_keep_sharing():

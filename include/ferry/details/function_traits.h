@@ -13,6 +13,7 @@
 #include <tuple>    // argument lists of typed callables
 #include <type_traits>
 #include <utility>  // index_sequence
+#include <vector>   // the types of a signature, for introspection
 
 #include "ferry/any.h"
 #include "ferry/base.h"
@@ -116,6 +117,15 @@ struct TypedCaller<F, R, std::tuple<Args...>> {
   static void Call(const F& f, const char* name, const AnyView* args, int32_t num_args,
                    Any* result) {
     CallTyped<F, R, Args...>(f, name, args, num_args, result, std::index_sequence_for<Args...>());
+  }
+  /// The parameter types, then the result type ("None" for void), as Signature spells them.
+  static void DescribeTypes(std::vector<std::string>* types) {
+    (types->push_back(TypeTraitsOf<Args>::TypeStr()), ...);
+    if constexpr (std::is_void_v<R>) {
+      types->push_back("None");
+    } else {
+      types->push_back(TypeTraitsOf<R>::TypeStr());
+    }
   }
 };
 }  // namespace details
