@@ -23,6 +23,7 @@
 #include "ferry/reflection/json.h"
 #include "ferry/reflection/reflection.h"
 #include "ferry/reflection/structural.h"
+#include "ferry/reflection/transform.h"
 #include "ferry/string.h"
 #include "ferry/tensor.h"
 

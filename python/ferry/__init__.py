@@ -36,6 +36,7 @@ from .registry import (
     remove_global_func,
 )
 from .tensor import Device, Tensor, from_dlpack
+from .transform import structural_mismatch, transform, visit
 
 __version__ = _core.__ferry_version__
 
@@ -76,6 +77,9 @@ __all__ = [
     "save_json",
     "structural_equal",
     "structural_hash",
+    "structural_mismatch",
+    "transform",
+    "visit",
 ]
 
 _structural_equal = get_global_func("ferry.StructuralEqual")

@@ -205,6 +205,10 @@ struct NodeInfo {
   /// nodes, else from the first object that reflection sees.
   std::vector<FieldInfo> fields;
   bool fields_recorded = false;
+  /// Copies an object of exactly this type (its C++ copy constructor), for StructuralTransform
+  /// to copy a node whose children changed; null when the type is not copy-constructible or
+  /// was registered at run time (then the copy is made by `create` and the field table).
+  ObjectPtr<Object> (*copy)(const Object* obj) = nullptr;
 
   /// The field called `name`, or nullptr.
   FERRY_DLL const FieldInfo* FindField(std::string_view name) const;
@@ -271,6 +275,11 @@ bool RegisterNodeType() {
     };
     info.shash_reduce = [](const Object* obj, SHashReducer hash) {
       static_cast<const T*>(obj)->SHashReduce(hash);
+    };
+  }
+  if constexpr (std::is_copy_constructible_v<T>) {
+    info.copy = [](const Object* obj) -> ObjectPtr<Object> {
+      return make_object<T>(*static_cast<const T*>(obj));
     };
   }
   info.sequal_by_fields = SEqualByFields<T>::value;
