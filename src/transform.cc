@@ -14,6 +14,8 @@
 /// error's access path is read from them; nothing is kept for paths until an error.
 #include "ferry/reflection/transform.h"
 
+#include <cstring>  // BorrowedRef
+#include <new>      // launder
 #include <string>
 #include <vector>
 
@@ -41,6 +43,42 @@ inline const Object* ObjectOfCell(const FerryAny& cell) {
 inline const AnyView& ViewOf(const FerryAny& cell) {
   return *reinterpret_cast<const AnyView*>(&cell);
 }
+
+/// A reference to `obj` that does not own it: hands an object the walk holds anyway to `fn` as
+/// `const ObjectRef&` without two atomic updates of its count per node. A copy that `fn` keeps
+/// takes its own reference as usual.
+class BorrowedRef {
+ public:
+  explicit BorrowedRef(const Object* obj) {
+    static_assert(sizeof(ObjectRef) == sizeof(Object*), "ObjectRef is one pointer");
+    Object* raw = const_cast<Object*>(obj);
+    std::memcpy(bytes_, &raw, sizeof(raw));
+  }
+  const ObjectRef& get() const { return *std::launder(reinterpret_cast<const ObjectRef*>(bytes_)); }
+
+ private:
+  alignas(ObjectRef) unsigned char bytes_[sizeof(ObjectRef)];
+};
+
+/// GetNodeInfo by type index, remembered for the walk (direct-mapped; a miss asks the
+/// registry, whose lookup is a call into another file and an atomic load).
+class NodeInfoCache {
+ public:
+  const NodeInfo* Get(const Object* obj) {
+    const int32_t type_index = obj->type_index();
+    Entry& entry = entries_[static_cast<uint32_t>(type_index) % kEntries];
+    if (entry.type_index != type_index) entry = Entry{type_index, GetNodeInfo(obj)};
+    return entry.info;
+  }
+
+ private:
+  static constexpr uint32_t kEntries = 16;
+  struct Entry {
+    int32_t type_index = -1;
+    const NodeInfo* info = nullptr;
+  };
+  Entry entries_[kEntries];
+};
 
 class Walker {
  public:
@@ -102,7 +140,7 @@ class Walker {
       default:
         break;
     }
-    const NodeInfo* found = GetNodeInfo(obj);
+    const NodeInfo* found = infos_.Get(obj);
     if (found == nullptr || found->fields.empty()) return kLeaf;
     *info = found;
     return kNode;
@@ -126,15 +164,18 @@ class Walker {
     frames_.back().shared = shared;
   }
 
+  /// Pushes a frame, written in place: a Frame built on the stack and copied would be read
+  /// back with wide loads right after its narrow stores, which cannot be forwarded.
   void Push(const Object* obj, const Step& step) {
-    Frame frame;
+    Frame& frame = frames_.emplace_back();
     frame.obj = obj;
     frame.kind = KindOf(obj, &frame.info);
     frame.shared = true;
     frame.cursor = 0;
     frame.results_begin = results_.size();
-    frame.step = step;
-    frames_.push_back(frame);
+    frame.step.kind = step.kind;
+    frame.step.ref = step.ref;
+    frame.step.index = step.index;
   }
 
   /// The next child of `frame` that the walk goes into, with the step to it; false at the end.
@@ -210,17 +251,15 @@ class Walker {
   /// All children of the top frame are done: rebuild it (a transform), call `fn`, pop it.
   void Finish() {
     Frame& frame = frames_.back();
-    ObjectRef node = GetRef<ObjectRef>(frame.obj);
     Any result;
     try {
       if (transform_ == nullptr) {
-        visit_(ctx_, node);
+        visit_(ctx_, BorrowedRef(frame.obj).get());
+      } else if (ObjectRef rebuilt = Rebuild(frame); rebuilt.defined()) {
+        transform_(ctx_, rebuilt, &result);
+        if (result.type_index() == kFerryNone) result = std::move(rebuilt);
       } else {
-        ObjectRef rebuilt = Rebuild(frame);
-        const bool changed = rebuilt.defined();
-        if (changed) node = std::move(rebuilt);
-        transform_(ctx_, node, &result);
-        if (result.type_index() == kFerryNone && changed) result = std::move(node);
+        transform_(ctx_, BorrowedRef(frame.obj).get(), &result);
       }
     } catch (const Error& e) {
       Fail(std::string(e.kind()).c_str(), std::string(e.message()));
@@ -238,7 +277,13 @@ class Walker {
       *memo_.Find(obj) = static_cast<uint32_t>(memo_results_.size());
       memo_results_.push_back(result);
     }
-    results_.push_back(std::move(result));
+    // Unchanged (the common case): a fresh None rather than a copy of `result`, whose cell was
+    // just written by parts (a wide copy of it would wait for those stores).
+    if (result.type_index() == kFerryNone) {
+      results_.emplace_back();
+    } else {
+      results_.push_back(std::move(result));
+    }
   }
 
   /// The top frame's object with its changed children put in, or a null reference when none
@@ -384,6 +429,7 @@ class Walker {
   std::vector<Any> results_;
   std::vector<Any> memo_results_;
   PointerMap<uint32_t> memo_;
+  NodeInfoCache infos_;
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 ///
 ///     // Every reachable object once, children before parents.
 ///     int64_t adds = 0;
-///     StructuralVisit(expr, [&](const ObjectRef& node) { adds += node.as<AddNode>() != nullptr; });
+///     StructuralVisit(expr, [&](const ObjectRef& node) { adds += node.as<AddNode>() != nullptr;
+///     });
 ///
 ///     // Bottom-up rewrite: fold `IntImm + IntImm`. `fn` sees each node with its children
 ///     // already rewritten and returns a replacement, or a null reference to keep it.
@@ -71,7 +72,9 @@ Any StructuralTransform(const AnyView& root, F&& fn) {
   using Fn = std::remove_reference_t<F>;
   return details::StructuralTransformImpl(
       root,
-      [](void* ctx, const ObjectRef& node, Any* out) { *out = Any((*static_cast<Fn*>(ctx))(node)); },
+      [](void* ctx, const ObjectRef& node, Any* out) {
+        *out = Any((*static_cast<Fn*>(ctx))(node));
+      },
       const_cast<void*>(static_cast<const void*>(&fn)));
 }
 
