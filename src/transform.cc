@@ -248,6 +248,10 @@ class Walker {
     return IsWalkedCell(*cell);
   }
 
+  static bool Holds(const Any& value, const Object* obj) {
+    return IsWalkedCell(*value.raw()) && ObjectOfCell(*value.raw()) == obj;
+  }
+
   /// All children of the top frame are done: rebuild it (a transform), call `fn`, pop it.
   void Finish() {
     Frame& frame = frames_.back();
@@ -257,9 +261,13 @@ class Walker {
         visit_(ctx_, BorrowedRef(frame.obj).get());
       } else if (ObjectRef rebuilt = Rebuild(frame); rebuilt.defined()) {
         transform_(ctx_, rebuilt, &result);
-        if (result.type_index() == kFerryNone) result = std::move(rebuilt);
+        if (result.type_index() == kFerryNone || Holds(result, rebuilt.get())) {
+          result = std::move(rebuilt);
+        }
       } else {
         transform_(ctx_, BorrowedRef(frame.obj).get(), &result);
+        // `fn` returning the node it was given keeps it, as returning nothing does.
+        if (Holds(result, frame.obj)) result = Any();
       }
     } catch (const Error& e) {
       Fail(std::string(e.kind()).c_str(), std::string(e.message()));

@@ -66,6 +66,21 @@ TEST(Transform, NothingChangedReturnsTheSameObject) {
   EXPECT_TRUE(StructuralTransform(arr, Replace(7, 8)).same_as(arr));
 }
 
+TEST(Transform, ReturningTheNodeItselfKeepsIt) {
+  Expr left = Add(IntImm(1), IntImm(2));
+  Expr root = Add(left, Add(IntImm(3), IntImm(4)));
+  auto identity = [](const ObjectRef& node) { return node; };
+  EXPECT_TRUE(StructuralTransform(root, identity).same_as(root));
+  // With a change below, the parents above it are copied once, the rest kept.
+  Expr out = StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+    const auto* imm = node.as<IntImmNode>();
+    if (imm != nullptr && imm->value == 4) return IntImm(40);
+    return node;
+  });
+  EXPECT_TRUE(out.as<AddNode>()->a.same_as(left));
+  EXPECT_EQ(out.as<AddNode>()->b.as<AddNode>()->b.as<IntImmNode>()->value, 40);
+}
+
 TEST(Transform, OnlyTheChangedSpineIsCopied) {
   Expr left = Add(IntImm(1), IntImm(2));
   Expr right = Add(IntImm(3), IntImm(4));

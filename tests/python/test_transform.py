@@ -50,6 +50,7 @@ def test_transform_unchanged_returns_the_same_object():
     out = ferry.transform(root, lambda node: None)
     assert out.same_as(root)
     assert out is root
+    assert ferry.transform(root, lambda node: node) is root  # returning the node keeps it
 
 
 def test_transform_copies_only_the_spine():

@@ -56,26 +56,29 @@ FERRY_DLL Any StructuralTransformImpl(const AnyView& root, TransformCallback fn,
 /// (children before parents), sharing respected. A `root` that holds no object visits nothing.
 template <typename F>
 void StructuralVisit(const AnyView& root, F&& fn) {
-  using Fn = std::remove_reference_t<F>;
+  // The callback gets the address of a pointer to `fn` (which may be a function).
+  auto* callable = &fn;
+  using Ptr = decltype(callable);
   details::StructuralVisitImpl(
-      root, [](void* ctx, const ObjectRef& node) { (*static_cast<Fn*>(ctx))(node); },
-      const_cast<void*>(static_cast<const void*>(&fn)));
+      root, [](void* ctx, const ObjectRef& node) { (**static_cast<Ptr*>(ctx))(node); }, &callable);
 }
 
 /// Rebuilds the graph under `root` bottom-up: `fn(const ObjectRef& node)` sees each object,
 /// with its children already transformed, and returns its replacement: an object reference
-/// (null keeps the node), an `Optional<T>` (nullopt keeps it) or an `Any` (None keeps it).
+/// (null keeps the node, and so does the node itself), an `Optional<T>` (nullopt keeps it) or
+/// an `Any` (None keeps it).
 /// Returns the transformed root (`root` itself when nothing changed). A `root` that holds no
 /// object is returned as it is.
 template <typename F>
 Any StructuralTransform(const AnyView& root, F&& fn) {
-  using Fn = std::remove_reference_t<F>;
+  auto* callable = &fn;
+  using Ptr = decltype(callable);
   return details::StructuralTransformImpl(
       root,
       [](void* ctx, const ObjectRef& node, Any* out) {
-        *out = Any((*static_cast<Fn*>(ctx))(node));
+        *out = Any((**static_cast<Ptr*>(ctx))(node));
       },
-      const_cast<void*>(static_cast<const void*>(&fn)));
+      &callable);
 }
 
 /// StructuralTransform of a typed reference, returning the same type: a TypeError when the
