@@ -13,6 +13,7 @@
 #include "ferry/container/map.h"
 #include "ferry/container/optional.h"
 #include "ferry/container/shape.h"
+#include "ferry/container/tuple.h"
 #include "ferry/container/variant.h"
 #include "ferry/dtype.h"
 #include "ferry/error.h"
