@@ -44,7 +44,8 @@ struct FieldConstraint {
     kMap,
     kList,
     kDict,
-    kOptional
+    kOptional,
+    kTuple  // Tuple[T0, T1, ...]: an Array of exactly len(args) items of those types
   };
   Kind kind = kAny;
   std::string text;
@@ -77,6 +78,7 @@ struct FieldConstraint {
       case kDict:
         return args[0]->kind == kAny && args[1]->kind == kAny;
       case kOptional:
+      case kTuple:
         return false;
     }
     return false;
@@ -119,6 +121,26 @@ class ConstraintParser {
                                         {"Map", K::kMap, 2},
                                         {"List", K::kList, 1},
                                         {"Dict", K::kDict, 2}};
+    if (name == "Tuple") {
+      // Any number of item types: Tuple[int, str].
+      c->kind = K::kTuple;
+      Expect('[');
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ']') {
+        ++pos_;
+      } else {
+        c->args.push_back(ParseOne());
+        SkipSpace();
+        while (pos_ < text_.size() && text_[pos_] == ',') {
+          ++pos_;
+          c->args.push_back(ParseOne());
+          SkipSpace();
+        }
+        Expect(']');
+      }
+      c->text = Text(name, *c);
+      return c;
+    }
     for (const Generic& g : kGenerics) {
       if (name != g.name) continue;
       c->kind = g.kind;
@@ -258,6 +280,19 @@ std::string Mismatch(const FieldConstraint& c, const FerryAny* value) {
       }
       return {};
     }
+    case K::kTuple: {
+      if (index != kFerryArray) return expected();
+      Array<Any> holder = reinterpret_cast<const AnyView*>(value)->cast<Array<Any>>();
+      if (holder.size() != c.args.size()) {
+        return "expected " + c.text + " (" + std::to_string(c.args.size()) + " items) but got " +
+               std::to_string(holder.size()) + " items";
+      }
+      for (size_t i = 0; i < holder.size(); ++i) {
+        std::string why = Mismatch(*c.args[i], holder[i].raw());
+        if (!why.empty()) return "item " + std::to_string(i) + ": " + why;
+      }
+      return {};
+    }
     case K::kMap:
     case K::kDict: {
       Map<Any, Any> holder;
@@ -316,6 +351,7 @@ const Storage* StorageFor(const FieldConstraint& c) {
     case K::kObject:
       return StorageOf<ObjectRef>();
     case K::kArray:
+    case K::kTuple:
       return StorageOf<Array<Any>>();
     case K::kMap:
       return StorageOf<Map<Any, Any>>();

@@ -210,6 +210,20 @@ def _type_text(tp, cls, key):
         Dict: "Dict",
     }
     base = origin if origin is not None else tp
+    if base is tuple:
+        # tuple[int, str] is a Tuple of those items; tuple[int, ...] and tuple are Arrays.
+        if not args:
+            return "Array[Any]"
+        if len(args) == 2 and args[1] is Ellipsis:
+            inner = _type_text(args[0], cls, key)
+            return inner if inner.startswith("!") else f"Array[{inner}]"
+        if args == ((),):  # tuple[()]
+            return "Tuple[]"
+        items = [_type_text(a, cls, key) for a in args]
+        for text in items:
+            if text.startswith("!"):
+                return text
+        return f"Tuple[{', '.join(items)}]"
     if base in containers:
         name = containers[base]
         arity = 1 if name in ("Array", "List") else 2
@@ -235,7 +249,7 @@ def _type_text(tp, cls, key):
 _SUPPORTED = (
     "int, float, bool, str, bytes, ferry.DataType, typing.Any, ferry.Function, a Ferry object "
     "class, X | None, list[T] / ferry.Array[T], dict[K, V] / ferry.Map[K, V], ferry.List[T], "
-    "ferry.Dict[K, V]"
+    "ferry.Dict[K, V], tuple[T0, T1, ...] / tuple[T, ...]"
 )
 
 

@@ -81,8 +81,9 @@ TEST(Tuple, StructuralEqualityHashAndJSON) {
 TEST(Tuple, ReflectedFieldsCheckTheirItems) {
   ObjectRef node = MakeNode("test.PairHolder", {{"pair", Array<Any>{5, IntImm(6)}}});
   EXPECT_EQ(node.as<PairHolderNode>()->pair.get<0>(), 5);
-  std::string error =
-      ErrorOf([&] { MakeNode("test.PairHolder", {{"pair", Array<Any>{5, String("x")}}}); });
+  std::string error = ErrorOf([&] {
+    MakeNode("test.PairHolder", {{"pair", Array<Any>{5, String("x")}}});
+  });
   EXPECT_NE(error.find("field 'pair'"), std::string::npos) << error;
   EXPECT_NE(error.find("item 1"), std::string::npos) << error;
   auto back = LoadJSON(SaveJSON(node));

@@ -9,8 +9,8 @@
 /// A Tuple is an immutable `Array` underneath (type key "ferry.Array"): structural equality and
 /// hashing, JSON, pickles, Repr, StructuralTransform and every other language see an array of
 /// its values. Converting a value to a Tuple checks the length and every item's type: a
-/// TypeError says which item does not fit ("item 1: expected ferry.String but got int"). A py_class field
-/// annotated `tuple[int, str]` is stored as one.
+/// TypeError says which item does not fit ("item 1: expected ferry.String but got int"). A py_class
+/// field annotated `tuple[int, str]` is stored as one.
 #ifndef FERRY_CONTAINER_TUPLE_H_
 #define FERRY_CONTAINER_TUPLE_H_
 
@@ -28,7 +28,8 @@ namespace ferry {
 
 template <typename... Ts>
 class Tuple : public ObjectRef {
-  static_assert((TypeTraitsOf<Ts>::kEnabled && ...), "Tuple<Ts...>: an item type has no TypeTraits");
+  static_assert((TypeTraitsOf<Ts>::kEnabled && ...),
+                "Tuple<Ts...>: an item type has no TypeTraits");
   static_assert((!std::is_same_v<Ts, AnyView> && ...), "Tuple<AnyView> would dangle; use Any");
 
  public:
@@ -41,9 +42,9 @@ class Tuple : public ObjectRef {
   /// A tuple of default-constructed items (for fields; a Tuple is never null).
   Tuple() : ObjectRef(Array<Any>{Any(Ts())...}) {}
   /// A tuple of `items`, in order.
-  template <typename... Us, typename = std::enable_if_t<sizeof...(Us) == sizeof...(Ts) &&
-                                                        (sizeof...(Ts) > 0) &&
-                                                        (std::is_convertible_v<Us, Ts> && ...)>>
+  template <typename... Us,
+            typename = std::enable_if_t<sizeof...(Us) == sizeof...(Ts) && (sizeof...(Ts) > 0) &&
+                                        (std::is_convertible_v<Us, Ts> && ...)>>
   Tuple(Us&&... items)  // NOLINT(google-explicit-constructor): Tuple<int, String> t = {1, "a"}
       : ObjectRef(Array<Any>{Any(Ts(std::forward<Us>(items)))...}) {}
 
