@@ -21,6 +21,7 @@
 #include "ferry/library.h"
 #include "ferry/memory.h"
 #include "ferry/object.h"
+#include "ferry/reflection/enum.h"
 #include "ferry/reflection/json.h"
 #include "ferry/reflection/reflection.h"
 #include "ferry/reflection/structural.h"
