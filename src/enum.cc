@@ -54,8 +54,7 @@ class EnumRegistry {
       for (size_t j = 0; j < i; ++j) {
         if (members[j].second == members[i].second || members[j].first == members[i].first) {
           FERRY_THROW(ValueError) << "RegisterEnum(" << key << "): members '" << members[j].second
-                                  << "' and '" << members[i].second
-                                  << "' repeat a name or a value";
+                                  << "' and '" << members[i].second << "' repeat a name or a value";
         }
       }
     }

@@ -22,6 +22,7 @@ _core._set_error_factory(_make_error)
 from . import auto as auto  # classes made on first sight: pickled by reference to it
 from . import dataclasses
 from ._core import Field, Function, Object, convert, make_node
+from ._enums import get_enum, register_enum
 from .container import Array, Dict, List, Map, Shape
 from .dataclasses import field, py_class
 from .dtype import DataType
@@ -63,6 +64,7 @@ __all__ = [
     "convert",
     "dataclasses",
     "field",
+    "get_enum",
     "get_global_func",
     "init_api",
     "list_global_func_names",
@@ -70,6 +72,7 @@ __all__ = [
     "load_library",
     "make_node",
     "py_class",
+    "register_enum",
     "register_error",
     "register_func",
     "register_object",

@@ -213,8 +213,15 @@ def _install_fields(cls, key):
     types = list(described)[1::2]
     for name, type_text in zip(names, types):
         if not any(name in vars(klass) for klass in cls.__mro__):
-            tuple_field = str(type_text).startswith("Tuple[")
-            setattr(cls, name, _TupleField(name) if tuple_field else _core.Field(name))
+            text = str(type_text)
+            if text.startswith("Enum[") and text.endswith("]"):
+                from ._enums import EnumField  # imported here: it imports this module
+
+                setattr(cls, name, EnumField(name, text[len("Enum[") : -1]))
+            elif text.startswith("Tuple["):
+                setattr(cls, name, _TupleField(name))
+            else:
+                setattr(cls, name, _core.Field(name))
     if names:
         _fields_done.add(cls)
 

@@ -140,6 +140,10 @@ struct FieldConstraint;
 FERRY_DLL void CheckFieldConstraint(const FieldConstraint* constraint, const AnyView& value);
 /// The constraint as type text: "Optional[demo.Point]".
 FERRY_DLL const std::string& FieldConstraintStr(const FieldConstraint* constraint);
+/// Checks `value` against `constraint` and writes it to the field at `addr` through `type`,
+/// normalizing where the constraint says how (an enum's value becomes its member's name).
+FERRY_DLL void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* type,
+                                     void* addr, const AnyView& value);
 }  // namespace details
 
 /// One field of a registered node.
@@ -163,8 +167,12 @@ struct FieldInfo {
   /// Writes the field of `obj` from `value`, converting and checking it; a TypeError (with the
   /// reason, not the field name) leaves the field unchanged.
   void Write(Object* obj, const AnyView& value) const {
-    if (constraint != nullptr) details::CheckFieldConstraint(constraint, value);
-    type->set(reinterpret_cast<char*>(obj) + offset, value);
+    void* addr = reinterpret_cast<char*>(obj) + offset;
+    if (constraint != nullptr) {
+      details::WriteConstrainedField(constraint, type, addr, value);
+    } else {
+      type->set(addr, value);
+    }
   }
 };
 
