@@ -24,6 +24,31 @@ _transform = _required("ferry.StructuralTransform")
 _mismatch = _required("ferry.StructuralMismatch")
 
 
+def _run(walk: Function, root: Any, fn: Callable[[Any], object]) -> Any:
+    """Runs `walk(root, fn)`. An exception `fn` raises comes back translated, with the access
+    path in its message; when its class is one C++ does not know (a user's own exception
+    class), the original exception is raised instead, with the translated message as a note
+    (Python 3.11+), so that ``except MyError`` still catches it."""
+    raised: list[BaseException] = []
+
+    def call(node: Any) -> object:
+        try:
+            return fn(node)
+        except BaseException as e:
+            raised.append(e)
+            raise
+
+    try:
+        return walk(root, call)
+    except BaseException as err:
+        if raised and not isinstance(err, type(raised[-1])):
+            original = raised[-1]
+            if hasattr(original, "add_note"):
+                original.add_note(str(err))
+            raise original from None
+        raise
+
+
 def visit(root: Any, fn: Callable[[Any], object]) -> None:
     """Calls ``fn(obj)`` once on every object reachable from ``root``, children before parents.
 
@@ -33,7 +58,7 @@ def visit(root: Any, fn: Callable[[Any], object]) -> None:
     the access path of the object in its message; a cycle (through a ``List`` or ``Dict``) is a
     ``ValueError``.
     """
-    _visit(root, fn)
+    _run(_visit, root, fn)
 
 
 def transform(root: Any, fn: Callable[[Any], object]) -> Any:
@@ -45,7 +70,7 @@ def transform(root: Any, fn: Callable[[Any], object]) -> Any:
     an object shared by several parents is transformed once and its result shared. A
     replacement its field cannot hold is a ``TypeError`` naming the field.
     """
-    return _transform(root, fn)
+    return _run(_transform, root, fn)
 
 
 def structural_mismatch(a: Any, b: Any, map_free_vars: bool = False) -> str | None:

@@ -144,6 +144,22 @@ def test_errors_from_fn_carry_the_path():
         ferry.visit(root, fn)
 
 
+def test_exceptions_of_user_classes_keep_their_class():
+    class MyError(Exception):
+        pass
+
+    def fn(node):
+        if isinstance(node, IntImm) and node.value == 2:
+            raise MyError("mine")
+
+    with pytest.raises(MyError, match="mine") as info:
+        ferry.transform(Add(IntImm(1), IntImm(2)), fn)
+    if sys.version_info >= (3, 11):
+        assert "at root.b (test.IntImm)" in info.value.__notes__[0]
+    with pytest.raises(MyError):
+        ferry.visit(Add(IntImm(1), IntImm(2)), fn)
+
+
 def test_cycles_through_list_and_dict_are_an_error():
     lst = ferry.List([IntImm(1)])
     lst.append(lst)
