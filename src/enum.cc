@@ -120,28 +120,32 @@ void ThrowUnregisteredEnum(const char* cpp_type) {
 
 /// ferry.EnumGet(key) -> [name0, value0, name1, value1, ...], or None when no enum is
 /// registered as `key`.
-FERRY_REGISTER_GLOBAL("ferry.EnumGet").set_body_typed([](String key) -> Optional<Array<Any>> {
-  const EnumInfo* info = details::FindEnum(key.view());
-  if (info == nullptr) return std::nullopt;
-  Array<Any> out;
-  for (const auto& [value, name] : info->members) {
-    out.push_back(String(name));
-    out.push_back(value);
-  }
-  return out;
-});
+FERRY_REGISTER_GLOBAL("ferry.EnumGet")
+    .set_body_typed([](String key) -> Optional<Array<Any>> {
+      const EnumInfo* info = details::FindEnum(key.view());
+      if (info == nullptr) return std::nullopt;
+      Array<Any> out;
+      for (const auto& [value, name] : info->members) {
+        out.push_back(String(name));
+        out.push_back(value);
+      }
+      return out;
+    })
+    .quick();
 
 /// ferry.EnumRegister(key, [name0, value0, ...]): registers an enum defined in another language;
 /// the same members again is a no-op, other members a ValueError.
-FERRY_REGISTER_GLOBAL("ferry.EnumRegister").set_body_typed([](String key, Array<Any> flat) {
-  if (flat.size() % 2 != 0) {
-    FERRY_THROW(ValueError) << "ferry.EnumRegister: members come as name, value pairs";
-  }
-  std::vector<std::pair<int64_t, std::string>> members;
-  for (size_t i = 0; i < flat.size(); i += 2) {
-    members.emplace_back(flat[i + 1].cast<int64_t>(), std::string(flat[i].cast<String>()));
-  }
-  details::RegisterEnum(std::string(), std::string(key), std::move(members));
-});
+FERRY_REGISTER_GLOBAL("ferry.EnumRegister")
+    .set_body_typed([](String key, Array<Any> flat) {
+      if (flat.size() % 2 != 0) {
+        FERRY_THROW(ValueError) << "ferry.EnumRegister: members come as name, value pairs";
+      }
+      std::vector<std::pair<int64_t, std::string>> members;
+      for (size_t i = 0; i < flat.size(); i += 2) {
+        members.emplace_back(flat[i + 1].cast<int64_t>(), std::string(flat[i].cast<String>()));
+      }
+      details::RegisterEnum(std::string(), std::string(key), std::move(members));
+    })
+    .quick();
 
 }  // namespace ferry

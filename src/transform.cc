@@ -456,13 +456,17 @@ Any StructuralTransformImpl(const AnyView& root, TransformCallback fn, void* ctx
 
 /// ferry.StructuralVisit(root, fn): calls fn(node) on every object reachable from root, children
 /// first, each once.
-FERRY_REGISTER_GLOBAL("ferry.StructuralVisit").set_body_typed([](AnyView root, Function fn) {
-  StructuralVisit(root, [&](const ObjectRef& node) { fn(node); });
-});
+FERRY_REGISTER_GLOBAL("ferry.StructuralVisit")
+    .set_body_typed([](AnyView root, Function fn) {
+      StructuralVisit(root, [&](const ObjectRef& node) { fn(node); });
+    })
+    .quick();
 
 /// ferry.StructuralTransform(root, fn) -> the rebuilt root; fn(node) returns a replacement or None.
-FERRY_REGISTER_GLOBAL("ferry.StructuralTransform").set_body_typed([](AnyView root, Function fn) {
-  return StructuralTransform(root, [&](const ObjectRef& node) { return fn(node); });
-});
+FERRY_REGISTER_GLOBAL("ferry.StructuralTransform")
+    .set_body_typed([](AnyView root, Function fn) {
+      return StructuralTransform(root, [&](const ObjectRef& node) { return fn(node); });
+    })
+    .quick();
 
 }  // namespace ferry
