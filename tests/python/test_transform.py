@@ -101,6 +101,17 @@ def test_transform_py_class_nodes():
     assert out.b.value == 2
 
 
+def test_transform_py_class_extending_a_cpp_node_copies_every_field():
+    from py_class_defs import Counter
+
+    c = Counter(count=3, small=4, label="L", expr=IntImm(1), items=[IntImm(2)], note="n")
+    out = ferry.transform(c, replace(2, 9))
+    assert out is not c
+    assert (out.count, out.small, out.label, out.note) == (3, 4, "L", "n")
+    assert out.expr.same_as(c.expr)
+    assert out.items[0].value == 9 and c.items[0].value == 2
+
+
 def test_transform_containers():
     table = ferry.Map({"k": IntImm(1), "j": IntImm(2)})
     lst = ferry.List([table, IntImm(1), "s"])

@@ -17,6 +17,7 @@
 #ifndef FERRY_REFLECTION_ENUM_H_
 #define FERRY_REFLECTION_ENUM_H_
 
+#include <atomic>            // the cached registration of a C++ enum
 #include <cstdint>           // int64_t
 #include <initializer_list>  // FERRY_REGISTER_ENUM's member list
 #include <optional>          // TryCast
@@ -70,12 +71,14 @@ bool RegisterEnumType(const char* key, std::initializer_list<std::pair<E, const 
 /// The registration of the C++ enum E; a ValueError when it has none.
 template <typename E>
 const EnumInfo& EnumInfoOf() {
-  static const EnumInfo* cached = nullptr;  // registrations are never removed
-  if (cached == nullptr) {
-    cached = FindEnumByType(typeid(E).name());
-    if (cached == nullptr) ThrowUnregisteredEnum(typeid(E).name());
+  static std::atomic<const EnumInfo*> cached{nullptr};  // registrations are never removed
+  const EnumInfo* info = cached.load(std::memory_order_acquire);
+  if (info == nullptr) {
+    info = FindEnumByType(typeid(E).name());
+    if (info == nullptr) ThrowUnregisteredEnum(typeid(E).name());
+    cached.store(info, std::memory_order_release);
   }
-  return *cached;
+  return *info;
 }
 }  // namespace details
 
