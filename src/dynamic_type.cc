@@ -22,6 +22,7 @@
 #include "ferry/container/dict.h"
 #include "ferry/container/list.h"
 #include "ferry/function.h"
+#include "ferry/reflection/enum.h"
 #include "ferry/reflection/reflection.h"
 #include "library_internal.h"
 
@@ -44,7 +45,9 @@ struct FieldConstraint {
     kMap,
     kList,
     kDict,
-    kOptional
+    kOptional,
+    kTuple,  // Tuple[T0, T1, ...]: an Array of exactly len(args) items of those types
+    kEnum    // Enum[key]: a member's name (a String), written from its name or value
   };
   Kind kind = kAny;
   std::string text;
@@ -77,6 +80,8 @@ struct FieldConstraint {
       case kDict:
         return args[0]->kind == kAny && args[1]->kind == kAny;
       case kOptional:
+      case kTuple:
+      case kEnum:
         return false;
     }
     return false;
@@ -119,6 +124,39 @@ class ConstraintParser {
                                         {"Map", K::kMap, 2},
                                         {"List", K::kList, 1},
                                         {"Dict", K::kDict, 2}};
+    if (name == "Enum") {
+      // Enum[key]: the key of an enum in the registry (ferry/reflection/enum.h).
+      c->kind = K::kEnum;
+      Expect('[');
+      SkipSpace();
+      const size_t key_start = pos_;
+      while (pos_ < text_.size() && text_[pos_] != ']' && text_[pos_] != ' ') ++pos_;
+      c->type_key = std::string(text_.substr(key_start, pos_ - key_start));
+      if (c->type_key.empty()) Fail("Enum needs a key: Enum[ir.OpKind]");
+      Expect(']');
+      c->text = "Enum[" + c->type_key + "]";
+      return c;
+    }
+    if (name == "Tuple") {
+      // Any number of item types: Tuple[int, str].
+      c->kind = K::kTuple;
+      Expect('[');
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ']') {
+        ++pos_;
+      } else {
+        c->args.push_back(ParseOne());
+        SkipSpace();
+        while (pos_ < text_.size() && text_[pos_] == ',') {
+          ++pos_;
+          c->args.push_back(ParseOne());
+          SkipSpace();
+        }
+        Expect(']');
+      }
+      c->text = Text(name, *c);
+      return c;
+    }
     for (const Generic& g : kGenerics) {
       if (name != g.name) continue;
       c->kind = g.kind;
@@ -258,6 +296,30 @@ std::string Mismatch(const FieldConstraint& c, const FerryAny* value) {
       }
       return {};
     }
+    case K::kEnum: {
+      // Only names are stored; WriteConstrainedField turns a value into its name first.
+      std::string_view name;
+      if (!AnyToStringView(value, &name)) return expected();
+      const EnumInfo* info = FindEnum(c.type_key);
+      if (info == nullptr) {
+        return "expected " + c.text + " (an enum that is not registered) but got " + AnyRepr(value);
+      }
+      if (!info->ValueOf(name)) ThrowNotAMember(*info, value);
+      return {};
+    }
+    case K::kTuple: {
+      if (index != kFerryArray) return expected();
+      Array<Any> holder = reinterpret_cast<const AnyView*>(value)->cast<Array<Any>>();
+      if (holder.size() != c.args.size()) {
+        return "expected " + c.text + " (" + std::to_string(c.args.size()) + " items) but got " +
+               std::to_string(holder.size()) + " items";
+      }
+      for (size_t i = 0; i < holder.size(); ++i) {
+        std::string why = Mismatch(*c.args[i], holder[i].raw());
+        if (!why.empty()) return "item " + std::to_string(i) + ": " + why;
+      }
+      return {};
+    }
     case K::kMap:
     case K::kDict: {
       Map<Any, Any> holder;
@@ -306,6 +368,7 @@ const Storage* StorageFor(const FieldConstraint& c) {
     case K::kBool:
       return StorageOf<bool>();
     case K::kStr:
+    case K::kEnum:
       return StorageOf<String>();
     case K::kBytes:
       return StorageOf<Bytes>();
@@ -316,6 +379,7 @@ const Storage* StorageFor(const FieldConstraint& c) {
     case K::kObject:
       return StorageOf<ObjectRef>();
     case K::kArray:
+    case K::kTuple:
       return StorageOf<Array<Any>>();
     case K::kMap:
       return StorageOf<Map<Any, Any>>();
@@ -339,6 +403,23 @@ size_t AlignUp(size_t n, size_t align) { return (n + align - 1) / align * align;
 void CheckFieldConstraint(const FieldConstraint* constraint, const AnyView& value) {
   std::string why = Mismatch(*constraint, value.raw());
   if (!why.empty()) ThrowError("TypeError", why.c_str());
+}
+
+void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* type, void* addr,
+                           const AnyView& value) {
+  if (constraint->kind == FieldConstraint::kEnum && value.type_index() == kFerryInt) {
+    // An enum field stores its member's name: a value (an IntEnum member arrives as its int)
+    // becomes the name here.
+    const EnumInfo* info = FindEnum(constraint->type_key);
+    const std::string* name = info != nullptr ? info->NameOf(value.raw()->v_int64) : nullptr;
+    if (info != nullptr && name == nullptr) ThrowNotAMember(*info, value.raw());
+    if (name != nullptr) {
+      type->set(addr, AnyView(String(*name)));
+      return;
+    }
+  }
+  CheckFieldConstraint(constraint, value);
+  type->set(addr, value);
 }
 
 const std::string& FieldConstraintStr(const FieldConstraint* constraint) {

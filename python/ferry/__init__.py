@@ -24,6 +24,7 @@ _core._set_error_factory(_make_error)
 from . import auto as auto  # classes made on first sight: pickled by reference to it
 from . import dataclasses
 from ._core import Field, Function, Object, convert, make_node
+from ._enums import get_enum, register_enum
 from .container import Array, Dict, List, Map, Shape
 from .dataclasses import field, py_class
 from .dtype import DataType
@@ -38,6 +39,7 @@ from .registry import (
     remove_global_func,
 )
 from .tensor import Device, Tensor, from_dlpack
+from .transform import structural_mismatch, transform, visit
 
 __version__ = _core.__ferry_version__
 
@@ -64,6 +66,7 @@ __all__ = [
     "convert",
     "dataclasses",
     "field",
+    "get_enum",
     "get_global_func",
     "init_api",
     "list_global_func_names",
@@ -71,6 +74,7 @@ __all__ = [
     "load_library",
     "make_node",
     "py_class",
+    "register_enum",
     "register_error",
     "register_func",
     "register_object",
@@ -78,6 +82,9 @@ __all__ = [
     "save_json",
     "structural_equal",
     "structural_hash",
+    "structural_mismatch",
+    "transform",
+    "visit",
 ]
 
 if _typing.TYPE_CHECKING:

@@ -15,6 +15,7 @@ structural equality and hashing, Repr) works on it. See docs/python.md.
 
 import copy
 import dataclasses as _std
+import enum
 import inspect
 import linecache
 import re
@@ -209,6 +210,13 @@ def _type_text(tp, cls, key):
             return text
     if tp is cls:
         return key
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        from ._enums import enum_key  # cycle
+
+        enum_text = enum_key(tp)
+        if enum_text is None:
+            return f"!the enum {tp.__qualname__} is not registered (ferry.register_enum(key, cls))"
+        return f"Enum[{enum_text}]"
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Union or origin is types.UnionType:
         rest = [a for a in args if a is not type(None)]
@@ -225,6 +233,20 @@ def _type_text(tp, cls, key):
         Dict: "Dict",
     }
     base = origin if origin is not None else tp
+    if base is tuple:
+        # tuple[int, str] is a Tuple of those items; tuple[int, ...] and tuple are Arrays.
+        if not args:
+            return "Array[Any]"
+        if len(args) == 2 and args[1] is Ellipsis:
+            inner = _type_text(args[0], cls, key)
+            return inner if inner.startswith("!") else f"Array[{inner}]"
+        if args == ((),):  # tuple[()]
+            return "Tuple[]"
+        items = [_type_text(a, cls, key) for a in args]
+        for text in items:
+            if text.startswith("!"):
+                return text
+        return f"Tuple[{', '.join(items)}]"
     if base in containers:
         name = containers[base]
         arity = 1 if name in ("Array", "List") else 2
@@ -250,7 +272,7 @@ def _type_text(tp, cls, key):
 _SUPPORTED = (
     "int, float, bool, str, bytes, ferry.DataType, typing.Any, ferry.Function, a Ferry object "
     "class, X | None, list[T] / ferry.Array[T], dict[K, V] / ferry.Map[K, V], ferry.List[T], "
-    "ferry.Dict[K, V]"
+    "ferry.Dict[K, V], tuple[T0, T1, ...] / tuple[T, ...], an enum given to ferry.register_enum"
 )
 
 

@@ -193,6 +193,34 @@ def _without_dict(cls, key):
 _fields_done = weakref.WeakSet()
 
 
+class _TupleField:
+    """A field of type Tuple[...] (C++ ``Tuple<Ts...>``, py_class ``tuple[...]``): stored as an
+    Array, read back as a Python ``tuple``."""
+
+    __slots__ = ("_field",)
+
+    def __init__(self, name):
+        self._field = _core.Field(name)
+
+    @property
+    def name(self):
+        return self._field.name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return tuple(self._field.__get__(instance, owner))
+
+    def __set__(self, instance, value):
+        self._field.__set__(instance, value)
+
+    def __delete__(self, instance):
+        self._field.__delete__(instance)
+
+    def __reduce__(self):
+        return (_TupleField, (self.name,))
+
+
 def _install_fields(cls, key):
     if cls in _fields_done:
         return
@@ -200,9 +228,18 @@ def _install_fields(cls, key):
     if described is None:
         return  # not a reflected node (yet): attribute access falls back to lookups by name
     names = list(described)[0::2]
-    for name in names:
+    types = list(described)[1::2]
+    for name, type_text in zip(names, types):
         if not any(name in vars(klass) for klass in cls.__mro__):
-            setattr(cls, name, _core.Field(name))
+            text = str(type_text)
+            if text.startswith("Enum[") and text.endswith("]"):
+                from ._enums import EnumField  # imported here: it imports this module
+
+                setattr(cls, name, EnumField(name, text[len("Enum[") : -1]))
+            elif text.startswith("Tuple["):
+                setattr(cls, name, _TupleField(name))
+            else:
+                setattr(cls, name, _core.Field(name))
     if names:
         _fields_done.add(cls)
 

@@ -1,7 +1,8 @@
 // The passes of the arith example, written by hand against the generated nodes and registered
 // as global functions, so Python (or any other Ferry client) can call them:
 //
-//   arith.Simplify(expr)             constant folding and algebraic identities
+//   arith.Simplify(expr)             constant folding and algebraic identities (a
+//                                    StructuralTransform)
 //   arith.Substitute(expr, {var: e}) replaces free variables
 //   arith.FreeVars(expr)             the free variables, in order of first appearance
 //   arith.Evaluate(expr, {var: v})   the value of an expression (int or float)
@@ -134,7 +135,13 @@ PrimExpr FoldNode(const PrimExpr& e) {
 PrimExpr Substitute(const PrimExpr& e, const Map<Var, PrimExpr>& vmap);
 
 PrimExpr Simplify(const PrimExpr& e) {
-  PrimExpr folded = Rewrite(e, FoldNode);
+  // Constant folding is a bottom-up rewrite: StructuralTransform hands FoldNode every node with
+  // its operands already folded, keeps what FoldNode returns unchanged (the same object), and
+  // copies only the nodes above a change.
+  PrimExpr folded = StructuralTransform(e, [](const ObjectRef& node) -> ObjectRef {
+    if (const auto* expr = node.as<PrimExprNode>()) return FoldNode(ferry::GetRef<PrimExpr>(expr));
+    return ObjectRef();
+  });
   // let x = <constant> in body: substitute the constant and fold again.
   if (const auto* let = folded.as<LetNode>()) {
     if (let->value.as<IntImmNode>() != nullptr || let->value.as<FloatImmNode>() != nullptr) {

@@ -177,6 +177,10 @@ struct FieldConstraint;
 FERRY_DLL void CheckFieldConstraint(const FieldConstraint* constraint, const AnyView& value);
 /// The constraint as type text: "Optional[demo.Point]".
 FERRY_DLL const std::string& FieldConstraintStr(const FieldConstraint* constraint);
+/// Checks `value` against `constraint` and writes it to the field at `addr` through `type`,
+/// normalizing where the constraint says how (an enum's value becomes its member's name).
+FERRY_DLL void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* type,
+                                     void* addr, const AnyView& value);
 }  // namespace details
 
 /// One field of a registered node.
@@ -200,8 +204,12 @@ struct FieldInfo {
   /// Writes the field of `obj` from `value`, converting and checking it; a TypeError (with the
   /// reason, not the field name) leaves the field unchanged.
   void Write(Object* obj, const AnyView& value) const {
-    if (constraint != nullptr) details::CheckFieldConstraint(constraint, value);
-    type->set(reinterpret_cast<char*>(obj) + offset, value);
+    void* addr = reinterpret_cast<char*>(obj) + offset;
+    if (constraint != nullptr) {
+      details::WriteConstrainedField(constraint, type, addr, value);
+    } else {
+      type->set(addr, value);
+    }
   }
 };
 
@@ -242,6 +250,10 @@ struct NodeInfo {
   /// nodes, else from the first object that reflection sees.
   std::vector<FieldInfo> fields;
   bool fields_recorded = false;
+  /// Copies an object of exactly this type (its C++ copy constructor), for StructuralTransform
+  /// to copy a node whose children changed; null when the type is not copy-constructible or
+  /// was registered at run time (then the copy is made by `create` and the field table).
+  ObjectPtr<Object> (*copy)(const Object* obj) = nullptr;
 
   /// The field called `name`, or nullptr.
   FERRY_DLL const FieldInfo* FindField(std::string_view name) const;
@@ -308,6 +320,11 @@ bool RegisterNodeType() {
     };
     info.shash_reduce = [](const Object* obj, SHashReducer hash) {
       static_cast<const T*>(obj)->SHashReduce(hash);
+    };
+  }
+  if constexpr (std::is_copy_constructible_v<T>) {
+    info.copy = [](const Object* obj) -> ObjectPtr<Object> {
+      return make_object<T>(*static_cast<const T*>(obj));
     };
   }
   info.sequal_by_fields = SEqualByFields<T>::value;

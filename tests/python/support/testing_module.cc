@@ -27,6 +27,25 @@ class CountedNode : public Object {
 
 FERRY_REGISTER_NODE_TYPE(CountedNode);  // test_ir.h registers the others
 
+/// An enum and a node with a field of it, for the enum tests (test_enum.py).
+enum class OpKind : int32_t { kAdd = 0, kMul = 1, kSub = 5 };
+FERRY_REGISTER_ENUM(OpKind, "test.OpKind",
+                    {{OpKind::kAdd, "Add"}, {OpKind::kMul, "Mul"}, {OpKind::kSub, "Sub"}});
+class OpHolderNode : public Object {
+ public:
+  OpKind op = OpKind::kAdd;
+  void VisitAttrs(AttrVisitor* v) { v->Visit("op", &op); }
+  static constexpr bool _type_sequal_by_fields = true;
+  static constexpr bool _type_mutable = true;
+  static constexpr const char* _type_key = "test.OpHolder";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(OpHolderNode, Object);
+};
+FERRY_REGISTER_NODE_TYPE(OpHolderNode);
+/// The op of an OpHolder as C++ sees it: its integer value.
+FERRY_REGISTER_GLOBAL("test.op_value").set_body_typed([](ObjectRef holder) {
+  return static_cast<int64_t>(holder.as<OpHolderNode>()->op);
+});
+
 FERRY_REGISTER_GLOBAL("test.IntImm").set_body_typed([](int64_t v) { return IntImm(v); }, {"value"});
 FERRY_REGISTER_GLOBAL("test.Var").set_body_typed([](String name) { return Var(name); }, {"name"});
 FERRY_REGISTER_GLOBAL("test.Add")

@@ -1,0 +1,138 @@
+// StructuralVisit and StructuralTransform on the balanced 999 999-node tree of
+// bench_structural.cc, each beside its floor: a hand-written recursive walk or rebuild that knows
+// the two C++ types (no tables, no callbacks). Also the structural hash of the same tree, the
+// walk a visit is compared with.
+//
+// Transforms: none changes (the result is the input), one leaf changes (the walk still visits
+// every node to find it, but copies only the 20 nodes of its spine), every leaf changes (the
+// whole tree is copied). The counters give the objects each transform made.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "structural_nodes.h"
+
+namespace {
+
+using namespace ferry_bench;
+
+constexpr int64_t kLeaves = 500000;  // 999,999 nodes
+constexpr int64_t kNodes = 2 * kLeaves - 1;
+
+/// The floor of a visit: counts the nodes recursively.
+int64_t FloorCount(const Object* node, int32_t num) {
+  if (node->type_index() == num) return 1;
+  const auto* pair = static_cast<const PairNode*>(node);
+  return 1 + FloorCount(pair->a.get(), num) + FloorCount(pair->b.get(), num);
+}
+
+/// The floor of a transform: rebuilds the tree bottom-up, replacing the leaves `f` maps to a new
+/// value (f returns -1 to keep) and copying only the pairs with a changed child.
+template <typename F>
+ObjectRef FloorRebuild(const ObjectRef& node, int32_t num, const F& f) {
+  if (node->type_index() == num) {
+    const int64_t v = f(static_cast<const NumNode*>(node.get())->value);
+    return v < 0 ? node : Num(v);
+  }
+  const auto* pair = static_cast<const PairNode*>(node.get());
+  ObjectRef a = FloorRebuild(pair->a, num, f);
+  ObjectRef b = FloorRebuild(pair->b, num, f);
+  if (a.same_as(pair->a) && b.same_as(pair->b)) return node;
+  return Pair(std::move(a), std::move(b));
+}
+
+/// The callbacks of the Ferry transforms, the same decisions as the floor's.
+template <typename F>
+auto LeafRule(const F& f) {
+  return [f](const ObjectRef& node) -> ObjectRef {
+    if (const auto* num = node.as<NumNode>()) {
+      const int64_t v = f(num->value);
+      if (v >= 0) return Num(v);
+    }
+    return ObjectRef();
+  };
+}
+const auto kNone = [](int64_t) -> int64_t { return -1; };
+const auto kOneLeaf = [](int64_t v) -> int64_t { return v == kLeaves / 3 ? 7 : -1; };
+const auto kEveryLeaf = [](int64_t v) -> int64_t { return v + 1; };
+
+void BM_Ferry_Visit(benchmark::State& state) {
+  ObjectRef tree = Tree(0, kLeaves);
+  for (auto _ : state) {
+    int64_t n = 0;
+    StructuralVisit(tree, [&](const ObjectRef&) { ++n; });
+    benchmark::DoNotOptimize(n);
+  }
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+void BM_Floor_Visit(benchmark::State& state) {
+  ObjectRef tree = Tree(0, kLeaves);
+  const int32_t num = NumNode::RuntimeTypeIndex();
+  for (auto _ : state) benchmark::DoNotOptimize(FloorCount(tree.get(), num));
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+void BM_Ferry_Hash(benchmark::State& state) {
+  ObjectRef tree = Tree(0, kLeaves);
+  for (auto _ : state) benchmark::DoNotOptimize(StructuralHash()(tree));
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+
+template <typename F>
+void RunFerryTransform(benchmark::State& state, const F& f) {
+  ObjectRef tree = Tree(0, kLeaves);
+  int64_t copied = 0;
+  for (auto _ : state) {
+    ObjectRef out = StructuralTransform(tree, LeafRule(f));
+    state.PauseTiming();
+    // Objects of the result that are not in the input: the root when it differs, and below a
+    // new object every child with one reference (a kept child has two: old and new parent).
+    copied = 0;
+    std::vector<const Object*> stack;
+    if (!out.same_as(tree)) stack.push_back(out.get());
+    while (!stack.empty()) {
+      const Object* n = stack.back();
+      stack.pop_back();
+      ++copied;
+      if (n->IsInstance<PairNode>()) {
+        const auto* p = static_cast<const PairNode*>(n);
+        if (p->a->use_count() == 1) stack.push_back(p->a.get());
+        if (p->b->use_count() == 1) stack.push_back(p->b.get());
+      }
+    }
+    out = ObjectRef();  // dropping the copies is not timed
+    state.ResumeTiming();
+  }
+  state.counters["objects_made"] = static_cast<double>(copied);
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+template <typename F>
+void RunFloorTransform(benchmark::State& state, const F& f) {
+  ObjectRef tree = Tree(0, kLeaves);
+  const int32_t num = NumNode::RuntimeTypeIndex();
+  for (auto _ : state) {
+    ObjectRef out = FloorRebuild(tree, num, f);
+    state.PauseTiming();
+    out = ObjectRef();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+
+void BM_Ferry_TransformNone(benchmark::State& state) { RunFerryTransform(state, kNone); }
+void BM_Floor_TransformNone(benchmark::State& state) { RunFloorTransform(state, kNone); }
+void BM_Ferry_TransformOneLeaf(benchmark::State& state) { RunFerryTransform(state, kOneLeaf); }
+void BM_Floor_TransformOneLeaf(benchmark::State& state) { RunFloorTransform(state, kOneLeaf); }
+void BM_Ferry_TransformEveryLeaf(benchmark::State& state) { RunFerryTransform(state, kEveryLeaf); }
+void BM_Floor_TransformEveryLeaf(benchmark::State& state) { RunFloorTransform(state, kEveryLeaf); }
+
+BENCHMARK(BM_Ferry_Visit)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_Visit)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_Hash)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_TransformNone)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_TransformNone)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_TransformOneLeaf)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_TransformOneLeaf)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ferry_TransformEveryLeaf)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Floor_TransformEveryLeaf)->Unit(benchmark::kMillisecond);
+
+}  // namespace

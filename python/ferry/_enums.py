@@ -1,0 +1,113 @@
+"""Enums shared with C++: :func:`get_enum` and :func:`register_enum`.
+
+An enum field holds its member's name on the C++ side (``FERRY_REGISTER_ENUM``); Python reads it
+as a member of an ``enum.IntEnum`` and writes a member, its name or its value.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from typing import Any
+
+from ._core import Function
+from .registry import get_global_func
+
+
+def _required(name: str) -> Function:
+    func = get_global_func(name)
+    if func is None:  # libferry always registers these
+        raise ImportError(f"libferry lacks the global function {name}")
+    return func
+
+
+_enum_get = _required("ferry.EnumGet")
+_enum_register = _required("ferry.EnumRegister")
+_lock = threading.Lock()
+_by_key: dict[str, type[enum.Enum]] = {}
+_key_of: dict[type[enum.Enum], str] = {}
+
+
+def get_enum(key: str) -> type[enum.Enum]:
+    """The Python enum of the enum registered as ``key``: the class given to
+    :func:`register_enum`, or an ``enum.IntEnum`` made (once) from the C++ registration. A
+    ``KeyError`` when no enum is registered as ``key``."""
+    with _lock:
+        known = _by_key.get(key)
+    if known is not None:
+        return known
+    flat = _enum_get(key)
+    if flat is None:
+        raise KeyError(f"no enum is registered as {key!r}")
+    items = list(flat)
+    members = [(str(items[i]), int(items[i + 1])) for i in range(0, len(items), 2)]
+    made: Any = enum.IntEnum(key.rsplit(".", 1)[-1], members)  # type: ignore[misc]
+    made.__qualname__ = key
+    with _lock:
+        cls = _by_key.setdefault(key, made)
+        _key_of.setdefault(cls, key)
+    return cls
+
+
+def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
+    """Registers the Python enum ``cls`` (integer values) as ``key``, so that C++ knows its
+    members and ``py_class`` fields may be annotated with it. Registering the members of an enum
+    C++ registered already is allowed (they must agree); other members under a taken key are a
+    ``ValueError``. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
+    if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+        raise TypeError(f"register_enum: {cls!r} is not an enum.Enum subclass")
+    flat: list[object] = []
+    for member in cls:
+        if not isinstance(member.value, int) or isinstance(member.value, bool):
+            raise TypeError(
+                f"register_enum({key!r}): member {member.name} has the value {member.value!r}; "
+                "Ferry enums have integer values"
+            )
+        flat += [member.name, int(member.value)]
+    _enum_register(key, flat)
+    if not issubclass(cls, int) and "__index__" not in vars(cls):
+        # A plain Enum member then converts to its value where C++ takes it.
+        type.__setattr__(cls, "__index__", lambda self: int(self.value))
+    with _lock:
+        _by_key[key] = cls
+        _key_of[cls] = key
+    return cls
+
+
+def enum_key(cls: type) -> str | None:
+    """The key ``cls`` is registered under, or None."""
+    with _lock:
+        return _key_of.get(cls)
+
+
+class EnumField:
+    """A field of type ``Enum[key]``: stored as the member's name, read as the member."""
+
+    __slots__ = ("_field", "_key")
+
+    def __init__(self, name: str, key: str) -> None:
+        from . import _core
+
+        self._field = _core.Field(name)
+        self._key = key
+
+    @property
+    def name(self) -> str:
+        return self._field.name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        value = self._field.__get__(instance, owner)
+        if value is None:
+            return None
+        return get_enum(self._key)[str(value)]
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        self._field.__set__(instance, value)
+
+    def __delete__(self, instance: Any) -> None:
+        self._field.__delete__(instance)
+
+    def __reduce__(self) -> Any:
+        return (EnumField, (self.name, self._key))

@@ -1,0 +1,86 @@
+"""Passes over object graphs: :func:`visit`, :func:`transform` and :func:`structural_mismatch`.
+
+They run the C++ walks (``ferry::StructuralVisit``, ``ferry::StructuralTransform``,
+``ferry::StructuralMismatch``); see docs/transform.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ._core import Function
+from .registry import get_global_func
+
+
+def _required(name: str) -> Function:
+    func = get_global_func(name)
+    if func is None:  # libferry always registers these
+        raise ImportError(f"libferry lacks the global function {name}")
+    return func
+
+
+_visit = _required("ferry.StructuralVisit")
+_transform = _required("ferry.StructuralTransform")
+_mismatch = _required("ferry.StructuralMismatch")
+
+
+def _run(walk: Function, root: Any, fn: Callable[[Any], object]) -> Any:
+    """Runs `walk(root, fn)`. An exception `fn` raises comes back translated, with the access
+    path in its message; when its class is one C++ does not know (a user's own exception
+    class), the original exception is raised instead, with the translated message as a note
+    (Python 3.11+), so that ``except MyError`` still catches it."""
+    raised: list[BaseException] = []
+
+    def call(node: Any) -> object:
+        try:
+            return fn(node)
+        except BaseException as e:
+            raised.append(e)
+            raise
+
+    try:
+        return walk(root, call)
+    except BaseException as err:
+        if raised and not isinstance(err, type(raised[-1])):
+            original = raised[-1]
+            if hasattr(original, "add_note"):
+                original.add_note(str(err))
+            raise original from None
+        raise
+
+
+def visit(root: Any, fn: Callable[[Any], object]) -> None:
+    """Calls ``fn(obj)`` once on every object reachable from ``root``, children before parents.
+
+    Nodes' fields, the items of ``Array``/``List`` and the keys and values of ``Map``/``Dict``
+    are walked; strings, bytes and numbers are values and are not passed to ``fn``. An object
+    reachable by several paths is visited once. An exception raised by ``fn`` propagates with
+    the access path of the object in its message; a cycle (through a ``List`` or ``Dict``) is a
+    ``ValueError``.
+    """
+    _run(_visit, root, fn)
+
+
+def transform(root: Any, fn: Callable[[Any], object]) -> Any:
+    """Rebuilds the graph under ``root`` bottom-up and returns the new root.
+
+    ``fn(obj)`` sees each object with its children already transformed and returns its
+    replacement, or ``None`` to keep it. A node whose children did not change is kept as the
+    very same object; a node with a changed child is copied with only those fields replaced;
+    an object shared by several parents is transformed once and its result shared. A
+    replacement its field cannot hold is a ``TypeError`` naming the field.
+    """
+    return _run(_transform, root, fn)
+
+
+def structural_mismatch(a: Any, b: Any, map_free_vars: bool = False) -> str | None:
+    """The access path of the first structural difference between ``a`` and ``b``, such as
+    ``"b.a.value"`` or ``"args[1]"``; ``""`` when the roots themselves differ; ``None`` when
+    they are structurally equal."""
+    path = _mismatch(a, b, map_free_vars)
+    if path is None:
+        return None
+    path = str(path)
+    if path.startswith("root"):
+        path = path[len("root") :]
+    return path[1:] if path.startswith(".") else path

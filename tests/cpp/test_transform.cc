@@ -1,0 +1,278 @@
+// Tests of ferry/reflection/transform.h: StructuralVisit and StructuralTransform (post-order,
+// sharing, identity when unchanged, copy-on-write spine, containers, deep chains, errors with
+// paths, cycles).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_ir.h"
+
+namespace {
+
+using namespace test_ir;
+
+/// Replaces IntImm(from) by IntImm(to); keeps everything else.
+auto Replace(int64_t from, int64_t to) {
+  return [from, to](const ObjectRef& node) -> ObjectRef {
+    const auto* imm = node.as<IntImmNode>();
+    if (imm != nullptr && imm->value == from) return IntImm(to);
+    return ObjectRef();
+  };
+}
+
+std::string ErrorOf(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    return std::string(e.kind()) + ": " + std::string(e.message());
+  }
+  return "no error";
+}
+
+TEST(Transform, VisitIsPostOrderAndVisitsSharedOnce) {
+  Expr shared = Add(IntImm(1), IntImm(2));
+  Expr root = Add(shared, shared);
+  std::vector<const Object*> seen;
+  StructuralVisit(root, [&](const ObjectRef& node) { seen.push_back(node.get()); });
+  // IntImm(1), IntImm(2), shared, root: the shared Add once, children first.
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[2], shared.get());
+  EXPECT_EQ(seen[3], root.get());
+  EXPECT_EQ(seen[0], static_cast<const AddNode*>(shared.get())->a.get());
+}
+
+TEST(Transform, VisitWalksContainersAndSkipsPlainValues) {
+  Array<Any> items{IntImm(1), String("s"), 3, Map<String, Expr>{{"k", IntImm(4)}}};
+  List<Any> list{items, 5};
+  int64_t objects = 0, imms = 0;
+  StructuralVisit(list, [&](const ObjectRef& node) {
+    ++objects;
+    imms += node.as<IntImmNode>() != nullptr;
+  });
+  // list, items, IntImm(1), the map, IntImm(4): strings and ints are values.
+  EXPECT_EQ(objects, 5);
+  EXPECT_EQ(imms, 2);
+  int64_t none = 0;
+  StructuralVisit(Any(3), [&](const ObjectRef&) { ++none; });
+  EXPECT_EQ(none, 0);
+}
+
+TEST(Transform, NothingChangedReturnsTheSameObject) {
+  Expr root = Let(Var("x"), IntImm(1), Add(IntImm(2), IntImm(3)));
+  Expr out = StructuralTransform(root, Replace(7, 8));
+  EXPECT_TRUE(out.same_as(root));
+  Array<Expr> arr{root, IntImm(5)};
+  EXPECT_TRUE(StructuralTransform(arr, Replace(7, 8)).same_as(arr));
+}
+
+TEST(Transform, ReturningTheNodeItselfKeepsIt) {
+  Expr left = Add(IntImm(1), IntImm(2));
+  Expr root = Add(left, Add(IntImm(3), IntImm(4)));
+  auto identity = [](const ObjectRef& node) { return node; };
+  EXPECT_TRUE(StructuralTransform(root, identity).same_as(root));
+  // With a change below, the parents above it are copied once, the rest kept.
+  Expr out = StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+    const auto* imm = node.as<IntImmNode>();
+    if (imm != nullptr && imm->value == 4) return IntImm(40);
+    return node;
+  });
+  EXPECT_TRUE(out.as<AddNode>()->a.same_as(left));
+  EXPECT_EQ(out.as<AddNode>()->b.as<AddNode>()->b.as<IntImmNode>()->value, 40);
+}
+
+TEST(Transform, OnlyTheChangedSpineIsCopied) {
+  Expr left = Add(IntImm(1), IntImm(2));
+  Expr right = Add(IntImm(3), IntImm(4));
+  Expr root = Add(left, right);
+  Expr out = StructuralTransform(root, Replace(4, 40));
+  ASSERT_FALSE(out.same_as(root));
+  const auto* node = out.as<AddNode>();
+  EXPECT_TRUE(node->a.same_as(left));  // untouched sibling kept
+  ASSERT_FALSE(node->b.same_as(right));
+  const auto* new_right = node->b.as<AddNode>();
+  EXPECT_TRUE(new_right->a.same_as(static_cast<const AddNode*>(right.get())->a));
+  EXPECT_EQ(new_right->b.as<IntImmNode>()->value, 40);
+  // The input is unchanged (copy-on-write, not in place).
+  EXPECT_EQ(static_cast<const AddNode*>(right.get())->b.as<IntImmNode>()->value, 4);
+}
+
+TEST(Transform, SharingIsKept) {
+  Expr shared = Add(IntImm(1), IntImm(2));
+  Expr root = Add(Add(shared, IntImm(9)), shared);
+  int64_t calls = 0;
+  Expr out = StructuralTransform(root, [&](const ObjectRef& node) -> ObjectRef {
+    ++calls;
+    return Replace(1, 10)(node);
+  });
+  // 1, 2, shared, 9, Add(shared, 9), root: the shared Add is transformed once.
+  EXPECT_EQ(calls, 6);
+  const auto* top = out.as<AddNode>();
+  const Expr& via_left = top->a.as<AddNode>()->a;
+  EXPECT_TRUE(via_left.same_as(top->b));  // both parents point at the one new child
+  EXPECT_FALSE(via_left.same_as(shared));
+  EXPECT_EQ(via_left.as<AddNode>()->a.as<IntImmNode>()->value, 10);
+}
+
+TEST(Transform, ContainersAreRebuilt) {
+  Map<String, Expr> table{{"k", IntImm(1)}, {"j", IntImm(2)}};
+  Array<Any> arr{IntImm(1), table, String("s")};
+  List<Any> list{arr, IntImm(2)};
+  Dict<Any, Any> dict{{String("x"), list}};
+  Any out = StructuralTransform(AnyView(dict), Replace(1, 11));
+  auto new_dict = out.cast<Dict<Any, Any>>();
+  EXPECT_FALSE(new_dict.same_as(dict));
+  auto new_list = new_dict.at(String("x")).cast<List<Any>>();
+  EXPECT_FALSE(new_list.same_as(list));
+  EXPECT_TRUE(new_list[1].cast<ObjectRef>().same_as(list[1].cast<ObjectRef>()));
+  auto new_arr = new_list[0].cast<Array<Any>>();
+  EXPECT_EQ(new_arr[0].cast<IntImm>()->value, 11);
+  EXPECT_EQ(new_arr[2].cast<String>(), "s");
+  auto new_table = new_arr[1].cast<Map<String, Expr>>();
+  EXPECT_EQ(new_table.at("k").as<IntImmNode>()->value, 11);
+  EXPECT_TRUE(new_table.at("j").same_as(table.at("j")));
+  // The originals are untouched.
+  EXPECT_EQ(arr[0].cast<IntImm>()->value, 1);
+  EXPECT_TRUE(list[0].cast<ObjectRef>().same_as(arr));
+}
+
+TEST(Transform, OptionalAndAnyFieldsAreRebuilt) {
+  auto attrs = make_object<AttrsNode>();
+  attrs->maybe = IntImm(1);
+  attrs->anything = Array<Expr>{IntImm(1)};
+  attrs->text = "kept";
+  attrs->count = 3;
+  ObjectRef root(attrs);
+  ObjectRef out = StructuralTransform(root, Replace(1, 2));
+  const auto* node = out.as<AttrsNode>();
+  ASSERT_NE(node, attrs.get());
+  EXPECT_EQ(node->maybe.value().as<IntImmNode>()->value, 2);
+  EXPECT_EQ(node->anything.cast<Array<Expr>>()[0].as<IntImmNode>()->value, 2);
+  EXPECT_EQ(node->text, "kept");
+  EXPECT_EQ(node->count.value(), 3);
+}
+
+TEST(Transform, ReplacementOfAnotherTypeWhereTheFieldAcceptsIt) {
+  // Let.value is an Expr: an Add may replace an IntImm there.
+  Expr root = Let(Var("x"), IntImm(1), IntImm(2));
+  Expr out = StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+    const auto* imm = node.as<IntImmNode>();
+    if (imm != nullptr && imm->value == 1) return Add(IntImm(0), IntImm(1));
+    return ObjectRef();
+  });
+  EXPECT_NE(out.as<LetNode>()->value.as<AddNode>(), nullptr);
+}
+
+TEST(Transform, ReplacementTheFieldCannotHoldIsATypeErrorNamingTheField) {
+  Expr root = Let(Var("x"), IntImm(1), IntImm(2));
+  std::string error = ErrorOf([&] {
+    StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+      if (node.as<VarNode>() != nullptr) return IntImm(5);  // Let.var must be a Var
+      return ObjectRef();
+    });
+  });
+  EXPECT_NE(error.find("TypeError"), std::string::npos) << error;
+  EXPECT_NE(error.find("field 'var' of 'test.Let'"), std::string::npos) << error;
+  EXPECT_NE(error.find("at root (test.Let)"), std::string::npos) << error;
+}
+
+TEST(Transform, ErrorsFromFnCarryThePath) {
+  Expr root = Add(IntImm(1), Let(Var("x"), IntImm(2), Add(IntImm(3), IntImm(4))));
+  std::string error = ErrorOf([&] {
+    StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+      const auto* imm = node.as<IntImmNode>();
+      if (imm != nullptr && imm->value == 4) FERRY_THROW(ValueError) << "no fours";
+      return ObjectRef();
+    });
+  });
+  EXPECT_EQ(error, "ValueError: StructuralTransform: at root.b.body.b (test.IntImm): no fours");
+  Array<Any> arr{IntImm(0), Map<String, Expr>{{"k", IntImm(4)}}};
+  error = ErrorOf([&] {
+    StructuralVisit(arr, [](const ObjectRef& node) {
+      const auto* imm = node.as<IntImmNode>();
+      if (imm != nullptr && imm->value == 4) FERRY_THROW(KeyError) << "four";
+    });
+  });
+  EXPECT_EQ(error, "KeyError: StructuralVisit: at root[1][\"k\"] (test.IntImm): four");
+}
+
+TEST(Transform, CyclesThroughListsAreAnError) {
+  List<Any> list{IntImm(1)};
+  list.push_back(list);
+  std::string error = ErrorOf([&] { StructuralVisit(list, [](const ObjectRef&) {}); });
+  EXPECT_NE(error.find("ValueError: StructuralVisit: at root[1] (ferry.List): the graph has a "
+                       "cycle"),
+            std::string::npos)
+      << error;
+  error = ErrorOf([&] { StructuralTransform(AnyView(list), Replace(1, 2)); });
+  EXPECT_NE(error.find("cycle"), std::string::npos) << error;
+  Dict<Any, Any> dict;
+  List<Any> inner{dict};
+  dict.Set(String("k"), inner);
+  error = ErrorOf([&] { StructuralTransform(AnyView(inner), Replace(1, 2)); });
+  EXPECT_NE(error.find("cycle"), std::string::npos) << error;
+  list.pop_back();  // break the cycles so the objects are freed
+  dict.erase(String("k"));
+}
+
+TEST(Transform, RootReplacedAndTypedResult) {
+  Expr out = StructuralTransform(Expr(IntImm(1)), Replace(1, 5));
+  EXPECT_EQ(out.as<IntImmNode>()->value, 5);
+  std::string error = ErrorOf([&] {
+    StructuralTransform(Expr(IntImm(1)),
+                        [](const ObjectRef&) -> ObjectRef { return Array<Any>(); });
+  });
+  EXPECT_NE(error.find("TypeError"), std::string::npos) << error;
+  EXPECT_EQ(StructuralTransform(Any(3), Replace(1, 2)).cast<int64_t>(), 3);
+}
+
+TEST(Transform, OptionalReturnKeepsOnNullopt) {
+  Expr root = Add(IntImm(1), IntImm(2));
+  Expr out = StructuralTransform(root, [](const ObjectRef& node) -> Optional<Expr> {
+    if (node.as<IntImmNode>() != nullptr && node.as<IntImmNode>()->value == 2) {
+      return Expr(IntImm(3));
+    }
+    return std::nullopt;
+  });
+  EXPECT_EQ(out.as<AddNode>()->b.as<IntImmNode>()->value, 3);
+  EXPECT_TRUE(out.as<AddNode>()->a.same_as(root.as<AddNode>()->a));
+}
+
+TEST(Transform, NodesWithoutACopyConstructorAreRebuiltFromFields) {
+  // MutableChildNode is copy-constructible; a List-held Fixed is a leaf without object fields.
+  auto m = make_object<MutableChildNode>();
+  m->count = 7;
+  m->ratio = 0.5;
+  m->label = "l";
+  m->expr = IntImm(1);
+  ObjectRef out = StructuralTransform(ObjectRef(m), Replace(1, 2));
+  const auto* node = out.as<MutableChildNode>();
+  ASSERT_NE(node, nullptr);
+  EXPECT_NE(node, m.get());
+  EXPECT_EQ(node->count, 7);
+  EXPECT_EQ(node->ratio, 0.5);
+  EXPECT_EQ(node->expr.value().as<IntImmNode>()->value, 2);
+}
+
+TEST(Transform, MillionDeepChainNeedsNoRecursion) {
+  Expr chain = IntImm(0);
+  for (int i = 1; i <= 1000000; ++i) chain = Add(chain, IntImm(i));
+  int64_t visited = 0;
+  StructuralVisit(chain, [&](const ObjectRef&) { ++visited; });
+  EXPECT_EQ(visited, 2000001);
+  // Unchanged: the same object back.
+  EXPECT_TRUE(StructuralTransform(chain, Replace(-1, 0)).same_as(chain));
+  // The deepest leaf changed: the whole spine is copied, every right leaf kept.
+  Expr out = StructuralTransform(chain, Replace(0, 42));
+  EXPECT_FALSE(out.same_as(chain));
+  EXPECT_TRUE(out.as<AddNode>()->b.same_as(chain.as<AddNode>()->b));
+  const Object* deepest = out.get();
+  while (const auto* add = static_cast<const Object*>(deepest)->IsInstance<AddNode>()
+                               ? static_cast<const AddNode*>(deepest)
+                               : nullptr) {
+    deepest = add->a.get();
+  }
+  EXPECT_EQ(static_cast<const IntImmNode*>(deepest)->value, 42);
+}
+
+}  // namespace

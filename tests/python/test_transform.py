@@ -1,0 +1,245 @@
+"""ferry.visit, ferry.transform and ferry.structural_mismatch over C++ nodes, py_class nodes and
+containers: post-order, sharing, identity when unchanged, the copied spine, errors with paths,
+cycles, deep chains."""
+
+import subprocess
+import sys
+
+import ferry_testing
+import pytest
+from ferry_testing import Add as AddType
+from ferry_testing import IntImm, Var
+from py_class_defs import Lit
+
+import ferry
+
+Let = ferry.get_global_func("test.Let")
+Add = ferry.get_global_func("test.Add")
+
+
+def replace(old, new):
+    def fn(node):
+        if isinstance(node, IntImm) and node.value == old:
+            return IntImm(new)
+        return None
+
+    return fn
+
+
+def test_visit_is_post_order_and_visits_shared_once():
+    shared = Add(IntImm(1), IntImm(2))
+    root = Add(shared, shared)
+    seen = []
+    ferry.visit(root, seen.append)
+    assert [type(n).__name__ for n in seen] == ["IntImm", "IntImm", "Add", "Add"]
+    assert seen[2].same_as(shared)
+    assert seen[3].same_as(root)
+
+
+def test_visit_walks_containers_not_plain_values():
+    seen = []
+    ferry.visit([IntImm(1), "s", 3, {"k": IntImm(4)}], seen.append)
+    kinds = sorted(type(n).__name__ for n in seen)
+    assert kinds == ["Array", "IntImm", "IntImm", "Map"]
+    ferry.visit(3, seen.append)
+    assert len(seen) == 4
+
+
+def test_transform_unchanged_returns_the_same_object():
+    root = Let(Var("x"), IntImm(1), Add(IntImm(2), IntImm(3)))
+    out = ferry.transform(root, lambda node: None)
+    assert out.same_as(root)
+    assert out is root
+    assert ferry.transform(root, lambda node: node) is root  # returning the node keeps it
+
+
+def test_transform_copies_only_the_spine():
+    left = Add(IntImm(1), IntImm(2))
+    right = Add(IntImm(3), IntImm(4))
+    root = Add(left, right)
+    out = ferry.transform(root, replace(4, 40))
+    assert not out.same_as(root)
+    assert out.a.same_as(left)
+    assert not out.b.same_as(right)
+    assert out.b.a.same_as(right.a)
+    assert out.b.b.value == 40
+    assert right.b.value == 4  # the input is unchanged
+
+
+def test_transform_keeps_sharing():
+    shared = Add(IntImm(1), IntImm(2))
+    root = Add(Add(shared, IntImm(9)), shared)
+    calls = []
+
+    def fn(node):
+        calls.append(node)
+        return replace(1, 10)(node)
+
+    out = ferry.transform(root, fn)
+    assert len(calls) == 6
+    assert out.a.a.same_as(out.b)
+    assert out.b.a.value == 10
+    assert not out.b.same_as(shared)
+
+
+def test_transform_py_class_nodes():
+    chain = Lit(1, Lit(2, Lit(3)))
+
+    def bump_last(node):
+        if isinstance(node, Lit) and node.next is None:
+            return Lit(node.value * 100)
+        return None
+
+    out = ferry.transform(chain, bump_last)
+    assert out.value == 1 and out.next.value == 2 and out.next.next.value == 300
+    assert chain.next.next.value == 3
+    assert ferry.transform(chain, lambda n: None) is chain
+    # A py_class node inside a C++ node: C++ Add over a Python Lit.
+    mixed = Add(Lit(5), IntImm(1))
+    out = ferry.transform(mixed, replace(1, 2))
+    assert out.a.same_as(mixed.a)
+    assert out.b.value == 2
+
+
+def test_transform_py_class_extending_a_cpp_node_copies_every_field():
+    from py_class_defs import Counter
+
+    c = Counter(count=3, small=4, label="L", expr=IntImm(1), items=[IntImm(2)], note="n")
+    out = ferry.transform(c, replace(2, 9))
+    assert out is not c
+    assert (out.count, out.small, out.label, out.note) == (3, 4, "L", "n")
+    assert out.expr.same_as(c.expr)
+    assert out.items[0].value == 9 and c.items[0].value == 2
+
+
+def test_transform_containers():
+    table = ferry.Map({"k": IntImm(1), "j": IntImm(2)})
+    lst = ferry.List([table, IntImm(1), "s"])
+    out = ferry.transform(lst, replace(1, 11))
+    assert isinstance(out, ferry.List)
+    assert out[0]["k"].value == 11
+    assert out[0]["j"].same_as(table["j"])
+    assert out[2] == "s"
+    assert lst[1].value == 1
+
+
+def test_replacement_of_another_type_where_the_field_accepts_it():
+    root = Let(Var("x"), IntImm(1), IntImm(2))
+    out = ferry.transform(
+        root,
+        lambda n: Add(IntImm(0), IntImm(1)) if isinstance(n, IntImm) and n.value == 1 else None,
+    )
+    assert isinstance(out.value, AddType)
+
+
+def test_replacement_the_field_cannot_hold_is_a_type_error_naming_the_field():
+    root = Let(Var("x"), IntImm(1), IntImm(2))
+    with pytest.raises(TypeError, match=r"field 'var' of 'test.Let'"):
+        ferry.transform(root, lambda n: IntImm(5) if isinstance(n, Var) else None)
+    with pytest.raises(TypeError, match=r"field 'next' of 'pytest.Lit'"):
+        ferry.transform(
+            Lit(1, Lit(2)), lambda n: IntImm(5) if isinstance(n, Lit) and n.value == 2 else None
+        )
+
+
+def test_errors_from_fn_carry_the_path():
+    root = Add(IntImm(1), Let(Var("x"), IntImm(2), Add(IntImm(3), IntImm(4))))
+
+    def fn(node):
+        if isinstance(node, IntImm) and node.value == 4:
+            raise ValueError("no fours")
+
+    with pytest.raises(ValueError, match=r"at root\.b\.body\.b \(test\.IntImm\): no fours"):
+        ferry.transform(root, fn)
+    with pytest.raises(ValueError, match=r"StructuralVisit: at root\.b\.body\.b .*no fours"):
+        ferry.visit(root, fn)
+
+
+def test_exceptions_of_user_classes_keep_their_class():
+    class MyError(Exception):
+        pass
+
+    def fn(node):
+        if isinstance(node, IntImm) and node.value == 2:
+            raise MyError("mine")
+
+    with pytest.raises(MyError, match="mine") as info:
+        ferry.transform(Add(IntImm(1), IntImm(2)), fn)
+    if sys.version_info >= (3, 11):
+        assert "at root.b (test.IntImm)" in info.value.__notes__[0]
+    with pytest.raises(MyError):
+        ferry.visit(Add(IntImm(1), IntImm(2)), fn)
+
+
+def test_cycles_through_list_and_dict_are_an_error():
+    lst = ferry.List([IntImm(1)])
+    lst.append(lst)
+    with pytest.raises(ValueError, match="cycle"):
+        ferry.visit(lst, lambda n: None)
+    with pytest.raises(ValueError, match="cycle"):
+        ferry.transform(lst, replace(1, 2))
+    lst.pop()
+    d = ferry.Dict()
+    d["self"] = ferry.List([d])
+    with pytest.raises(ValueError, match=r"at root\[\"self\"\]\[0\] \(ferry.Dict\).*cycle"):
+        ferry.transform(d, lambda n: None)
+    del d["self"]
+
+
+def test_deep_chain_needs_no_recursion():
+    # 1e5 deep, built in C++ terms through Python; a recursive walk would overflow.
+    chain = IntImm(0)
+    for i in range(1, 100001):
+        chain = Add(chain, IntImm(i))
+    count = [0]
+
+    def counter(node):
+        count[0] += 1
+
+    ferry.visit(chain, counter)
+    assert count[0] == 200001
+    assert ferry.transform(chain, lambda n: None) is chain
+    out = ferry.transform(chain, replace(0, 42))
+    assert not out.same_as(chain)
+    assert out.b.same_as(chain.b)
+    node = out
+    while isinstance(node, AddType):
+        node = node.a
+    assert node.value == 42
+
+
+def test_structural_mismatch():
+    a = Add(IntImm(1), Add(IntImm(2), IntImm(3)))
+    b = Add(IntImm(1), Add(IntImm(2), IntImm(4)))
+    assert ferry.structural_mismatch(a, b) == "b.b.value"
+    assert ferry.structural_mismatch(a, a) is None
+    assert ferry.structural_mismatch([1, 2], [1, 3]) == "[1]"
+    assert ferry.structural_mismatch(IntImm(1), Var("x")) == ""
+    assert ferry.structural_mismatch(Lit(1, Lit(2)), Lit(1, Lit(3))) == "next.value"
+
+
+def test_fn_errors_do_not_leak_or_crash_in_a_fresh_process():
+    code = (
+        "import ferry, ferry_testing\n"
+        "from ferry_testing import IntImm\n"
+        "Add = ferry.get_global_func('test.Add')\n"
+        "def boom(n):\n"
+        "    raise KeyError('k')\n"
+        "try:\n"
+        "    ferry.transform(Add(IntImm(1), IntImm(2)), boom)\n"
+        "except KeyError as e:\n"
+        "    assert 'at root.a (test.IntImm)' in str(e), str(e)\n"
+        "    print('ok')\n"
+    )
+    env_dir = str(ferry_testing.ROOT / "tests" / "python")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **__import__("os").environ,
+            "PYTHONPATH": env_dir + ":" + __import__("os").environ.get("PYTHONPATH", ""),
+        },
+    )
+    assert out.stdout.strip() == "ok", out.stderr
