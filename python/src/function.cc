@@ -9,6 +9,7 @@
 #define FERRY_PY_PTHREADS 1
 #endif
 
+#include <cctype>   // isalpha: a type key starts with a letter
 #include <cstdlib>  // strtol: the argument index of a TypeError
 #include <cstring>  // strcmp
 #include <new>      // std::bad_alloc
@@ -722,6 +723,10 @@ bool RenameGot(std::string* message, size_t at, PyObject* passed) {
   const size_t got = message->find(kGot, at);
   if (got == std::string::npos) return false;
   const size_t start = got + kGot.size();
+  // Only a type key is renamed: "expected Tuple[int, str] (2 items) but got 3 items" is a count.
+  if (start >= message->size() || !std::isalpha(static_cast<unsigned char>((*message)[start]))) {
+    return false;
+  }
   // K is a type key: it ends at a detail in parentheses, at the end of the detail it is in, or
   // at the end.
   size_t stop = message->find_first_of(" )", start);
