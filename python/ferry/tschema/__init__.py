@@ -20,8 +20,18 @@ Python: importing it needs nothing beyond the standard library and the `ferry` p
 
 from . import ty
 from .errors import Diagnostic, SchemaError
-from .lang import Object, declare
+from .lang import Enum, Object, declare, declare_enum
 from .loader import load_schema
 from .runtime import register
 
-__all__ = ["declare", "Object", "ty", "SchemaError", "Diagnostic", "load_schema", "register"]
+__all__ = [
+    "declare",
+    "declare_enum",
+    "Object",
+    "Enum",
+    "ty",
+    "SchemaError",
+    "Diagnostic",
+    "load_schema",
+    "register",
+]
