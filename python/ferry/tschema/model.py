@@ -270,8 +270,8 @@ class _Builder:
             if key in ENUM_ATTRIBUTES or (key.startswith("__") and key.endswith("__")):
                 continue
             where = f"member {key!r} of enum {name}"
-            if key.startswith("_"):
-                self.error(cls, f"{where} starts with '_' (reserved by Python enums)", key)
+            if key.startswith("_") or key == "mro":
+                self.error(cls, f"{where} is reserved by Python enums ('_...' and 'mro')", key)
                 continue
             if not _IDENT.match(key):
                 self.error(cls, f"{where} is not a C++ identifier (ASCII letters, digits, _)", key)
@@ -717,6 +717,7 @@ def _check_unique_enums(enums: List[EnumDef], nodes: List[NodeDef], b: _Builder)
     """Enum type keys are unique among enums; C++ names unique among enums and nodes."""
     keys: Dict[str, EnumDef] = {}
     cpp_names: Dict[str, tuple] = {}
+    py_names: Dict[str, tuple] = {n.ref_name: (n.name, n.file, n.line) for n in nodes if n.emitted}
     for node in nodes:
         for cpp_name in (node.name, node.ref_name):
             cpp_names.setdefault(f"{node.namespace}::{cpp_name}", (node.name, node.file, node.line))
@@ -728,6 +729,14 @@ def _check_unique_enums(enums: List[EnumDef], nodes: List[NodeDef], b: _Builder)
                 e.line,
                 f"duplicate enum type_key {e.type_key!r}: {e.name} and {first.name} "
                 f"(declared at {first.file}:{first.line})",
+            )
+        py_other = py_names.setdefault(e.name, (e.name, e.file, e.line)) if e.emitted else None
+        if py_other is not None and py_other[1:] != (e.file, e.line):
+            b.errors.add(
+                e.file,
+                e.line,
+                f"Python class name {e.name!r} of enum {e.name} is also used by {py_other[0]} "
+                f"(declared at {py_other[1]}:{py_other[2]})",
             )
         other = cpp_names.setdefault(f"{e.namespace}::{e.name}", (e.name, e.file, e.line))
         if other[1:] != (e.file, e.line):

@@ -260,3 +260,40 @@ def test_error_enum_without_header(tmp_path):
         ["generate", path, "--source", tmp_path / "o.cc"],
         f"schema.py:{line_of(path, 'class Kind')}: enum Kind is generated only into a whole header",
     )
+
+
+def test_error_member_reserved_by_python(tmp_path):
+    body = enum_body("    A = 0\n    mro = 1\n")
+    check_error(tmp_path, body, "mro = 1", "member 'mro' of enum Kind is reserved by Python enums")
+
+
+def test_error_enum_named_like_a_python_class(tmp_path):
+    body = enum_body("    A = 0\n").replace("class Kind(Enum)", "class Use(Enum)")
+    body = body.replace("op: Kind", "op: Use")
+    check_error(
+        tmp_path, body, "class Use(Enum)", "Python class name 'Use' of enum Use is also used"
+    )
+
+
+def test_enum_from_another_schema_file(tmp_path):
+    """A node of b.py holds an enum a.py declares: b's outputs use it but do not declare it."""
+    write(
+        tmp_path / "a.py",
+        HEAD + '@declare_enum\nclass Kind(Enum):\n    type_key = "t.Kind"\n    A = 0\n    B = 1\n',
+    )
+    b = write(
+        tmp_path / "b.py",
+        HEAD + "from a import Kind\n\n\n"
+        '@declare\nclass UseNode(Object):\n    type_key = "t.Use"\n    op: Kind = Kind.B\n',
+    )
+    code, _, err = run_cli(
+        "generate", b, "--header", tmp_path / "b.h", "--python", tmp_path / "b_py.py"
+    )
+    assert code == 0, err
+    header = (tmp_path / "b.h").read_text()
+    assert "enum class" not in header and "  Kind op = Kind::kB;" in header
+    module = (tmp_path / "b_py.py").read_text()
+    assert "class Kind" not in module and "register_enum" not in module
+    assert "def __init__(self, op: enum.IntEnum = 'B') -> None:" in module
+    data = json.loads(run_cli("dump", b)[1])
+    assert [(e["name"], e["emitted"]) for e in data["enums"]] == [("Kind", False)]
