@@ -14,6 +14,9 @@
         type_key = "IntImm"
         value: ty.int64_t
 
+Enums shared by C++ and Python are declared with ``@declare_enum class OpKind(Enum)``, a
+``type_key`` and ``Name = int`` members, and used as field types (``op: OpKind``).
+
 Run ``python -m ferry.tschema generate|check|dump`` (docs/tschema.md). This package is pure
 Python: importing it needs nothing beyond the standard library and the `ferry` package.
 """

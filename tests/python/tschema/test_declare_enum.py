@@ -297,3 +297,7 @@ def test_enum_from_another_schema_file(tmp_path):
     assert "def __init__(self, op: enum.IntEnum = 'B') -> None:" in module
     data = json.loads(run_cli("dump", b)[1])
     assert [(e["name"], e["emitted"]) for e in data["enums"]] == [("Kind", False)]
+
+
+def test_error_enum_without_members(tmp_path):
+    check_error(tmp_path, enum_body(""), "class Kind", "enum Kind has no members")
