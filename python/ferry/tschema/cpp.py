@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Union
 
 from . import ty
-from .model import FieldDef, NodeDef, Schema
+from .model import EnumDef, FieldDef, NodeDef, Schema
 
 __all__ = [
     "Raw",
@@ -65,6 +65,12 @@ class CppNames(ty.NameContext):
     def cpp_ref(self, cls: type) -> str:
         return self.node(self.schema.by_cls[cls], ref=True)
 
+    def cpp_enum(self, cls: type) -> str:
+        e = self.schema.by_enum[cls]
+        if e.namespace == self.namespace:
+            return e.name
+        return f"::{e.namespace}::{e.name}" if e.namespace else f"::{e.name}"
+
     def py_ref(self, cls: type) -> str:  # pragma: no cover - Python names live in pygen
         return self.schema.by_cls[cls].ref_name
 
@@ -103,7 +109,7 @@ def _pick(name: str, taken: set) -> str:
 
 
 def _is_scalar(f: FieldDef) -> bool:
-    return isinstance(f.type, ty.Scalar)
+    return isinstance(f.type, (ty.Scalar, ty.EnumType))
 
 
 def _wrap_call(head: str, args: List[str], tail: str, indent: str) -> List[str]:
@@ -155,6 +161,9 @@ def node_class(node: NodeDef, names: CppNames, custom: Optional[str]) -> List[Li
             init = f" = {f.type.cpp_default(f.default, names)}"
         elif f.type.cpp_zero() is not None:
             init = f" = {f.type.cpp_zero()}"
+        elif isinstance(f.type, ty.EnumType) and f.type.first_member() is not None:
+            # Its first member, as a Python IntEnum field would start (0 may be no member).
+            init = f" = {f.type.cpp_default(f.type.first_member(), names)}"
         out.append(f"  {f.type.cpp(names)} {f.name}{init};")
     if own:
         out.append("")
@@ -250,7 +259,33 @@ def node_and_ref(node: NodeDef, names: CppNames, custom: Optional[str]) -> List[
     return node_class(node, names, custom) + [""] + ref_class(node, names)
 
 
-def _namespace_blocks(nodes: List[NodeDef], body) -> List[Line]:
+def enum_class(e: EnumDef) -> List[Line]:
+    """`enum class Name : int64_t { kA = 0, ... };`, one member per line when it is too wide."""
+    # -9223372036854775808 is not a C++ literal (it is minus a too-large one).
+    values = [
+        f"{ty.cpp_enum_member(n)} = {v if v != -(1 << 63) else f'{v + 1} - 1'}"
+        for n, v in e.members
+    ]
+    out: List[Line] = [*_doc(e.doc)]
+    one = f"enum class {e.name} : int64_t {{ {', '.join(values)} }};"
+    if len(one) <= _WIDTH:
+        return out + [one]
+    return out + [f"enum class {e.name} : int64_t {{"] + [f"  {v}," for v in values] + ["};"]
+
+
+def enum_registration(e: EnumDef) -> List[Line]:
+    """`FERRY_REGISTER_ENUM(Name, "key", {{Name::kA, "A"}, ...});`."""
+    key = ty.cpp_string_literal(e.type_key)
+    items = [f'{{{e.name}::{ty.cpp_enum_member(n)}, "{n}"}}' for n, _ in e.members]
+    one = f"FERRY_REGISTER_ENUM({e.name}, {key}, {{{', '.join(items)}}});"
+    if len(one) <= _WIDTH:
+        return [one]
+    out: List[Line] = [f"FERRY_REGISTER_ENUM({e.name}, {key}, {{"]
+    out += [f"    {item}," for item in items]
+    return out + ["});"]
+
+
+def _namespace_blocks(nodes: Sequence[Union[NodeDef, EnumDef]], body) -> List[Line]:
     """Runs of consecutive nodes in one namespace, each run wrapped in `namespace x {`."""
     out: List[Line] = []
     i = 0
@@ -306,6 +341,8 @@ def header_file(
     if includes:
         out += [f'#include "{inc}"' for inc in includes] + [""]
     out.append("// clang-format off")
+    # Enums first: the nodes that hold them need them complete.
+    out += _namespace_blocks(schema.emitted_enums, enum_class)
     out += _namespace_blocks(
         nodes, lambda node: node_and_ref(node, CppNames(schema, node.namespace), None)
     )
@@ -364,6 +401,7 @@ def source_file(
         "",
         "// clang-format off",
     ]
+    out += _namespace_blocks(schema.emitted_enums, enum_registration)
     out += _namespace_blocks(nodes, body)
     out += ["// clang-format on"]
     return out

@@ -159,6 +159,14 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
                 f"{n.name} has no '// tschema: {n.name}' region in the "
                 "in-place files, and no --header is given to generate it into",
             )
+    if (options.in_place or options.source) and not options.header:
+        for e in schema.emitted_enums:
+            errors.add(
+                e.file,
+                e.line,
+                f"enum {e.name} is generated only into a whole header (in-place regions hold "
+                "nodes): give --header",
+            )
     _check_reducers(schema, placed, custom, bool(options.header), errors)
     _check_region_order(schema, placed, errors)
     has_visit = {n.name: cpp.has_visit_attrs(n, custom) for n in emitted}

@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any, Dict, List
 
-from .model import FieldDef, NodeDef, Schema
+from .model import EnumDef, FieldDef, NodeDef, Schema
 
 __all__ = ["FORMAT_VERSION", "to_json", "dumps"]
 
@@ -56,6 +56,19 @@ def _node(node: NodeDef, base: str) -> Dict[str, Any]:
     }
 
 
+def _enum(e: EnumDef, base: str) -> Dict[str, Any]:
+    return {
+        "name": e.name,
+        "type_key": e.type_key,
+        "namespace": e.namespace,
+        "emitted": e.emitted,
+        "doc": "\n".join(e.doc),
+        "file": _rel(e.file, base),
+        "line": e.line,
+        "members": [{"name": n, "value": v} for n, v in e.members],
+    }
+
+
 def _rel(path: str, base: str) -> str:
     try:
         return os.path.relpath(path, base).replace(os.sep, "/")
@@ -71,6 +84,7 @@ def to_json(schema: Schema, base: str = ".") -> Dict[str, Any]:
         "version": FORMAT_VERSION,
         "files": [_rel(f, base) for f in schema.files],
         "nodes": [_node(n, base) for n in nodes],
+        "enums": [_enum(e, base) for e in schema.enums],
     }
 
 

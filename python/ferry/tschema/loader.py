@@ -17,8 +17,16 @@ from typing import Dict, List, Optional, Set
 
 from . import ty
 from .errors import Diagnostic, SchemaError
-from .lang import Object
-from .model import Schema, build, declaration, is_declared, own_annotations
+from .lang import Enum, Object
+from .model import (
+    Schema,
+    build,
+    declaration,
+    enum_declaration,
+    is_declared,
+    is_enum,
+    own_annotations,
+)
 from .source import SourceIndex
 
 __all__ = ["load_schema"]
@@ -46,15 +54,38 @@ def load_schema(paths: List[str]) -> Schema:
     needed_globals = set(globals_of_files)
     stack = list(emitted)
     seen: Set[type] = set(emitted)
+    used_enums: List[type] = []
     while stack:
         cls = stack.pop()
         for dep in _dependencies(cls):
-            if dep not in seen:
-                seen.add(dep)
-                stack.append(dep)
-                needed_globals.add(id(declaration(dep).module_globals))
+            if dep in seen:
+                continue
+            seen.add(dep)
+            if is_enum(dep):
+                used_enums.append(dep)
+                continue
+            stack.append(dep)
+            needed_globals.add(id(declaration(dep).module_globals))
     classes = [c for c in declared if id(declaration(c).module_globals) in needed_globals]
-    return build(classes, set(emitted), index, abs_paths)
+    # Enums: those of the files given (emitted) and those their nodes use from elsewhere.
+    enums = _all_enums(modules)
+    emitted_enums = [e for e in enums if id(enum_declaration(e).module_globals) in globals_of_files]
+    enums = emitted_enums + [e for e in used_enums if e not in emitted_enums]
+    enums.sort(key=lambda c: (enum_declaration(c).file, enum_declaration(c).line))
+    return build(classes, set(emitted) | set(emitted_enums), index, abs_paths, enums)
+
+
+def _all_enums(modules: List[ModuleType]) -> List[type]:
+    """Every declared enum of `modules` (and of schema files they import), once each."""
+    out: List[type] = []
+    for module in modules:
+        for value in vars(module).values():
+            if is_enum(value) and value not in out:
+                out.append(value)
+    for cls in Enum.__subclasses__():
+        if is_enum(cls) and cls not in out:
+            out.append(cls)
+    return out
 
 
 def _import_all(paths: List[str], index: SourceIndex) -> List[ModuleType]:
@@ -197,7 +228,7 @@ def _declared_in(annotation: object, module_globals: Dict[str, object]) -> List[
             annotation = eval(annotation, dict(module_globals))
         except Exception:  # reported with its line by the model
             return []
-    if is_declared(annotation):
+    if is_declared(annotation) or is_enum(annotation):
         return [annotation]  # type: ignore[list-item]
     if isinstance(annotation, ty._Deferred):
         return [c for a in annotation.args for c in _declared_in(a, module_globals)]
@@ -209,6 +240,24 @@ def _check_undeclared(modules: List[ModuleType], index: SourceIndex) -> None:
     errors = []
     for module in modules:
         for value in list(vars(module).values()):
+            if (
+                isinstance(value, type)
+                and issubclass(value, Enum)
+                and value is not Enum
+                and not is_enum(value)
+                and value.__module__ == module.__name__
+            ):
+                path = module.__file__ or module.__name__
+                lines = index.find(path, value.__name__)
+                errors.append(
+                    Diagnostic(
+                        path,
+                        lines.line if lines else 1,
+                        f"unsupported construct: {value.__name__} derives from Enum but is "
+                        "not declared with @declare_enum",
+                    )
+                )
+                continue
             if (
                 isinstance(value, type)
                 and issubclass(value, Object)

@@ -16,10 +16,10 @@ from typing import Any, Dict, Iterable, List, Optional, Set
 
 from . import docstring, ty
 from .errors import DiagnosticList
-from .lang import CLASS_ATTRIBUTES, Declaration, Object
+from .lang import CLASS_ATTRIBUTES, ENUM_ATTRIBUTES, Declaration, Enum, Object
 from .source import ClassLines, SourceIndex
 
-__all__ = ["FieldDef", "NodeDef", "Schema", "build"]
+__all__ = ["FieldDef", "NodeDef", "EnumDef", "Schema", "build"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAMESPACE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -128,19 +128,49 @@ class NodeDef:
 
 
 @dataclass
+class EnumDef:
+    """A declared enum: C++ ``enum class Name : int64_t``, Python ``enum.IntEnum``."""
+
+    cls: type = field(repr=False)
+    name: str
+    type_key: str
+    namespace: str
+    file: str
+    line: int
+    doc: List[str]
+    #: (name, value) in declaration order.
+    members: List[tuple]
+    emitted: bool = True
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.namespace}::{self.name}" if self.namespace else self.name
+
+    def type(self) -> ty.EnumType:
+        return ty.EnumType(self.cls, self.type_key, tuple(self.members))
+
+
+@dataclass
 class Schema:
     #: Every node, parents before children; emitted ones in declaration order.
     nodes: List[NodeDef]
     #: The schema files given, in order.
     files: List[str]
+    #: Every enum the nodes use or the files declare, in declaration order.
+    enums: List[EnumDef] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.by_name: Dict[str, NodeDef] = {n.name: n for n in self.nodes}
         self.by_cls: Dict[type, NodeDef] = {n.cls: n for n in self.nodes}
+        self.by_enum: Dict[type, EnumDef] = {e.cls: e for e in self.enums}
 
     @property
     def emitted(self) -> List[NodeDef]:
         return [n for n in self.nodes if n.emitted]
+
+    @property
+    def emitted_enums(self) -> List[EnumDef]:
+        return [e for e in self.enums if e.emitted]
 
 
 def own_annotations(cls: type) -> Dict[str, Any]:
@@ -160,6 +190,14 @@ def declaration(cls: type) -> Declaration:
     return cls.__dict__["__tschema__"]
 
 
+def is_enum(cls: Any) -> bool:
+    return isinstance(cls, type) and "__tschema_enum__" in cls.__dict__
+
+
+def enum_declaration(cls: type) -> Declaration:
+    return cls.__dict__["__tschema_enum__"]
+
+
 class _Builder:
     def __init__(self, index: SourceIndex):
         self.index = index
@@ -167,10 +205,11 @@ class _Builder:
         self.nodes: Dict[type, NodeDef] = {}
         self.lines: Dict[type, Optional[ClassLines]] = {}
         self.raw_fields: Dict[type, List[tuple]] = {}
+        self.enums: Dict[type, EnumDef] = {}
 
     # Locations -----------------------------------------------------------------------------
     def where(self, cls: type) -> tuple:
-        decl = declaration(cls) if is_declared(cls) else None
+        decl = _any_declaration(cls)
         if decl is None:
             return _class_file(cls), 1
         lines = self.class_lines(cls)
@@ -178,7 +217,8 @@ class _Builder:
 
     def class_lines(self, cls: type) -> Optional[ClassLines]:
         if cls not in self.lines:
-            decl = declaration(cls)
+            decl = _any_declaration(cls)
+            assert decl is not None
             self.lines[cls] = self.index.find(decl.file, cls.__name__, decl.line)
         return self.lines[cls]
 
@@ -190,9 +230,97 @@ class _Builder:
 
     def error(self, cls: type, message: str, member: Optional[str] = None) -> None:
         file, line = self.where(cls)
-        if member is not None and is_declared(cls):
+        if member is not None and _any_declaration(cls) is not None:
             line = self.member_line(cls, member)
         self.errors.add(file, line, message)
+
+    # Reading one enum ----------------------------------------------------------------------
+    def read_enum(self, cls: type, emitted: bool) -> EnumDef:
+        name = cls.__name__
+        attrs = dict(cls.__dict__)
+        file, line = self.where(cls)
+        if cls.__bases__ != (Enum,):
+            self.error(
+                cls,
+                f"enum {name} must derive from ferry.tschema.Enum alone (not "
+                f"{', '.join(b.__name__ for b in cls.__bases__)})",
+            )
+        if not _IDENT.match(name) or name in _CPP_KEYWORDS:
+            self.error(cls, f"{name!r} is not a valid C++ enum name")
+        type_key = attrs.get("type_key")
+        if "type_key" not in attrs:
+            self.error(cls, f"enum {name} has no type_key (every enum needs a unique one)")
+            type_key = f"<{name}>"
+        elif not isinstance(type_key, str) or not type_key:
+            self.error(cls, f"type_key of enum {name} must be a non-empty str", "type_key")
+            type_key = f"<{name}>"
+        namespace = attrs.get("namespace", ENUM_ATTRIBUTES["namespace"])
+        if not isinstance(namespace, str) or (namespace and not _NAMESPACE.match(namespace)):
+            self.error(
+                cls, f"namespace of enum {name} must look like 'a::b' (or be '')", "namespace"
+            )
+            namespace = ""
+        lines = self.class_lines(cls)
+        for member, member_line in lines.repeated if lines else []:
+            self.errors.add(file, member_line, f"duplicate member {member!r} in enum {name}")
+        members: List[tuple] = []
+        by_value: Dict[int, str] = {}
+        by_cpp: Dict[str, str] = {}
+        for key, value in attrs.items():
+            if key in ENUM_ATTRIBUTES or (key.startswith("__") and key.endswith("__")):
+                continue
+            where = f"member {key!r} of enum {name}"
+            if key.startswith("_") or key == "mro":
+                self.error(cls, f"{where} is reserved by Python enums ('_...' and 'mro')", key)
+                continue
+            if not _IDENT.match(key):
+                self.error(cls, f"{where} is not a C++ identifier (ASCII letters, digits, _)", key)
+                continue
+            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+                self.error(
+                    cls,
+                    f"unsupported construct: {key!r} in enum {name}; an enum holds only "
+                    "members (Name = int) and type_key",
+                    key,
+                )
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                self.error(cls, f"{where} must be an int, not {value!r}", key)
+                continue
+            if not -(1 << 63) <= value < (1 << 63):
+                self.error(cls, f"{where} ({value}) is out of the int64 range", key)
+                continue
+            if value in by_value:
+                self.error(
+                    cls, f"{where} repeats the value {value} of member {by_value[value]!r}", key
+                )
+                continue
+            cpp_name = ty.cpp_enum_member(key)
+            if cpp_name in by_cpp:
+                self.error(
+                    cls,
+                    f"{where} and member {by_cpp[cpp_name]!r} are both {cpp_name} in C++",
+                    key,
+                )
+                continue
+            by_value[value] = key
+            by_cpp[cpp_name] = key
+            members.append((key, value))
+        candidates = [k for k in attrs if k not in ENUM_ATTRIBUTES and not k.startswith("__")]
+        if not candidates:
+            self.error(cls, f"enum {name} has no members")
+        doc = docstring.parse(attrs.get("__doc__"))
+        return EnumDef(
+            cls=cls,
+            name=name,
+            type_key=type_key,
+            namespace=namespace,
+            file=file,
+            line=line,
+            doc=doc.description,
+            members=members,
+            emitted=emitted,
+        )
 
     # Reading one class ---------------------------------------------------------------------
     def read_class(self, cls: type, emitted: bool) -> NodeDef:
@@ -386,6 +514,20 @@ class _Builder:
             return None
         if is_declared(raw):
             return ty.NodeType(raw)
+        if is_enum(raw):
+            enum_def = self.enums.get(raw)
+            if enum_def is None:  # pragma: no cover - the loader passes every enum used
+                self.error(cls, f"enum {raw.__name__} of {where} is not part of the schema", fname)
+                return None
+            return enum_def.type()
+        if raw is Enum or (isinstance(raw, type) and issubclass(raw, Enum)):
+            self.error(
+                cls,
+                f"{raw.__name__} is used as the type of {where} but is not declared with "
+                "@declare_enum",
+                fname,
+            )
+            return None
         if raw is Object:
             self.error(cls, f"use ty.ObjectRef for a field holding any object ({where})", fname)
             return None
@@ -455,13 +597,16 @@ class _Builder:
                         fname,
                     )
                     continue
+            default = spec.default if spec.has_default else None
+            if spec.has_default and isinstance(ftype, ty.EnumType):
+                default = ftype.member_name(default)  # by name: `OpKind.Mul` is 1 in a schema
             node.fields.append(
                 FieldDef(
                     fname,
                     ftype,
                     doc.text if doc else "",
                     spec.has_default,
-                    spec.default if spec.has_default else None,
+                    default,
                     spec.structural,
                     node.file,
                     line,
@@ -492,6 +637,14 @@ def _unsupported_member(cls_name: str, key: str, value: Any) -> str:
     )
 
 
+def _any_declaration(cls: type) -> Optional[Declaration]:
+    if is_declared(cls):
+        return declaration(cls)
+    if is_enum(cls):
+        return enum_declaration(cls)
+    return None
+
+
 def _class_file(cls: type) -> str:
     import sys
 
@@ -500,10 +653,17 @@ def _class_file(cls: type) -> str:
 
 
 def build(
-    classes: Iterable[type], emitted: Set[type], index: SourceIndex, files: List[str]
+    classes: Iterable[type],
+    emitted: Set[type],
+    index: SourceIndex,
+    files: List[str],
+    enums: Iterable[type] = (),
 ) -> Schema:
-    """Reads and checks the declared `classes` (parents may be among them or not)."""
+    """Reads and checks the declared `classes` (parents may be among them or not) and `enums`
+    (those in `emitted` are generated)."""
     b = _Builder(index)
+    for enum_cls in enums:
+        b.enums[enum_cls] = b.read_enum(enum_cls, enum_cls in emitted)
     ordered: List[type] = []
     seen: Set[type] = set()
 
@@ -547,8 +707,45 @@ def build(
     _check_fields(nodes, b)
     _check_field_order(nodes, b)
     _resolve_final_and_slots(nodes, b)
+    enum_defs = list(b.enums.values())
+    _check_unique_enums(enum_defs, nodes, b)
     b.errors.raise_if_any()
-    return Schema(nodes, files)
+    return Schema(nodes, files, enum_defs)
+
+
+def _check_unique_enums(enums: List[EnumDef], nodes: List[NodeDef], b: _Builder) -> None:
+    """Enum type keys are unique among enums; C++ names unique among enums and nodes."""
+    keys: Dict[str, EnumDef] = {}
+    cpp_names: Dict[str, tuple] = {}
+    py_names: Dict[str, tuple] = {n.ref_name: (n.name, n.file, n.line) for n in nodes if n.emitted}
+    for node in nodes:
+        for cpp_name in (node.name, node.ref_name):
+            cpp_names.setdefault(f"{node.namespace}::{cpp_name}", (node.name, node.file, node.line))
+    for e in enums:
+        first = keys.setdefault(e.type_key, e)
+        if first is not e:
+            b.errors.add(
+                e.file,
+                e.line,
+                f"duplicate enum type_key {e.type_key!r}: {e.name} and {first.name} "
+                f"(declared at {first.file}:{first.line})",
+            )
+        py_other = py_names.setdefault(e.name, (e.name, e.file, e.line)) if e.emitted else None
+        if py_other is not None and py_other[1:] != (e.file, e.line):
+            b.errors.add(
+                e.file,
+                e.line,
+                f"Python class name {e.name!r} of enum {e.name} is also used by {py_other[0]} "
+                f"(declared at {py_other[1]}:{py_other[2]})",
+            )
+        other = cpp_names.setdefault(f"{e.namespace}::{e.name}", (e.name, e.file, e.line))
+        if other[1:] != (e.file, e.line):
+            b.errors.add(
+                e.file,
+                e.line,
+                f"C++ name {e.name!r} of enum {e.name} is already used by {other[0]} "
+                f"(declared at {other[1]}:{other[2]})",
+            )
 
 
 def _check_hierarchy_cycles(nodes: List[NodeDef], b: _Builder) -> None:

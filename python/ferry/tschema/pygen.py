@@ -19,7 +19,7 @@ from typing import List
 
 from . import ty
 from .cpp import banner
-from .model import FieldDef, NodeDef, Schema
+from .model import EnumDef, FieldDef, NodeDef, Schema
 
 __all__ = ["class_parts", "python_module", "python_stub"]
 
@@ -39,6 +39,10 @@ class _PyNames(ty.NameContext):
         node = self.schema.by_cls[cls]
         return node.ref_name if node.emitted else "ferry.Object"
 
+    def py_enum(self, cls: type) -> str:
+        e = self.schema.by_enum[cls]
+        return e.name if e.emitted else "enum.IntEnum"
+
 
 def _annotation(f: FieldDef, names: _PyNames) -> str:
     text = f.type.python(names)
@@ -48,8 +52,12 @@ def _annotation(f: FieldDef, names: _PyNames) -> str:
     return text
 
 
-def _default(f: FieldDef) -> str:
+def _default(f: FieldDef, names: _PyNames) -> str:
     value = f.default
+    if isinstance(f.type, ty.EnumType):
+        if names.schema.by_enum[f.type.cls].emitted:
+            return f"{f.type.python(names)}.{value}"
+        return repr(value)  # an enum of another module: its member's name
     if isinstance(value, (list, tuple)):
         return "()"
     if isinstance(value, dict):
@@ -75,14 +83,7 @@ def _docstring(node: NodeDef, names: _PyNames, indent: str) -> List[str]:
             lines += [f"    {d}" if d else "" for d in f.doc.split("\n")]
     if not lines:
         lines = [f"The {node.type_key} node."]
-    text = [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in lines]
-    if len(text) == 1:
-        return [f'{indent}"""{text[0]}"""']
-    return (
-        [f'{indent}"""{text[0]}']
-        + [f"{indent}{t}" if t else "" for t in text[1:]]
-        + [f'{indent}"""']
-    )
+    return _docstring_lines(lines, indent)
 
 
 def _params(node: NodeDef, names: _PyNames) -> List[str]:
@@ -97,7 +98,7 @@ def _params(node: NodeDef, names: _PyNames) -> List[str]:
             annotation = f"typing.Optional[{annotation}]"
         p = f"{f.name}: {annotation}"
         if f.has_default:
-            p += f" = {_default(f)}"
+            p += f" = {_default(f, names)}"
         params.append(p)
     return params
 
@@ -119,20 +120,47 @@ def _header(schema_names: str) -> List[str]:
     return banner("# ", schema_names)
 
 
+def _enum_class(e: EnumDef) -> List[str]:
+    """The `enum.IntEnum` of a declared enum (for the module and the stub alike)."""
+    out = [f"class {e.name}(enum.IntEnum):"]
+    if e.doc:
+        out += _docstring_lines(e.doc, "    ") + [""]
+    out += [f"    {name} = {value}" for name, value in e.members]
+    return out
+
+
+def _docstring_lines(lines: List[str], indent: str) -> List[str]:
+    text = [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in lines]
+    if len(text) == 1:
+        return [f'{indent}"""{text[0]}"""']
+    return (
+        [f'{indent}"""{text[0]}']
+        + [f"{indent}{t}" if t else "" for t in text[1:]]
+        + [f'{indent}"""']
+    )
+
+
 def python_module(schema: Schema, nodes: List[NodeDef], schema_names: str) -> List[str]:
     names = _PyNames(schema)
+    enums = schema.emitted_enums
     out = _header(schema_names) + [
         f'"""Python classes of the nodes declared in {schema_names}."""',
         "",
         "from __future__ import annotations",
         "",
+    ]
+    out += ["import enum"] if schema.enums else []
+    out += [
         "import typing  # noqa: F401 - annotations",
         "",
         "import ferry",
         "",
         "__all__ = [",
     ]
+    out += [f'    "{e.name}",' for e in enums]
     out += [f'    "{n.ref_name}",' for n in nodes] + ["]", ""]
+    for e in enums:
+        out += ["", *_enum_class(e), "", "", f'ferry.register_enum("{e.type_key}", {e.name})', ""]
     out += [
         "#: The constructor `<type_key>.__init__` of each class, looked up on first use (its",
         "#: library may be loaded after this module is imported), then kept.",
@@ -182,14 +210,18 @@ def _constructor(type_key):
 
 
 def class_parts(
-    schema: Schema, node: NodeDef, create: typing.Optional[typing.Callable[..., None]] = None
+    schema: Schema,
+    node: NodeDef,
+    create: typing.Optional[typing.Callable[..., None]] = None,
+    enums: typing.Optional[typing.Mapping[str, type]] = None,
 ) -> typing.Tuple[typing.Optional[str], typing.Callable[..., None]]:
     """The docstring and `__init__` that the generated module gives the class of `node`, made
     by running the same source, so a class that `tschema.register` builds has the signature,
     defaults, annotations and docstring of the one `tschema generate --python` and
     `ferry.cpp.load(schema=)` give. `__init__` calls the constructor global
     `<type_key>.__init__` (a compiled library's), or, given `create`, `create(self, *fields)`
-    with every field in storage order (a type registered at run time)."""
+    with every field in storage order (a type registered at run time). `enums` are the enum
+    classes by name, which defaults such as `OpKind.Add` name."""
     names = _PyNames(schema)
     body = (
         _constructor_call(node)
@@ -202,7 +234,7 @@ def class_parts(
         + _signature(node, names, "    ", ":")
         + body
     )
-    namespace: typing.Dict[str, typing.Any] = {"_create": create}
+    namespace: typing.Dict[str, typing.Any] = {"_create": create, **(enums or {})}
     exec(_MODULE_PRELUDE, namespace)  # the generated module's own names, as it defines them
     code = compile(
         source + "\n",
@@ -221,7 +253,11 @@ def class_parts(
 def python_stub(schema: Schema, nodes: List[NodeDef], schema_names: str) -> List[str]:
     names = _PyNames(schema)
     attrs = _PyNames(schema, attribute=True)
-    out = _header(schema_names) + ["", "import typing", "", "import ferry"]
+    out = _header(schema_names) + [""]
+    out += ["import enum"] if schema.enums else []
+    out += ["import typing", "", "import ferry"]
+    for e in schema.emitted_enums:
+        out += ["", "", *_enum_class(e)]
     for node in nodes:
         out += ["", "", f"class {node.ref_name}({_parent(node)}):"]
         out += [f"    {f.name}: {_annotation(f, attrs)}" for f in node.fields]

@@ -5,12 +5,13 @@ tschema generates would register, so a Python prototype and the compiled library
 from the same schema read each other's JSON and pickles (docs/tschema.md, "Prototype first").
 """
 
+import enum
 import types
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Type, Union
 
 from . import pygen, ty
 from .loader import load_schema
-from .model import FieldDef, NodeDef, Schema
+from .model import EnumDef, FieldDef, NodeDef, Schema
 
 
 def _text(t: ty.Type, schema: Schema) -> str:
@@ -27,14 +28,17 @@ def _text(t: ty.Type, schema: Schema) -> str:
         return f"Optional[{_text(t.value, schema)}]"
     if isinstance(t, ty.NodeType):
         return schema.by_cls[t.cls].type_key
+    if isinstance(t, ty.EnumType):
+        return f"Enum[{t.type_key}]"
     raise TypeError(f"tschema.register: no run-time form for the type {t!r}")
 
 
 def register(schema: Union[str, Any]) -> types.SimpleNamespace:
     """Registers every node the schema declares (a schema file path, or an imported schema
-    module), at run time, through the same machinery as ``ferry.py_class``. Returns a
+    module), at run time, through the same machinery as ``ferry.py_class``, and every enum it
+    declares or uses (an ``enum.IntEnum`` given to ``ferry.register_enum``). Returns a
     namespace with one class per node, named as its reference class (``IntImm`` for
-    ``IntImmNode``).
+    ``IntImmNode``), and one per enum, named as in the schema.
 
     A node whose type key a loaded library already registered is not registered again: its
     class is the library's (registered with ``register_object`` or made on first sight), after
@@ -52,6 +56,10 @@ def register(schema: Union[str, Any]) -> types.SimpleNamespace:
     model = load_schema([path])
     classes: Dict[str, type] = {}
     out = types.SimpleNamespace()
+    enums: Dict[str, Type[enum.Enum]] = {}
+    for e in model.enums:
+        enums[e.name] = _enum(e)
+        setattr(out, e.name, enums[e.name])
     node_fields = ferry.get_global_func("ferry.NodeFields")
     for node in model.nodes:  # parents before children
         parent_cls: type = ferry.Object
@@ -66,12 +74,37 @@ def register(schema: Union[str, Any]) -> types.SimpleNamespace:
                     f"tschema.register: {node.type_key} is already registered with the fields "
                     f"{names}, but the schema ({node.file}:{node.line}) declares {want}"
                 )
-            cls = _class_of(node, parent_cls, model)
+            cls = _class_of(node, parent_cls, model, enums)
         else:
-            cls = _make(node, parent_cls, model, fdc)
+            cls = _make(node, parent_cls, model, fdc, enums)
         classes[node.type_key] = cls
         setattr(out, node.ref_name or node.name, cls)
     return out
+
+
+def _enum(e: EnumDef) -> Type[enum.Enum]:
+    """The Python enum of a schema enum: the one registered under its key when its members
+    are the schema's (registering a schema twice, or after its library), else a new
+    ``enum.IntEnum`` registered now (C++ rejects members that differ from its own)."""
+    import ferry
+
+    try:
+        existing: Optional[Type[enum.Enum]] = ferry.get_enum(e.type_key)
+    except KeyError:
+        existing = None
+    if existing is not None and [(m.name, m.value) for m in existing] == [
+        tuple(member) for member in e.members
+    ]:
+        return existing
+    made: Any = enum.IntEnum(e.name, [tuple(member) for member in e.members])  # type: ignore[misc]
+    made.__module__ = "ferry.tschema.registered"
+    made.__qualname__ = e.name
+    if e.doc:
+        made.__doc__ = "\n".join(e.doc)
+    try:
+        return ferry.register_enum(e.type_key, made)
+    except ValueError as err:
+        raise ValueError(f"tschema.register: enum {e.name} ({e.file}:{e.line}): {err}") from None
 
 
 def _existing(node: NodeDef, node_fields: Any) -> Optional[List[str]]:
@@ -91,7 +124,9 @@ def _existing(node: NodeDef, node_fields: Any) -> Optional[List[str]]:
         return []
 
 
-def _class_of(node: NodeDef, parent_cls: type, model: Schema) -> type:
+def _class_of(
+    node: NodeDef, parent_cls: type, model: Schema, enums: Dict[str, Type[enum.Enum]]
+) -> type:
     """The class of a type a loaded library registered: the one registered for it (by the
     module `ferry.cpp.load(schema=)` or `tschema generate --python` made), else one with the
     generated module's constructor and docstring (its `<type_key>.__init__` is the library's)."""
@@ -100,14 +135,16 @@ def _class_of(node: NodeDef, parent_cls: type, model: Schema) -> type:
     registered = ferry._core._classes()[0].get(node.type_key)
     if registered is not None and registered.__module__ != "ferry.auto":
         return registered
-    doc, init = pygen.class_parts(model, node)
+    doc, init = pygen.class_parts(model, node, enums=enums)
     name = node.ref_name or node.name
     namespace = {"__slots__": (), "__doc__": doc, "__init__": init, "__module__": __name__}
     cls = type(name, (parent_cls,), namespace)
     return ferry.register_object(node.type_key)(cls)
 
 
-def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
+def _make(
+    node: NodeDef, parent_cls: type, model: Schema, fdc: Any, enums: Dict[str, Type[enum.Enum]]
+) -> type:
     import ferry
 
     names = tuple(f.name for f in node.all_fields)
@@ -119,7 +156,7 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
     # The constructor, docstring and repr of the class the generated module (and so a compiled
     # library) gives: the routes from a schema to classes agree (tests/python/tschema/
     # test_routes.py).
-    doc, init = pygen.class_parts(model, node, create)
+    doc, init = pygen.class_parts(model, node, create, enums)
     annotations: Dict[str, Any] = {}
     namespace: Dict[str, Any] = {
         "__annotations__": annotations,
@@ -137,7 +174,7 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
             # A C++ ObjectRef defaulting to null: only an Optional field holds None at run time.
             text = f"Optional[{text}]"
         annotations[f.name] = fdc.TypeText(text)
-        namespace[f.name] = _field(f, fdc)
+        namespace[f.name] = _field(f, fdc, enums)
     name = node.ref_name or node.name
     cls = type(name, (parent_cls,), namespace)
     cls.__qualname__ = name
@@ -157,12 +194,14 @@ def _make(node: NodeDef, parent_cls: type, model: Schema, fdc: Any) -> type:
     return cls
 
 
-def _field(f: FieldDef, fdc: Any) -> Any:
+def _field(f: FieldDef, fdc: Any, enums: Dict[str, Type[enum.Enum]]) -> Any:
     """The py_class field of a schema field (tschema's own rules already keep fields with
     defaults last, as dataclasses need)."""
     compare = f.structural != "ignore"
     if f.has_default:
         default = f.default
+        if isinstance(f.type, ty.EnumType):
+            default = enums[f.type.cls.__name__][default]  # the member, as it reads back
         if isinstance(default, (list, dict)):
             value = list(default) if isinstance(default, list) else dict(default)
             return fdc.field(default_factory=lambda: value, compare=compare)

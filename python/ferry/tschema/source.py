@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 
 @dataclass
@@ -22,6 +22,8 @@ class ClassLines:
     last: int
     #: Line of each name bound in the class body: annotations, assignments, defs, classes.
     members: Dict[str, int] = field(default_factory=dict)
+    #: (name, line) of each later binding of a name already bound in the class body.
+    repeated: List[Tuple[str, int]] = field(default_factory=list)
     #: Line of each base class expression, in order.
     bases: List[int] = field(default_factory=list)
     docstring: Optional[int] = None
@@ -70,6 +72,8 @@ def _index_file(file: str) -> List[ClassLines]:
             ):
                 info.docstring = stmt.lineno
             for name in _bound_names(stmt):
+                if name in info.members:
+                    info.repeated.append((name, stmt.lineno))
                 info.members.setdefault(name, stmt.lineno)
         result.append(info)
     return result

@@ -27,6 +27,7 @@ __all__ = [
     "MapType",
     "OptionalType",
     "NodeType",
+    "EnumType",
     "FieldSpec",
     "field",
     "STRUCTURAL_ROLES",
@@ -52,6 +53,14 @@ class NameContext:
 
     def py_ref(self, cls: type) -> str:
         """The Python class of declared node `cls`."""
+        raise NotImplementedError
+
+    def cpp_enum(self, cls: type) -> str:
+        """The C++ enum class of declared enum `cls`."""
+        raise NotImplementedError
+
+    def py_enum(self, cls: type) -> str:
+        """The Python enum class of declared enum `cls`."""
         raise NotImplementedError
 
 
@@ -312,6 +321,53 @@ class NodeType(Type):
 
     def cpp_default(self, value: _AnyT, ctx: "NameContext") -> str:
         return f"{self.cpp(ctx)}()"
+
+
+class EnumType(Type):
+    """A field whose type is a declared enum: C++ holds the ``enum class`` value."""
+
+    def __init__(self, cls: type, type_key: str, members: Tuple[Tuple[str, int], ...]):
+        self.cls = cls
+        self.type_key = type_key
+        #: (name, value) in declaration order.
+        self.members = members
+        self.spelling = cls.__name__
+
+    def cpp(self, ctx: "NameContext") -> str:
+        return ctx.cpp_enum(self.cls)
+
+    def python(self, ctx: "NameContext") -> str:
+        return ctx.py_enum(self.cls)
+
+    def to_json(self) -> Dict[str, _AnyT]:
+        return {"kind": "enum", "name": self.cls.__name__, "type_key": self.type_key}
+
+    def member_name(self, value: _AnyT) -> _Opt[str]:
+        """The member `value` names (a member's name or its int value), or None."""
+        for name, number in self.members:
+            if isinstance(value, str) and value == name:
+                return name
+            if isinstance(value, int) and not isinstance(value, builtins.bool) and value == number:
+                return name
+        return None
+
+    def check_default(self, value: _AnyT) -> _Opt[str]:
+        if self.member_name(value) is not None:
+            return None
+        names = ", ".join(f"{n} = {v}" for n, v in self.members)
+        return f"expected a member of {self.spelling} (its name or value: {names})"
+
+    def cpp_default(self, value: _AnyT, ctx: "NameContext") -> str:
+        return f"{self.cpp(ctx)}::{cpp_enum_member(self.member_name(value) or '')}"
+
+    def first_member(self) -> _Opt[str]:
+        return self.members[0][0] if self.members else None
+
+
+def cpp_enum_member(name: str) -> str:
+    """The C++ enumerator of schema member `name`, in the repository's kName style:
+    ``Add`` -> ``kAdd``, ``add`` -> ``kAdd``."""
+    return "k" + name[:1].upper() + name[1:]
 
 
 def cpp_string_literal(text: str) -> str:
