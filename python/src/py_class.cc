@@ -143,6 +143,25 @@ int ReinitInPlace(PyObject* self, long type_index, PyObject* names, PyObject* co
 /// fields (all of them, in field order) take `values`; when `self` already holds an object
 /// (`__init__` called again), that object's fields take them in place (ReinitInPlace). `names`
 /// (a tuple of the field names) names a value that does not convert. Returns None.
+namespace {
+
+/// Whether the object `h` is of the type `type_index` or of a type derived from it.
+bool HoldsTypeOrSubtype(FerryObjectHandle h, long type_index) {
+  const int32_t actual = TypeIndexOf(h);
+  if (actual == type_index) return true;
+  const FerryTypeInfo* info = nullptr;
+  const FerryTypeInfo* wanted = nullptr;
+  if (FerryTypeGetInfo(actual, &info) != 0 ||
+      FerryTypeGetInfo(static_cast<int32_t>(type_index), &wanted) != 0) {
+    DiscardFerryError();
+    return false;
+  }
+  return wanted->type_depth < info->type_depth &&
+         info->type_ancestors[wanted->type_depth] == wanted->type_index;
+}
+
+}  // namespace
+
 PyObject* CreateObject(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 3 || !PyTuple_Check(args[2])) {
     PyErr_SetString(PyExc_TypeError, "_create(self, type_index, names, *values)");
@@ -150,7 +169,18 @@ PyObject* CreateObject(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   const long type_index = PyLong_AsLong(args[1]);
   if (type_index == -1 && PyErr_Occurred()) return nullptr;
-  if (IsFerryObject(args[0]) && HandleOf(args[0]) != nullptr) {
+  // `self` arrives unchecked when __init__ is called through the class (`P.__init__(5, ...)`):
+  // it must be an object of this type (or of a subtype), or its memory is taken for a wrapper's.
+  if (!IsFerryObject(args[0]) ||
+      (HandleOf(args[0]) != nullptr && !HoldsTypeOrSubtype(HandleOf(args[0]), type_index))) {
+    const char* key = nullptr;
+    if (FerryTypeIndexToKey(static_cast<int32_t>(type_index), &key) != 0) DiscardFerryError();
+    PyErr_Format(PyExc_TypeError, "%s.__init__: self must be a %s object, not '%s'",
+                 key != nullptr ? key : "py_class", key != nullptr ? key : "py_class",
+                 Py_TYPE(args[0])->tp_name);
+    return nullptr;
+  }
+  if (HandleOf(args[0]) != nullptr) {
     if (ReinitInPlace(args[0], type_index, args[2], args + 3, nargs - 3) != 0) return nullptr;
     Py_RETURN_NONE;
   }

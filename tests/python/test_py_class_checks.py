@@ -4,7 +4,11 @@ leaves out, and copy.deepcopy of cyclic objects."""
 
 import copy
 import dataclasses
+import os
+import pathlib
+import subprocess
 import sys
+import textwrap
 import typing
 
 import ferry_testing
@@ -218,3 +222,43 @@ def test_a_forward_reference_inside_optional_or_list_resolves():
         @ferry.py_class("pychecks.Dangling")
         class Dangling(ferry.Object):
             other: typing.Optional["Nowhere"] = None  # noqa: F821 (the error under test)
+
+
+def test_init_called_through_the_class_checks_self():
+    # `P.__init__(5, ...)` took the int's memory for a wrapper's: a crash. It runs in a fresh
+    # interpreter, so a crash fails this test rather than the run.
+    here = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), *sys.path]))
+    code = textwrap.dedent(
+        """
+        import ferry
+
+        @ferry.py_class("checks.SelfR")
+        class R(ferry.Object):
+            name: str
+
+        @ferry.py_class("checks.SelfS")
+        class S(R):
+            extra: int = 0
+
+        @ferry.py_class("checks.SelfOther")
+        class Other(ferry.Object):
+            n: int
+
+        for bad in (5, object(), Other(1)):
+            try:
+                R.__init__(bad, "x")
+            except TypeError as e:
+                assert "checks.SelfR.__init__: self must be a checks.SelfR object" in str(e), e
+            else:
+                raise AssertionError(f"{bad!r} was taken for self")
+        s = S("a", 1)
+        R.__init__(s, "b")  # an object of a subtype is re-initialized in place
+        assert (s.name, s.extra) == ("b", 1)
+        print("ok")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
