@@ -752,13 +752,14 @@ void RegisterFieldDefault(std::string_view type_key, std::string_view field) {
     FERRY_THROW(ValueError) << "RegisterFieldDefault: no node type is registered as '" << type_key
                             << "'";
   }
-  if (info->dynamic != nullptr || info->create == nullptr) {
+  if (info->dynamic != nullptr) {
     FERRY_THROW(TypeError) << "RegisterFieldDefault: '" << type_key
-                           << "' is not a default-constructible C++ node (a type registered "
-                              "from a field table records its defaults by "
-                              "FerryTypeSetFieldDefault)";
+                           << "' is not a C++ node (a type registered from a field table "
+                              "records its defaults by FerryTypeSetFieldDefault)";
   }
-  if (info->FindField(field) == nullptr) {
+  // A node without a default constructor has its fields recorded later (and MakeNode cannot
+  // make it): the name is kept unchecked then.
+  if (info->fields_recorded && info->FindField(field) == nullptr) {
     FERRY_THROW(ValueError) << "RegisterFieldDefault: '" << type_key << "' has no field '" << field
                             << "'";
   }

@@ -348,7 +348,7 @@ bool RegisterNodeType() {
 /// field is not given instead of naming it missing; LoadJSON keeps it for every C++ field
 /// already. Call it after the type's FERRY_REGISTER_NODE_TYPE (FERRY_REGISTER_FIELD_DEFAULT
 /// does so at load time); a ValueError when no such type or field is registered, a TypeError
-/// when the type is not a C++ node or has no default constructor.
+/// when the type was registered at run time (FerryTypeSetFieldDefault records those).
 FERRY_DLL void RegisterFieldDefault(std::string_view type_key, std::string_view field);
 
 /// Calls RegisterFieldDefault(NodeType::_type_key, Field) when the library loads. Use at
