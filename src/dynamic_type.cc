@@ -629,10 +629,13 @@ std::unordered_map<std::string, std::unordered_set<std::string>>& CppFieldDefaul
 }  // namespace
 
 bool CppFieldKeepsDefault(const NodeInfo& info, size_t k) {
-  if (info.dynamic != nullptr || k >= info.fields.size()) return false;
+  // A type registered at run time under a C++ node keeps that node's recorded defaults: its
+  // objects start as a default-constructed C++ ancestor (DynamicCreate).
+  const NodeInfo* cpp = info.dynamic != nullptr ? info.dynamic->cpp_base : &info;
+  if (cpp == nullptr || k >= cpp->fields.size()) return false;
   std::lock_guard<std::mutex> lock(RegistrationMutex());
-  auto it = CppFieldDefaults().find(info.type_key);
-  return it != CppFieldDefaults().end() && it->second.count(info.fields[k].name) != 0;
+  auto it = CppFieldDefaults().find(cpp->type_key);
+  return it != CppFieldDefaults().end() && it->second.count(cpp->fields[k].name) != 0;
 }
 
 size_t NumFieldsWithDefaults(const NodeInfo& info) {

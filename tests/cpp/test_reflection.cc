@@ -25,7 +25,7 @@ class DefaultedNode : public Object {
     v->Visit("label", &label);
   }
   static constexpr const char* _type_key = "test.Defaulted";
-  FERRY_DECLARE_FINAL_OBJECT_INFO(DefaultedNode, Object);
+  FERRY_DECLARE_BASE_OBJECT_INFO(DefaultedNode, Object);
 };
 FERRY_REGISTER_NODE_TYPE(DefaultedNode);
 FERRY_REGISTER_FIELD_DEFAULT(DefaultedNode, "scale");
@@ -49,6 +49,25 @@ TEST(Reflection, MakeNodeKeepsRecordedDefaultsOfCppNodes) {
               {"'test.Defaulted' has no field 'nope'"});
   ExpectError([] { RegisterFieldDefault("test.NoSuchType", "x"); }, "ValueError",
               {"no node type is registered as 'test.NoSuchType'"});
+}
+
+TEST(Reflection, TypesRegisteredAtRunTimeKeepTheirCppAncestorsRecordedDefaults) {
+  FerryFieldSpec extra{"extra", "int", 0};
+  int32_t index = -1;
+  ASSERT_EQ(FerryTypeRegisterWithFields("test.DefaultedChild", DefaultedNode::RuntimeTypeIndex(), 0,
+                                        0, &extra, 1, &index),
+            0);
+  ObjectRef node = MakeNode("test.DefaultedChild", {{"value", Any(5)}, {"extra", Any(6)}});
+  EXPECT_EQ(GetAttr(node, "scale").cast<double>(), 2.5);
+  EXPECT_EQ(GetAttr(node, "label").cast<String>(), "unit");
+  EXPECT_EQ(GetAttr(node, "extra").cast<int64_t>(), 6);
+  ExpectError(
+      [] {
+        MakeNode("test.DefaultedChild", {{"value", Any(5)}});
+      },
+      "ValueError", {"missing fields: extra"});
+  ExpectError([] { RegisterFieldDefault("test.DefaultedChild", "extra"); }, "TypeError",
+              {"'test.DefaultedChild' is not a C++ node"});
 }
 
 TEST(Reflection, RecordsFieldsOnceWithOffsets) {
