@@ -15,6 +15,8 @@
 #include <mutex>      // registration lock
 #include <new>        // aligned operator new
 #include <string>
+#include <unordered_map>  // C++ field defaults by type key
+#include <unordered_set>
 #include <vector>
 
 #include "c_api_internal.h"
@@ -573,7 +575,8 @@ void SetFieldDefault(int32_t type_index, const char* field_name, const AnyView& 
   if (info == nullptr || info->dynamic == nullptr) {
     FERRY_THROW(TypeError) << "FerryTypeSetFieldDefault: '" << key
                            << "' is not a type registered from a field table (a C++ node's "
-                              "defaults are its constructor's)";
+                              "defaults are its constructor's, recorded by its own "
+                              "registration: FERRY_REGISTER_FIELD_DEFAULT)";
   }
   const FieldInfo* field = info->FindField(field_name);
   if (field == nullptr) {
@@ -613,6 +616,26 @@ void SetFieldDefault(int32_t type_index, const char* field_name, const AnyView& 
   defaults[k].value = Any(value);
   defaults[k].factory = factory;
   defaults[k].set = true;
+}
+
+namespace {
+/// The fields of C++ nodes whose default-constructed value is their default
+/// (RegisterFieldDefault), by type key; read and written under RegistrationMutex.
+std::unordered_map<std::string, std::unordered_set<std::string>>& CppFieldDefaults() {
+  static auto* table =
+      new std::unordered_map<std::string, std::unordered_set<std::string>>();  // never destroyed
+  return *table;
+}
+}  // namespace
+
+bool CppFieldKeepsDefault(const NodeInfo& info, size_t k) {
+  // A type registered at run time under a C++ node keeps that node's recorded defaults: its
+  // objects start as a default-constructed C++ ancestor (DynamicCreate).
+  const NodeInfo* cpp = info.dynamic != nullptr ? info.dynamic->cpp_base : &info;
+  if (cpp == nullptr || k >= cpp->fields.size()) return false;
+  std::lock_guard<std::mutex> lock(RegistrationMutex());
+  auto it = CppFieldDefaults().find(cpp->type_key);
+  return it != CppFieldDefaults().end() && it->second.count(cpp->fields[k].name) != 0;
 }
 
 size_t NumFieldsWithDefaults(const NodeInfo& info) {
@@ -725,6 +748,27 @@ int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32
 }
 
 }  // namespace details
+
+void RegisterFieldDefault(std::string_view type_key, std::string_view field) {
+  const NodeInfo* info = GetNodeInfo(type_key);
+  if (info == nullptr) {
+    FERRY_THROW(ValueError) << "RegisterFieldDefault: no node type is registered as '" << type_key
+                            << "'";
+  }
+  if (info->dynamic != nullptr) {
+    FERRY_THROW(TypeError) << "RegisterFieldDefault: '" << type_key
+                           << "' is not a C++ node (a type registered from a field table "
+                              "records its defaults by FerryTypeSetFieldDefault)";
+  }
+  // A node without a default constructor has its fields recorded later (and MakeNode cannot
+  // make it): the name is kept unchecked then.
+  if (info->fields_recorded && info->FindField(field) == nullptr) {
+    FERRY_THROW(ValueError) << "RegisterFieldDefault: '" << type_key << "' has no field '" << field
+                            << "'";
+  }
+  std::lock_guard<std::mutex> lock(details::RegistrationMutex());
+  details::CppFieldDefaults()[std::string(type_key)].insert(std::string(field));
+}
 
 /// ferry.TypeSetFieldDefault(type_index, field, value, is_factory): FerryTypeSetFieldDefault
 /// for languages that call globals (Python's py_class records its defaults with it; a Python

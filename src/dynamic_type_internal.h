@@ -23,6 +23,10 @@ size_t NumFieldsWithDefaults(const NodeInfo& info);
 /// now, so each use gets its own value) into `*out`; false when the field has none.
 bool FieldDefault(const NodeInfo& info, size_t k, Any* out);
 
+/// Whether field `k` of the C++ node `info` has a default recorded by RegisterFieldDefault:
+/// its default-constructed value, which MakeNode keeps when the field is not given.
+bool CppFieldKeepsDefault(const NodeInfo& info, size_t k);
+
 }  // namespace details
 }  // namespace ferry
 

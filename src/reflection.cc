@@ -323,9 +323,15 @@ ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
   }
   std::string missing, unknown;
   std::vector<Any> defaults(info->fields.size());  // of the fields left out that have one
+  // Left out, keeping the default-constructed value (RegisterFieldDefault of a C++ node).
+  std::vector<bool> keep(info->fields.size());
   for (size_t k = 0; k < info->fields.size(); ++k) {
     const FieldInfo& field = info->fields[k];
     if (fields.count(field.name.c_str()) || details::FieldDefault(*info, k, &defaults[k])) {
+      continue;
+    }
+    if (details::CppFieldKeepsDefault(*info, k)) {
+      keep[k] = true;
       continue;
     }
     missing += (missing.empty() ? "" : ", ") + field.name;
@@ -346,6 +352,7 @@ ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields) {
   ObjectPtr<Object> node = info->create(*info);
   for (size_t k = 0; k < info->fields.size(); ++k) {
     const FieldInfo& field = info->fields[k];
+    if (keep[k]) continue;
     try {
       const char* name = field.name.c_str();
       field.Write(node.get(), fields.count(name) ? fields.at(name) : defaults[k]);

@@ -275,7 +275,9 @@ typedef enum {
 /// the field was added still loads. `value` is kept (a new reference) for the life of the
 /// process; with kFerryDefaultFactory it must be a Function, called on each use. A field
 /// without a default stays required: left out, it is a ValueError naming it and its type.
-/// Setting a field's default again replaces it. An unknown type or field, a C++ type, a
+/// Setting a field's default again replaces it. A C++ node's defaults are its constructor's,
+/// recorded by its own registration (FERRY_REGISTER_FIELD_DEFAULT), so a C++ type is refused
+/// here. An unknown type or field, a C++ type, a
 /// value the field's type refuses or a factory that is not a Function is an error naming it.
 FERRY_DLL int FerryTypeSetFieldDefault(int32_t type_index, const char* field_name,
                                        const FerryAny* value, int32_t flags);

@@ -548,8 +548,8 @@ PyMethodDef kMethods[] = {
     {"make_node", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MakeNode)),
      METH_VARARGS | METH_KEYWORDS,
      "make_node($module, type_key, /, **fields)\n--\n\n"
-     "Creates the reflected node type_key from fields given by name (every field must be given: a "
-     "ValueError lists missing and unknown names, a "
+     "Creates the reflected node type_key from fields given by name (every field without a "
+     "recorded default must be given: a ValueError lists missing and unknown names, a "
      "TypeError or OverflowError names a field whose value does not convert)."},
     {"_classes", ListClasses, METH_NOARGS, nullptr},
     {"_class_of_key", ClassOfKey, METH_O, nullptr},

@@ -12,6 +12,64 @@ namespace {
 using namespace test_ir;
 using ferry_test::ExpectError;
 
+// A node whose `scale` and `label` have defaults recorded by its registration (as tschema's
+// generated source records a schema's defaults); `value` has none.
+class DefaultedNode : public Object {
+ public:
+  int64_t value = 0;
+  double scale = 2.5;
+  String label = "unit";
+  void VisitAttrs(AttrVisitor* v) {
+    v->Visit("value", &value);
+    v->Visit("scale", &scale);
+    v->Visit("label", &label);
+  }
+  static constexpr const char* _type_key = "test.Defaulted";
+  FERRY_DECLARE_BASE_OBJECT_INFO(DefaultedNode, Object);
+};
+FERRY_REGISTER_NODE_TYPE(DefaultedNode);
+FERRY_REGISTER_FIELD_DEFAULT(DefaultedNode, "scale");
+FERRY_REGISTER_FIELD_DEFAULT(DefaultedNode, "label");
+
+TEST(Reflection, MakeNodeKeepsRecordedDefaultsOfCppNodes) {
+  ObjectRef node = MakeNode("test.Defaulted", {{"value", Any(3)}});
+  const auto* n = static_cast<const DefaultedNode*>(node.get());
+  EXPECT_EQ(n->value, 3);
+  EXPECT_EQ(n->scale, 2.5);
+  EXPECT_EQ(std::string(n->label), "unit");
+  ObjectRef given = MakeNode("test.Defaulted", {{"value", Any(1)}, {"scale", Any(0.5)}});
+  EXPECT_EQ(static_cast<const DefaultedNode*>(given.get())->scale, 0.5);
+  // A field without a recorded default is still required, by name.
+  ExpectError(
+      [] {
+        MakeNode("test.Defaulted", {{"scale", Any(1.0)}});
+      },
+      "ValueError", {"MakeNode(test.Defaulted): missing fields: value"});
+  ExpectError([] { RegisterFieldDefault("test.Defaulted", "nope"); }, "ValueError",
+              {"'test.Defaulted' has no field 'nope'"});
+  ExpectError([] { RegisterFieldDefault("test.NoSuchType", "x"); }, "ValueError",
+              {"no node type is registered as 'test.NoSuchType'"});
+}
+
+TEST(Reflection, TypesRegisteredAtRunTimeKeepTheirCppAncestorsRecordedDefaults) {
+  FerryFieldSpec extra{"extra", "int", 0};
+  int32_t index = -1;
+  ASSERT_EQ(FerryTypeRegisterWithFields("test.DefaultedChild", DefaultedNode::RuntimeTypeIndex(), 0,
+                                        0, &extra, 1, &index),
+            0);
+  ObjectRef node = MakeNode("test.DefaultedChild", {{"value", Any(5)}, {"extra", Any(6)}});
+  EXPECT_EQ(GetAttr(node, "scale").cast<double>(), 2.5);
+  EXPECT_EQ(GetAttr(node, "label").cast<String>(), "unit");
+  EXPECT_EQ(GetAttr(node, "extra").cast<int64_t>(), 6);
+  ExpectError(
+      [] {
+        MakeNode("test.DefaultedChild", {{"value", Any(5)}});
+      },
+      "ValueError", {"missing fields: extra"});
+  ExpectError([] { RegisterFieldDefault("test.DefaultedChild", "extra"); }, "TypeError",
+              {"'test.DefaultedChild' is not a C++ node"});
+}
+
 TEST(Reflection, RecordsFieldsOnceWithOffsets) {
   const NodeInfo* info = GetNodeInfo("test.Add");
   ASSERT_NE(info, nullptr);

@@ -342,6 +342,21 @@ bool RegisterNodeType() {
   [[maybe_unused]] static const bool FERRY_STR_CONCAT(ferry_node_registrar_, __COUNTER__) = \
       ::ferry::details::RegisterNodeType<NodeType>()
 
+/// Records that field `field` of the C++ node registered as `type_key` has a default: the value
+/// the node's default constructor gives it (a tschema schema's default is the member's
+/// initialiser). MakeNode (and so Python's `ferry.make_node`) then keeps that value when the
+/// field is not given instead of naming it missing; LoadJSON keeps it for every C++ field
+/// already. Call it after the type's FERRY_REGISTER_NODE_TYPE (FERRY_REGISTER_FIELD_DEFAULT
+/// does so at load time); a ValueError when no such type or field is registered, a TypeError
+/// when the type was registered at run time (FerryTypeSetFieldDefault records those).
+FERRY_DLL void RegisterFieldDefault(std::string_view type_key, std::string_view field);
+
+/// Calls RegisterFieldDefault(NodeType::_type_key, Field) when the library loads. Use at
+/// namespace scope after the node's FERRY_REGISTER_NODE_TYPE, in the same .cc file.
+#define FERRY_REGISTER_FIELD_DEFAULT(NodeType, Field)                                      \
+  [[maybe_unused]] static const bool FERRY_STR_CONCAT(ferry_field_default_, __COUNTER__) = \
+      (::ferry::RegisterFieldDefault(NodeType::_type_key, Field), true)
+
 /// The NodeInfo of the object's type (or its nearest registered ancestor), with its fields
 /// recorded; nullptr when no such type is registered.
 FERRY_DLL const NodeInfo* GetNodeInfo(const Object* obj);
@@ -360,9 +375,10 @@ FERRY_DLL Any GetAttr(const ObjectRef& obj, std::string_view name);
 FERRY_DLL void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value);
 /// The field names of `obj`, in VisitAttrs order (empty for an unregistered type).
 FERRY_DLL Array<String> ListAttrNames(const ObjectRef& obj);
-/// Creates the node registered as `type_key` from named field values. Every field must be
-/// given: a ValueError lists the missing and the unknown names; a TypeError names the field,
-/// the expected and the given type.
+/// Creates the node registered as `type_key` from named field values. Every field without a
+/// recorded default (FerryTypeSetFieldDefault, RegisterFieldDefault) must be given: a ValueError
+/// lists the missing and the unknown names; a TypeError names the field, the expected and the given
+/// type.
 FERRY_DLL ObjectRef MakeNode(std::string_view type_key, const Map<String, Any>& fields);
 /// A readable text form: `test.Add(a=test.Var(name="x"), b=1)`. Objects met twice print as
 /// `#1` after their first appearance, marked `#1=`; very deep or large values are cut with

@@ -365,6 +365,12 @@ def source_file(
         out: List[Line] = []
         if registered.get(node.name, True):
             out.append(f"FERRY_REGISTER_NODE_TYPE({node.name});")
+            # The member's initialiser is the schema default: MakeNode keeps it when not given.
+            out += [
+                f'FERRY_REGISTER_FIELD_DEFAULT({node.name}, "{f.name}");'
+                for f in node.all_fields
+                if f.has_default
+            ]
         else:
             out.append(f"// {node.name} has no VisitAttrs, so it is not registered for reflection.")
         every = node.all_fields

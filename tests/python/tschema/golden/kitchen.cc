@@ -21,6 +21,7 @@ FERRY_REGISTER_GLOBAL("kitchen.Var.__init__")
     .quick();
 
 FERRY_REGISTER_NODE_TYPE(LetNode);
+FERRY_REGISTER_FIELD_DEFAULT(LetNode, "span");
 FERRY_REGISTER_GLOBAL("kitchen.Let.__init__")
     .set_body_typed(
         [](Var var, Expr value, Expr body, ::ferry::ObjectRef span) {
@@ -30,6 +31,7 @@ FERRY_REGISTER_GLOBAL("kitchen.Let.__init__")
     .quick();
 
 FERRY_REGISTER_NODE_TYPE(ListNode);
+FERRY_REGISTER_FIELD_DEFAULT(ListNode, "tail");
 FERRY_REGISTER_GLOBAL("kitchen.List.__init__")
     .set_body_typed(
         [](int64_t head, ::ferry::Optional<Expr> tail) {
@@ -43,6 +45,26 @@ FERRY_REGISTER_GLOBAL("kitchen.List.__init__")
 namespace kitchen::attrs {
 
 FERRY_REGISTER_NODE_TYPE(AttrsNode);
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "flag");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "i16");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "i32");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "i64");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "u8");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "u16");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "u32");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "u64");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "f32");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "f64");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "text");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "dtype");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "obj");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "anything");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "items");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "numbers");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "table");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "maybe");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "maybe_expr");
+FERRY_REGISTER_FIELD_DEFAULT(AttrsNode, "expr");
 FERRY_REGISTER_GLOBAL("kitchen.Attrs.__init__")
     .set_body_typed(
         [](
