@@ -112,9 +112,20 @@ def signature_of(f, described):
     callable_ = described[4]
     if callable_ is not None:
         try:
-            return inspect.signature(callable_)
+            wrapped = inspect.signature(callable_)
         except (TypeError, ValueError):
             return None
+        # A call of the Function passes arguments by position only (a Python callable is
+        # registered without parameter names): its parameters are positional-only, and those
+        # only a keyword could reach are left out.
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        params = []
+        for p in wrapped.parameters.values():
+            if p.kind in positional:
+                params.append(p.replace(kind=inspect.Parameter.POSITIONAL_ONLY))
+            elif p.kind is inspect.Parameter.VAR_POSITIONAL:
+                params.append(p)
+        return wrapped.replace(parameters=params)
     parts = _parameters(described)
     if parts is None:
         return None  # inspect then describes the call as (*args, **kwargs)

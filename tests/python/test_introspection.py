@@ -60,8 +60,20 @@ def test_a_function_made_from_a_python_callable_describes_the_callable():
     fn = ferry.convert(scale)
     assert fn.__name__ == "scale" and fn.__qualname__.endswith("scale")
     assert fn.__doc__ == "Multiplies."
-    assert inspect.signature(fn) == inspect.signature(scale)
+    # The Function takes its arguments by position only: the signature says so.
+    assert str(inspect.signature(fn)) == "(x: float, factor: float = 2.0, /) -> float"
+    assert fn(3.0) == 6.0 and fn(3.0, 3.0) == 9.0
     assert repr(fn).startswith("<ferry.Function ") and "scale" in repr(fn)
+
+
+def test_a_wrapped_callable_shows_only_the_parameters_a_call_can_reach():
+    def f(a, *rest, key=1, **extra):
+        return a
+
+    fn = ferry.convert(f)
+    assert str(inspect.signature(fn)) == "(a, /, *rest)"
+    with pytest.raises(TypeError, match="keyword"):
+        fn(a=1)  # what the signature no longer advertises
 
 
 def test_the_api_functions_have_signatures_and_docs():
