@@ -22,6 +22,7 @@
 #include <new>      // std::bad_alloc
 #include <set>      // the libraries a libbacktrace state knows
 #include <string>
+#include <string_view>    // a frame name's deduced return type
 #include <unordered_map>  // the per-address cache
 #include <vector>
 
@@ -258,8 +259,13 @@ bool EndsWith(const std::string& s, const char* suffix) {
 /// Whether the demangled `function` is `qualified` (a prefix of a qualified name), maybe after a
 /// return type ("int ferry::details::PackedSafeCall<...>(...)").
 bool Names(const std::string& function, const char* qualified) {
-  const size_t at = function.find(qualified);
-  return at != std::string::npos && (at == 0 || function[at - 1] == ' ') && at < function.find('(');
+  // A deduced return type ("decltype(auto) ferry::...(...)", unoptimized builds) opens with a
+  // parenthesis of its own: the parameter list is the first one after it.
+  constexpr std::string_view kDeduced = "decltype(auto) ";
+  const size_t name_at = function.compare(0, kDeduced.size(), kDeduced) == 0 ? kDeduced.size() : 0;
+  const size_t at = function.find(qualified, name_at);
+  return at != std::string::npos && (at == name_at || function[at - 1] == ' ') &&
+         at < function.find('(', name_at);
 }
 
 /// Frames of Ferry's calling machinery: the dispatch templates that stand between a caller and
@@ -279,6 +285,7 @@ bool IsCallMachinery(const SymFrame& f) {
       "ferry::details::TypedCaller<",
       "ferry::details::CallTyped<",
       "ferry::details::UnpackArg<",
+      "ferry::details::ThrowUnpackError<",
       "ferry::details::(anonymous namespace)::CallbackFunctionObj::",
       "ferry::FunctionObj::CallPacked",
       "ferry::Function::CallPacked",
