@@ -12,10 +12,15 @@
 ///
 /// The frames on the stack are the path from the root to the object being finished, so an
 /// error's access path is read from them; nothing is kept for paths until an error.
+///
+/// The walk owns what it walks: each frame holds a reference to its object (and a map step to
+/// its key), and memoized objects are held until the end, so `fn` dropping the last outside
+/// reference to a node cannot free memory the walk still reads, nor let a new object reuse a
+/// memoized address. Children are read from their parent one at a time, when the walk goes
+/// into them, so a container `fn` changed is walked as it is then; a rebuild that no longer
+/// finds the children it walked is a ValueError.
 #include "ferry/reflection/transform.h"
 
-#include <cstring>  // BorrowedRef
-#include <new>      // launder
 #include <string>
 #include <vector>
 
@@ -43,22 +48,6 @@ inline const Object* ObjectOfCell(const FerryAny& cell) {
 inline const AnyView& ViewOf(const FerryAny& cell) {
   return *reinterpret_cast<const AnyView*>(&cell);
 }
-
-/// A reference to `obj` that does not own it: hands an object the walk holds anyway to `fn` as
-/// `const ObjectRef&` without two atomic updates of its count per node. A copy that `fn` keeps
-/// takes its own reference as usual.
-class BorrowedRef {
- public:
-  explicit BorrowedRef(const Object* obj) {
-    static_assert(sizeof(ObjectRef) == sizeof(Object*), "ObjectRef is one pointer");
-    Object* raw = const_cast<Object*>(obj);
-    std::memcpy(bytes_, &raw, sizeof(raw));
-  }
-  const ObjectRef& get() const { return *std::launder(reinterpret_cast<const ObjectRef*>(bytes_)); }
-
- private:
-  alignas(ObjectRef) unsigned char bytes_[sizeof(ObjectRef)];
-};
 
 /// GetNodeInfo by type index, remembered for the walk (direct-mapped; a miss asks the
 /// registry, whose lookup is a call into another file and an atomic load).
@@ -89,7 +78,7 @@ class Walker {
   Any Run(const AnyView& root) {
     if (!IsWalkedCell(*root.raw())) return Any();
     root_ = ObjectOfCell(*root.raw());
-    Enter(root_, Step{kRoot, nullptr, 0});
+    Enter(root_, Step{kRoot, nullptr, 0, Any()});
     while (!frames_.empty()) {
       Frame& top = frames_.back();
       FerryAny cell;
@@ -111,11 +100,12 @@ class Walker {
   /// How a frame's object was reached from its parent: for error paths.
   struct Step {
     StepKind kind;
-    const void* ref;  // kField: the FieldInfo; kMapKey, kMapValue: the key's cell
+    const void* ref;  // kField: the FieldInfo
     int64_t index;    // kIndex: the position
+    Any key;          // kMapKey, kMapValue: the key (owned: `fn` may erase it from the map)
   };
   struct Frame {
-    const Object* obj;
+    ObjectRef obj;  // owned: `fn` may drop every other reference to it
     const NodeInfo* info;
     Kind kind;
     bool shared;
@@ -151,7 +141,9 @@ class Walker {
     const bool shared = !child->unique() || child == root_;
     if (shared) {
       auto [state, inserted] = memo_.Insert(child, kInProgress);
-      if (!inserted) {
+      if (inserted) {
+        memo_keep_.push_back(GetRef<ObjectRef>(child));
+      } else {
         if (*state == kInProgress) {
           Push(child, step);  // for the path in the message
           Fail("ValueError", "the graph has a cycle: this object contains itself");
@@ -168,7 +160,7 @@ class Walker {
   /// back with wide loads right after its narrow stores, which cannot be forwarded.
   void Push(const Object* obj, const Step& step) {
     Frame& frame = frames_.emplace_back();
-    frame.obj = obj;
+    frame.obj = GetRef<ObjectRef>(obj);
     frame.kind = KindOf(obj, &frame.info);
     frame.shared = true;
     frame.cursor = 0;
@@ -176,6 +168,7 @@ class Walker {
     frame.step.kind = step.kind;
     frame.step.ref = step.ref;
     frame.step.index = step.index;
+    frame.step.key = step.key;
   }
 
   /// The next child of `frame` that the walk goes into, with the step to it; false at the end.
@@ -187,8 +180,8 @@ class Walker {
         const std::vector<FieldInfo>& fields = frame->info->fields;
         while (frame->cursor < fields.size()) {
           const FieldInfo& field = fields[frame->cursor++];
-          if (ReadField(field, frame->obj, cell, box)) {
-            *step = Step{kField, &field, 0};
+          if (ReadField(field, frame->obj.get(), cell, box)) {
+            *step = Step{kField, &field, 0, Any()};
             return true;
           }
         }
@@ -202,7 +195,7 @@ class Walker {
           const FerryAny& c = *(array->begin() + i)->raw();
           if (IsWalkedCell(c)) {
             *cell = c;
-            *step = Step{kIndex, nullptr, i};
+            *step = Step{kIndex, nullptr, i, Any()};
             return true;
           }
         }
@@ -219,7 +212,7 @@ class Walker {
           const FerryAny& c = at % 2 == 0 ? *e.key.raw() : *e.value.raw();
           if (IsWalkedCell(c)) {
             *cell = c;
-            *step = Step{at % 2 == 0 ? kMapKey : kMapValue, e.key.raw(), 0};
+            *step = Step{at % 2 == 0 ? kMapKey : kMapValue, nullptr, 0, e.key};
             return true;
           }
         }
@@ -230,12 +223,12 @@ class Walker {
   }
 
   static const ArrayObj* ArrayOf(const Frame& frame) {
-    if (frame.kind == kList) return static_cast<const ListNode*>(frame.obj)->data.get();
-    return static_cast<const ArrayObj*>(frame.obj);
+    if (frame.kind == kList) return static_cast<const ListNode*>(frame.obj.get())->data.get();
+    return static_cast<const ArrayObj*>(frame.obj.get());
   }
   static const MapObj* MapOf(const Frame& frame) {
-    if (frame.kind == kDict) return static_cast<const DictNode*>(frame.obj)->data.get();
-    return static_cast<const MapObj*>(frame.obj);
+    if (frame.kind == kDict) return static_cast<const DictNode*>(frame.obj.get())->data.get();
+    return static_cast<const MapObj*>(frame.obj.get());
   }
 
   /// The field's value as a cell when it is walked (borrowed when the type allows, else boxed).
@@ -258,22 +251,22 @@ class Walker {
     Any result;
     try {
       if (transform_ == nullptr) {
-        visit_(ctx_, BorrowedRef(frame.obj).get());
+        visit_(ctx_, frame.obj);
       } else if (ObjectRef rebuilt = Rebuild(frame); rebuilt.defined()) {
         transform_(ctx_, rebuilt, &result);
         if (result.type_index() == kFerryNone || Holds(result, rebuilt.get())) {
           result = std::move(rebuilt);
         }
       } else {
-        transform_(ctx_, BorrowedRef(frame.obj).get(), &result);
+        transform_(ctx_, frame.obj, &result);
         // `fn` returning the node it was given keeps it, as returning nothing does.
-        if (Holds(result, frame.obj)) result = Any();
+        if (Holds(result, frame.obj.get())) result = Any();
       }
     } catch (const Error& e) {
       Fail(std::string(e.kind()).c_str(), std::string(e.message()));
     }
     const bool shared = frame.shared;
-    const Object* obj = frame.obj;
+    const Object* obj = frame.obj.get();  // kept alive by memo_keep_ when shared
     const size_t results_begin = frame.results_begin;
     frames_.pop_back();
     if (transform_ == nullptr) {
@@ -307,6 +300,12 @@ class Walker {
     }
     if (!any) return ObjectRef();
     size_t next = begin;
+    // The result of the next walked child; a ValueError when `fn` changed the object's children
+    // so that it has more of them than were walked.
+    auto next_result = [&]() -> const Any& {
+      if (next >= results_.size()) ThrowChanged();
+      return results_[next++];
+    };
     switch (frame.kind) {
       case kLeaf:
         return ObjectRef();
@@ -318,12 +317,13 @@ class Walker {
         Array<Any> out;
         out.reserve(array->size());
         for (const Any& element : *array) {
-          if (IsWalkedCell(*element.raw()) && results_[next++].type_index() != kFerryNone) {
+          if (IsWalkedCell(*element.raw()) && next_result().type_index() != kFerryNone) {
             out.push_back(results_[next - 1]);
           } else {
             out.push_back(element);
           }
         }
+        if (next != results_.size()) ThrowChanged();
         if (frame.kind == kArray) return std::move(out);
         ObjectPtr<ListNode> list = make_object<ListNode>();
         list->data = std::move(out);
@@ -336,14 +336,24 @@ class Walker {
         for (const MapObj::Entry* e = map->entries_begin(); e != map->entries_end(); ++e) {
           if (MapObj::IsErased(*e)) continue;
           Any key = e->key, value = e->value;
-          if (IsWalkedCell(*e->key.raw()) && results_[next++].type_index() != kFerryNone) {
+          if (IsWalkedCell(*e->key.raw()) && next_result().type_index() != kFerryNone) {
             key = results_[next - 1];
           }
-          if (IsWalkedCell(*e->value.raw()) && results_[next++].type_index() != kFerryNone) {
+          if (IsWalkedCell(*e->value.raw()) && next_result().type_index() != kFerryNone) {
             value = results_[next - 1];
           }
-          out.Set(std::move(key), std::move(value));
+          const auto size = out.size();
+          out.Set(key, std::move(value));
+          if (out.size() == size) {
+            // The input's keys are distinct, so two of them were replaced by equal keys: keeping
+            // one would drop the other's entry without a word.
+            FERRY_THROW(ValueError)
+                << "two keys of the map become the same key " << AnyRepr(key.raw())
+                << " (one of them is " << AnyRepr(e->key.raw())
+                << "); the transform would drop an entry";
+          }
         }
+        if (next != results_.size()) ThrowChanged();
         if (frame.kind == kMap) return std::move(out);
         ObjectPtr<DictNode> dict = make_object<DictNode>();
         dict->data = std::move(out);
@@ -353,9 +363,14 @@ class Walker {
     return ObjectRef();
   }
 
+  [[noreturn]] static void ThrowChanged() {
+    FERRY_THROW(ValueError) << "the object's children changed during the walk (`fn` must not "
+                               "modify the graph being transformed)";
+  }
+
   ObjectRef RebuildNode(const Frame& frame, size_t next) {
     const NodeInfo* info = frame.info;
-    const Object* obj = frame.obj;
+    const Object* obj = frame.obj.get();
     if (info->type_index != obj->type_index() && info->dynamic == nullptr) {
       FERRY_THROW(TypeError) << "cannot copy a '" << obj->GetTypeKey()
                              << "' to replace a child: its type is not registered (only its "
@@ -379,7 +394,10 @@ class Walker {
       const char* addr = reinterpret_cast<const char*>(obj) + field.offset;
       const bool walked = ReadField(field, obj, &cell, &box);
       const Any* replacement = nullptr;
-      if (walked && results_[next++].type_index() != kFerryNone) replacement = &results_[next - 1];
+      if (walked) {
+        if (next >= results_.size()) ThrowChanged();
+        if (results_[next++].type_index() != kFerryNone) replacement = &results_[next - 1];
+      }
       if (replacement == nullptr && !by_fields) continue;
       try {
         if (replacement != nullptr) {
@@ -393,6 +411,7 @@ class Walker {
                                << "' cannot hold the replacement: " << e.message();
       }
     }
+    if (next != results_.size()) ThrowChanged();
     return ObjectRef(std::move(copy));
   }
 
@@ -411,10 +430,10 @@ class Walker {
           out += "[" + std::to_string(frame.step.index) + "]";
           break;
         case kMapValue:
-          out += "[" + AnyRepr(static_cast<const FerryAny*>(frame.step.ref)) + "]";
+          out += "[" + AnyRepr(frame.step.key.raw()) + "]";
           break;
         case kMapKey:
-          out += ".key(" + AnyRepr(static_cast<const FerryAny*>(frame.step.ref)) + ")";
+          out += ".key(" + AnyRepr(frame.step.key.raw()) + ")";
           break;
       }
     }
@@ -436,6 +455,7 @@ class Walker {
   std::vector<Frame> frames_;
   std::vector<Any> results_;
   std::vector<Any> memo_results_;
+  std::vector<ObjectRef> memo_keep_;  // the memo's objects, so that no address is reused
   PointerMap<uint32_t> memo_;
   NodeInfoCache infos_;
 };

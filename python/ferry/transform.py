@@ -24,11 +24,14 @@ _transform = _required("ferry.StructuralTransform")
 _mismatch = _required("ferry.StructuralMismatch")
 
 
-def _run(walk: Function, root: Any, fn: Callable[[Any], object]) -> Any:
+def _run(name: str, walk: Function, root: Any, fn: Callable[[Any], object]) -> Any:
     """Runs `walk(root, fn)`. An exception `fn` raises comes back translated, with the access
     path in its message; when its class is one C++ does not know (a user's own exception
     class), the original exception is raised instead, with the translated message as a note
-    (Python 3.11+), so that ``except MyError`` still catches it."""
+    (Python 3.11+), so that ``except MyError`` still catches it. A `fn` that is not callable is
+    a TypeError before anything is walked."""
+    if not callable(fn):
+        raise TypeError(f"{name}: fn must be callable, not {type(fn).__name__}")
     raised: list[BaseException] = []
 
     def call(node: Any) -> object:
@@ -56,9 +59,10 @@ def visit(root: Any, fn: Callable[[Any], object]) -> None:
     are walked; strings, bytes and numbers are values and are not passed to ``fn``. An object
     reachable by several paths is visited once. An exception raised by ``fn`` propagates with
     the access path of the object in its message; a cycle (through a ``List`` or ``Dict``) is a
-    ``ValueError``.
+    ``ValueError``. A ``root`` that holds no object (``None``, a number, a string) visits
+    nothing.
     """
-    _run(_visit, root, fn)
+    _run("visit", _visit, root, fn)
 
 
 def transform(root: Any, fn: Callable[[Any], object]) -> Any:
@@ -68,9 +72,11 @@ def transform(root: Any, fn: Callable[[Any], object]) -> Any:
     replacement, or ``None`` to keep it. A node whose children did not change is kept as the
     very same object; a node with a changed child is copied with only those fields replaced;
     an object shared by several parents is transformed once and its result shared. A
-    replacement its field cannot hold is a ``TypeError`` naming the field.
+    replacement its field cannot hold is a ``TypeError`` naming the field, and two keys of a
+    ``Map``/``Dict`` becoming equal keys is a ``ValueError`` (an entry would be lost). A ``root``
+    that holds no object (``None``, a number, a string) is returned as it is.
     """
-    return _run(_transform, root, fn)
+    return _run("transform", _transform, root, fn)
 
 
 def structural_mismatch(a: Any, b: Any, map_free_vars: bool = False) -> str | None:

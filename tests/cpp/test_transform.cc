@@ -275,4 +275,48 @@ TEST(Transform, MillionDeepChainNeedsNoRecursion) {
   EXPECT_EQ(static_cast<const IntImmNode*>(deepest)->value, 42);
 }
 
+TEST(Transform, FnDroppingNodesUnderTheWalkIsSafe) {
+  // fn empties the outer list while the walk is inside its first item: the walk holds the
+  // items it entered (before, it read the freed inner lists), and sees the emptied list after.
+  auto make = [] {
+    List<Any> outer;
+    for (int64_t i = 0; i < 3; ++i) outer.push_back(List<Any>{IntImm(i)});
+    return outer;
+  };
+  List<Any> outer = make();
+  std::vector<std::string> seen;
+  StructuralVisit(outer, [&](const ObjectRef& node) {
+    seen.push_back(node->GetTypeKey());
+    if (node.as<IntImmNode>() != nullptr) outer.clear();
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"test.IntImm", "ferry.List", "ferry.List"}));
+  // A transform cannot pair results with children that are gone: a ValueError naming where.
+  outer = make();
+  std::string error = ErrorOf([&] {
+    StructuralTransform(outer, [&](const ObjectRef& node) -> ObjectRef {
+      if (node.as<IntImmNode>() == nullptr) return ObjectRef();
+      outer.clear();
+      return IntImm(7);
+    });
+  });
+  EXPECT_NE(error.find("ValueError: StructuralTransform: at root (ferry.List): the object's "
+                       "children changed during the walk"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Transform, MapKeysBecomingEqualIsAnError) {
+  Map<Any, Any> map{{IntImm(1), 10}, {IntImm(2), 20}};
+  Expr zero = IntImm(0);
+  std::string error = ErrorOf([&] {
+    StructuralTransform(map, [&](const ObjectRef& node) -> ObjectRef {
+      return node.as<IntImmNode>() != nullptr ? zero : ObjectRef();
+    });
+  });
+  EXPECT_NE(error.find("ValueError: StructuralTransform: at root (ferry.Map): two keys of the "
+                       "map become the same key"),
+            std::string::npos)
+      << error;
+}
+
 }  // namespace

@@ -243,3 +243,94 @@ def test_fn_errors_do_not_leak_or_crash_in_a_fresh_process():
         },
     )
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def _run_fresh(code):
+    """Runs `code` in a fresh interpreter (with this one's environment, so under the ASan job
+    it runs under ASan too) and returns its stdout; a crash fails the test with its stderr."""
+    env_dir = str(ferry_testing.ROOT / "tests" / "python")
+    environ = __import__("os").environ
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**environ, "PYTHONPATH": env_dir + ":" + environ.get("PYTHONPATH", "")},
+    )
+    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr}"
+    return out.stdout
+
+
+_NODE_CLASS = (
+    "import ferry, ferry_testing\n"
+    "from ferry_testing import IntImm\n"
+    "@ferry.py_class('pytest.transform.Node')\n"
+    "class Node(ferry.Object):\n"
+    "    name: str\n"
+    "    kid: 'Node | None' = None\n"
+)
+
+
+def test_fn_freeing_nodes_under_the_walk_does_not_crash():
+    # fn drops the last outside reference to nodes the walk is inside: the walk holds them.
+    code = _NODE_CLASS + (
+        "L = ferry.List([ferry.List([IntImm(i)]) for i in range(3)])\n"
+        "seen = []\n"
+        "def clear(n):\n"
+        "    seen.append(type(n).__name__)\n"
+        "    if isinstance(n, IntImm):\n"
+        "        L.clear()\n"
+        "ferry.visit(L, clear)\n"
+        "print(seen)\n"
+        "root = Node('root', Node('a', Node('b', Node('c'))))\n"
+        "names = []\n"
+        "def cut(n):\n"
+        "    names.append(n.name)\n"
+        "    if n.name == 'c':\n"
+        "        root.kid = None\n"
+        "ferry.visit(root, cut)\n"
+        "print(names)\n"
+        "root = Node('root', Node('a', Node('b', Node('c'))))\n"
+        "def cut_and_rename(n):\n"
+        "    if n.name == 'c':\n"
+        "        root.kid = None\n"
+        "        return Node('C')\n"
+        "try:\n"
+        "    ferry.transform(root, cut_and_rename)\n"
+        "except ValueError as e:\n"
+        "    print('ValueError', e)\n"
+    )
+    lines = _run_fresh(code).splitlines()
+    # The list is walked as it is when each item is reached: emptied after the first.
+    assert lines[0] == "['IntImm', 'List', 'List']"
+    # The cut-off nodes were already entered: they are finished, over what the walk holds.
+    assert lines[1] == "['c', 'b', 'a', 'root']"
+    # A rebuild that no longer finds the children it walked raises, naming where.
+    assert lines[2].startswith("ValueError StructuralTransform: at root (")
+    assert "changed during the walk" in lines[2]
+
+
+def test_transform_colliding_map_keys_is_a_value_error():
+    z = IntImm(0)
+    d = ferry.Dict({IntImm(1): 10, IntImm(2): 20})
+    with pytest.raises(ValueError, match=r"at root \(ferry.Dict\): two keys of the map become"):
+        ferry.transform(d, lambda n: z if isinstance(n, IntImm) else None)
+    m = ferry.Map({"k": ferry.Map({IntImm(1): 1, IntImm(2): 2})})
+    with pytest.raises(ValueError, match=r"at root\[\"k\"\] .*same key <test.IntImm"):
+        ferry.transform(m, lambda n: z if isinstance(n, IntImm) else None)
+    # Keys that stay distinct are fine.
+    out = ferry.transform(d, lambda n: IntImm(n.value + 5) if isinstance(n, IntImm) else None)
+    assert sorted((k.value, v) for k, v in out.items()) == [(6, 10), (7, 20)]
+
+
+def test_fn_must_be_callable_and_a_none_root_is_a_no_op():
+    for walk in (ferry.visit, ferry.transform):
+        with pytest.raises(TypeError, match=r"fn must be callable, not NoneType"):
+            walk(IntImm(1), None)
+        with pytest.raises(TypeError, match=r"fn must be callable, not int"):
+            walk(None, 3)
+    calls = []
+    assert ferry.visit(None, calls.append) is None
+    assert ferry.transform(None, lambda n: IntImm(1)) is None
+    assert ferry.transform(7, lambda n: IntImm(1)) == 7
+    assert calls == []

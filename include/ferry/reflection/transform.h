@@ -30,8 +30,12 @@
 /// only through mutable objects: List, Dict, `_type_mutable` nodes) is a ValueError naming the
 /// path, never a hang. An error thrown by `fn`, or a replacement the field cannot hold (a
 /// TypeError naming the field), propagates with the same kind and the access path of the node
-/// being visited in the message: "StructuralTransform: at root.b.a (test.Add): ...". `fn` must
-/// not modify the graph being walked.
+/// being visited in the message: "StructuralTransform: at root.b.a (test.Add): ...". Two keys of a
+/// Map or Dict transformed into equal keys are a ValueError (rather than a lost entry).
+///
+/// `fn` should not modify the graph being walked; if it does, the walk stays memory safe: it
+/// holds a reference to every object it has entered, reads a container's items as it reaches
+/// them, and a transform whose node no longer has the children it walked is a ValueError.
 #ifndef FERRY_REFLECTION_TRANSFORM_H_
 #define FERRY_REFLECTION_TRANSFORM_H_
 
