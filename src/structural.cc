@@ -21,6 +21,7 @@
 #include "ferry/error.h"
 #include "ferry/function.h"
 #include "ferry/reflection/reflection.h"
+#include "node_info_cache_internal.h"
 #include "pointer_map_internal.h"
 #include "tensor_internal.h"
 
@@ -141,27 +142,6 @@ class PodStack {
   T* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
-};
-
-/// GetNodeInfo by type index, remembered for the walk: a node type met once is looked up
-/// once, not at every node (the registry's lookup is a call into another file and an atomic
-/// load). Direct-mapped; a miss asks the registry. NodeInfo records are never freed.
-class NodeInfoCache {
- public:
-  const NodeInfo* Get(const Object* obj) {
-    const int32_t type_index = obj->type_index();
-    Entry& entry = entries_[static_cast<uint32_t>(type_index) % kEntries];
-    if (entry.type_index != type_index) entry = Entry{type_index, GetNodeInfo(obj)};
-    return entry.info;
-  }
-
- private:
-  static constexpr uint32_t kEntries = 16;
-  struct Entry {
-    int32_t type_index = -1;
-    const NodeInfo* info = nullptr;
-  };
-  Entry entries_[kEntries];
 };
 
 const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {

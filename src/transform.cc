@@ -29,6 +29,7 @@
 #include "ferry/error.h"
 #include "ferry/function.h"
 #include "ferry/reflection/reflection.h"
+#include "node_info_cache_internal.h"
 #include "pointer_map_internal.h"
 
 namespace ferry {
@@ -48,26 +49,6 @@ inline const Object* ObjectOfCell(const FerryAny& cell) {
 inline const AnyView& ViewOf(const FerryAny& cell) {
   return *reinterpret_cast<const AnyView*>(&cell);
 }
-
-/// GetNodeInfo by type index, remembered for the walk (direct-mapped; a miss asks the
-/// registry, whose lookup is a call into another file and an atomic load).
-class NodeInfoCache {
- public:
-  const NodeInfo* Get(const Object* obj) {
-    const int32_t type_index = obj->type_index();
-    Entry& entry = entries_[static_cast<uint32_t>(type_index) % kEntries];
-    if (entry.type_index != type_index) entry = Entry{type_index, GetNodeInfo(obj)};
-    return entry.info;
-  }
-
- private:
-  static constexpr uint32_t kEntries = 16;
-  struct Entry {
-    int32_t type_index = -1;
-    const NodeInfo* info = nullptr;
-  };
-  Entry entries_[kEntries];
-};
 
 class Walker {
  public:
