@@ -1,0 +1,104 @@
+package dev.ferry;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
+
+/**
+ * A Ferry function: a global registered in C++ ({@code FERRY_REGISTER_GLOBAL}), a Python
+ * callable, or a Java lambda ({@link #of}). {@link #call} converts the arguments as {@link
+ * Ferry#convert} does, runs it on the calling thread and converts the result back; an error
+ * arrives as {@link FerryException}.
+ *
+ * <pre>{@code
+ * Function cb = Function.of(args -> (Long) args[0] + 1);
+ * long r = (Long) Ferry.getGlobalFunc("demo.call").call(cb);   // C++ calls the lambda: 42
+ * }</pre>
+ */
+public final class Function implements FerryObject, Owned {
+  /** A Java function over the converted arguments; what it returns is converted back. */
+  @FunctionalInterface
+  public interface Body {
+    /**
+     * Runs the function. An exception reaches the caller (C++, Python or Java) as an error of
+     * its kind: FerryException keeps its kind, IllegalArgumentException is a ValueError,
+     * ClassCastException a TypeError, IndexOutOfBoundsException an IndexError, others a
+     * RuntimeError. Object arguments are wrappers owned by this call's receiver.
+     */
+    Object call(Object... args) throws Exception;
+  }
+
+  private final Handle handle;
+
+  Function(long address) {
+    this.handle = new Handle(this, address);
+  }
+
+  /**
+   * A Function running {@code body}: callable from C++, Python and Java, from any thread. The
+   * body is kept as long as any language holds the Function, and let go when the last holder
+   * releases it.
+   */
+  public static Function of(Body body) {
+    java.util.Objects.requireNonNull(body, "body");
+    Ferry.ensureLoaded();
+    return new Function(newHandle(body));
+  }
+
+  /** A new reference to a new Function running `body`. */
+  static long newHandle(Body body) {
+    long id = Callbacks.keep(body);
+    Scratch scratch = Scratch.get();
+    long mark = scratch.mark();
+    try {
+      long out = scratch.alloc(8);
+      int rc = (int) C.FUNCTION_CREATE.invokeExact(
+          MemorySegment.ofAddress(id), Callbacks.CALLBACK, Callbacks.RELEASE,
+          MemorySegment.ofAddress(out));
+      if (rc != 0) {
+        Callbacks.BODIES.remove(id);
+        throw Errors.take();
+      }
+      return C.ALL.get(JAVA_LONG, out);
+    } catch (Throwable t) {
+      throw C.rethrow(t);
+    } finally {
+      scratch.release(mark);
+    }
+  }
+
+  /** Calls the function with {@code args}; its result converted to Java. */
+  public Object call(Object... args) {
+    try {
+      return Values.call(handle.get(this), args);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  @Override
+  public Handle handle() {
+    return handle;
+  }
+
+  @Override
+  public MemorySegment address() {
+    return MemorySegment.ofAddress(handle.get(this));
+  }
+
+  @Override
+  public boolean isClosed() {
+    return handle.isClosed();
+  }
+
+  @Override
+  public void close() {
+    handle.close();
+  }
+
+  @Override
+  public String toString() {
+    return handle.isClosed() ? "<closed ferry.Function>" : Values.repr(this);
+  }
+}
