@@ -53,6 +53,18 @@ public final class FerryDict extends AbstractMap<Object, Object> implements Ferr
     Values.callBuiltin("ferry.DictClear", this);
   }
 
+  /** The dict's value for {@code key} (a dict view has no fields: this is the lookup). */
+  @Override
+  public Object get(String key) {
+    return get((Object) key);
+  }
+
+  /** Sets {@code key} to {@code value}, as {@link #put} does. */
+  @Override
+  public void set(String key, Object value) {
+    put(key, value);
+  }
+
   @Override
   public Set<Entry<Object, Object>> entrySet() {
     return new AbstractSet<>() {

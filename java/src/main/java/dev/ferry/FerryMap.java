@@ -34,6 +34,18 @@ public final class FerryMap extends AbstractMap<Object, Object> implements Ferry
     return containsKey(key) ? Values.callBuiltin("ferry.MapGetItem", this, key) : null;
   }
 
+  /** The map's value for {@code key} (a map view has no fields: this is the map lookup). */
+  @Override
+  public Object get(String key) {
+    return get((Object) key);
+  }
+
+  /** Maps are immutable values: always {@code UnsupportedOperationException}. */
+  @Override
+  public void set(String key, Object value) {
+    throw new UnsupportedOperationException("a ferry.Map is immutable");
+  }
+
   @Override
   public Set<Entry<Object, Object>> entrySet() {
     return new AbstractSet<>() {
