@@ -12,7 +12,10 @@
 #                             clang with its libFuzzer runtime (scripts/fuzz.sh), clang-format
 #                             and clang-tidy of that clang (scripts/lint.sh); and .venv with
 #                             pytest, NumPy, dask, distributed, atheris, ruff and mypy (ruff and
-#                             mypy pinned); Rust (cargo) when the machine has none.
+#                             mypy pinned); Rust (cargo) when the machine has none; Maven
+#                             for the java stage (its JDK 22+ is the machines' Temurin 25:
+#                             Debian bookworm's apt has only openjdk-17, so a machine without
+#                             one is told so here and the java stage fails naming it).
 #                             scripts/test.sh runs the tools from .venv.
 #   --dry-run                 prints the commands it would run, one line each ("setup: would
 #                             run: ..."), and installs nothing.
@@ -80,6 +83,16 @@ fi
 if [ "$profile" = test ] && ! command -v cargo >/dev/null 2>&1 &&
   [ ! -x "${HOME:-/nonexistent}/.cargo/bin/cargo" ]; then
   missing+=(cargo-web rustc-web)
+fi
+
+# Java, for the java stage (scripts/java.sh): Maven from Debian; the JDK must be 22 or later
+# (the FFM API), which apt here cannot give (bookworm has openjdk-17 only).
+if [ "$profile" = test ]; then
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  if [ -x scripts/java.sh ] && ! scripts/java.sh --find-jdk >/dev/null; then
+    echo "setup: warning: no JDK 22 or later (FERRY_JAVA_HOME, JAVA_HOME, /usr/lib/jvm/*); the" \
+      "java stage needs one (apt offers only openjdk-17 here)" >&2
+  fi
 fi
 
 # Waits up to 10 minutes for another apt-get or dpkg (unattended upgrades) to finish.

@@ -13,6 +13,9 @@
 #                integration, the contract program of DESIGN.md, doc tests), cargo clippy
 #                --all-targets -D warnings and cargo fmt --check; then the Python test that
 #                loads a library written in Rust (rust/ferry-testlib)
+#   java         the Java frontend of java/ against build/'s libferry (scripts/java.sh): javac
+#                -Xlint:all -Werror, the JUnit tests through Maven Surefire (JDK 22+: the
+#                machines' Temurin 25)
 #   asan         AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the C and C++ tests,
 #                then the Python tests of the extension (tests/python/test_*.py) in a Python with
 #                the ASan runtime preloaded, PYTHONMALLOC=malloc and leak detection
@@ -74,6 +77,9 @@ fi
 # A library written in Rust (a cdylib) loaded and called from Python, callbacks passed in.
 FERRY_BUILD_DIR="$PWD/build" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest rust/ferry-testlib/tests -q -p no:cacheprovider
+
+stage java "javac -Xlint:all -Werror, JUnit through Maven Surefire (java/, against build/)"
+scripts/java.sh
 
 stage asan "AddressSanitizer + UndefinedBehaviorSanitizer: build, C and C++ tests, Python tests"
 # Its extension stays in build-asan/python/ferry/ (every build tree keeps its own); asan_python.sh

@@ -59,6 +59,7 @@ def test_the_tests_get_their_python_tools_in_the_venv_never_the_system(bare_path
     apt = [line for line in lines if "apt-get" in line]
     assert len(apt) == 1 and "-o DPkg::Lock::Timeout=600 install" in apt[0]
     assert {"clang", "clang-format", "clang-tidy"} <= set(apt[0].split())
+    assert "maven" in apt[0].split()  # the java stage (its JDK 22+ is not an apt package here)
     python = [line for line in lines if "apt-get" not in line]
     assert python == [
         "setup: would run: python3 -m venv .venv",
