@@ -25,10 +25,13 @@ CACHE = pathlib.Path(
     os.environ.get("FERRY_DOCS_CACHE") or pathlib.Path(tempfile.gettempdir()) / "ferry-docs-cache"
 )
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
-LANGUAGES = {"text", "json", "python", "cpp", "c", "sh", "console", "cmake", "rust"}
+LANGUAGES = {"text", "json", "python", "cpp", "c", "sh", "console", "cmake", "rust", "java"}
 # `rust` blocks run as doc tests of the `ferry` crate, whose lib.rs includes the page
 # (`cargo test` in rust/, the `rust` stage of scripts/test.sh); here we check it does.
 RUST_DOC_INCLUDER = ROOT / "rust" / "ferry" / "src" / "lib.rs"
+# `java` blocks compile and run in the JUnit test DocsTest (the `java` stage of scripts/test.sh),
+# which lists the pages it reads; here we check the page is listed.
+JAVA_DOCS_TEST = ROOT / "java" / "src" / "test" / "java" / "dev" / "ferry" / "DocsTest.java"
 ATTRIBUTES = {"file", "lib"}
 LINKED = [
     "include",
@@ -946,6 +949,8 @@ def run_page(page, workdir, prefix):
                     cmake_fragment(block, workdir, prefix)
                 elif block.lang == "rust":
                     check_rust_doc_test(block)
+                elif block.lang == "java":
+                    check_java_doc_test(block)
             except DocError as e:
                 msg = str(e)
                 raise DocError(
@@ -970,6 +975,19 @@ def check_rust_doc_test(block):
         f"{block.where}: rust blocks run as doc tests of the ferry crate, but "
         f"{rel(RUST_DOC_INCLUDER)} does not include {rel(block.page)} "
         f'(#[doc = include_str!("...")])'
+    )
+
+
+def check_java_doc_test(block):
+    """A `java` block runs in the JUnit test DocsTest: its page must be one DocsTest reads."""
+    source = JAVA_DOCS_TEST.read_text(encoding="utf-8") if JAVA_DOCS_TEST.exists() else ""
+    listed = re.search(r"PAGES = List\.of\(([^)]*)\)", source)
+    pages = re.findall(r'"([^"]+)"', listed.group(1)) if listed else []
+    if any((ROOT / page).resolve() == block.page.resolve() for page in pages):
+        return
+    raise DocError(
+        f"{block.where}: java blocks compile and run in the JUnit test {rel(JAVA_DOCS_TEST)}, "
+        f"but its PAGES do not list {rel(block.page)}"
     )
 
 

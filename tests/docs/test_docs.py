@@ -67,6 +67,10 @@ rust     A doc test of the ``ferry`` crate: rust/ferry/src/lib.rs includes the p
          (``#[doc = include_str!(...)]``), so ``cargo test`` in rust/ (the ``rust`` stage of
          scripts/test.sh) compiles and runs it, ``rust no_run`` compiles it only; here it is
          checked that the crate includes the page.
+java     Compiled (``javac -Xlint:all -Werror``) and run, in order, by the JUnit test
+         java/src/test/java/dev/ferry/DocsTest.java (the ``java`` stage of scripts/test.sh),
+         as the body of a method importing ``dev.ferry.*`` and ``java.util.*``; here it is
+         checked that DocsTest lists the page.
 
 A ``file=`` block must be used by a later block of its page (its name or path appears there;
 for a CMakeLists.txt, its directory).
@@ -90,6 +94,7 @@ from docs_harness import (
     DocError,
     _first_word,
     _shims,
+    check_java_doc_test,
     check_rust_doc_test,
     is_declaration,
     make_workdir,
@@ -195,6 +200,20 @@ def test_shell_commands_that_are_checked():
     assert plan_shell("scripts/nonexistent.sh\n")[0][2]
     assert plan_shell("cmake -S . -B build -DFERRY_NO_SUCH_OPTION=ON\n")[0][2]
     assert plan_shell("pip install .\npython -m ferry --cmake-dir\n")[1][2] == []
+
+
+def test_java_blocks_must_be_on_a_page_the_junit_docs_test_reads(tmp_path):
+    """A `java` block compiles and runs in java/'s DocsTest, so its page must be listed there;
+    docs/java.md is."""
+    page = tmp_path / "p.md"
+    (block,) = parse_blocks(page, "```java\nlong x = 1L;\n```\n")
+    with pytest.raises(DocError, match="do not list"):
+        check_java_doc_test(block)
+    java_page = ROOT / "docs" / "java.md"
+    blocks = [b for b in parse_blocks(java_page, java_page.read_text()) if b.lang == "java"]
+    assert len(blocks) >= 8
+    for b in blocks:
+        check_java_doc_test(b)
 
 
 def test_rust_blocks_must_be_doc_tests_of_the_ferry_crate(tmp_path):
