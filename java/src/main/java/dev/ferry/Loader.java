@@ -15,9 +15,10 @@ import java.util.concurrent.TimeUnit;
  * Finds and opens libferry, once per process. The search, first hit wins:
  *
  * <ol>
- *   <li>the system property {@code ferry.library.path}, then the environment variable {@code
- *       FERRY_LIBRARY_PATH}: the library file itself, or a directory holding {@code libferry.so}
- *       (an install's {@code lib/}, or a CMake build tree);
+ *   <li>the system property {@code ferry.library.path}: the library file itself, or a directory
+ *       holding {@code libferry.so} (an install's {@code lib/}, or a CMake build tree);
+ *   <li>the environment variable {@code FERRY_LIBRARY_PATH}: directories (or files) separated by
+ *       ':', the list Python's unpickling also searches for user libraries;
  *   <li>each directory of {@code java.library.path};
  *   <li>{@code python3 -m ferry --lib-dir}, the installed Python package's library (the
  *       interpreter is {@code FERRY_PYTHON} when set).
@@ -94,11 +95,17 @@ final class Loader {
     } else {
       looked.add("-Dferry.library.path: not set");
     }
+    // The same variable Python's unpickling searches for user libraries (docs/distributed.md):
+    // a list of directories separated by ':'; a file names libferry itself.
     String env = System.getenv("FERRY_LIBRARY_PATH");
     if (env != null && !env.isEmpty()) {
-      Path hit = candidate(Path.of(env), "FERRY_LIBRARY_PATH", looked);
-      if (hit != null) {
-        return hit;
+      for (String entry : env.split(java.io.File.pathSeparator)) {
+        if (!entry.isEmpty()) {
+          Path hit = candidate(Path.of(entry), "FERRY_LIBRARY_PATH", looked);
+          if (hit != null) {
+            return hit;
+          }
+        }
       }
     } else {
       looked.add("FERRY_LIBRARY_PATH: not set");

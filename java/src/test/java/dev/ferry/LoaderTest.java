@@ -46,11 +46,17 @@ class LoaderTest {
   void theLibraryIsFoundThroughEachRoute() throws Exception {
     Path lib = Ferry.libraryPath();
     String[] byEnv = probe(List.of("-Dferry.library.path="),
-        java.util.Map.of("FERRY_LIBRARY_PATH", lib.getParent().toString()));
+        java.util.Map.of("FERRY_LIBRARY_PATH", "/first/missing:" + lib.getParent()));
     assertTrue(byEnv[0].contains("loaded " + lib), byEnv[0]);
     String[] byJavaPath = probe(
         List.of("-Dferry.library.path=", "-Djava.library.path=" + lib.getParent()),
         java.util.Map.of("FERRY_LIBRARY_PATH", ""));
     assertTrue(byJavaPath[0].contains("loaded " + lib), byJavaPath[0]);
+    // The Python package's answer: `python3 -m ferry --lib-dir` of this checkout.
+    String[] byPython = probe(List.of("-Dferry.library.path=", "-Djava.library.path=/nowhere"),
+        java.util.Map.of("FERRY_LIBRARY_PATH", "",
+            "PYTHONPATH", TestSupport.sourceDir().resolve("python").toString(),
+            "FERRY_BUILD_DIR", lib.getParent().toString()));
+    assertTrue(byPython[0].contains("loaded " + lib), byPython[0]);
   }
 }
