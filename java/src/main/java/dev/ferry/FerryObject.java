@@ -23,12 +23,20 @@ public sealed interface FerryObject extends AutoCloseable
 
   /** The registered type key, e.g. {@code "demo.IntImm"}. */
   default String typeKey() {
-    return Values.typeKeyOf(C.typeIndexOf(Values.addr(this)));
+    try {
+      return Values.typeKeyOf(C.typeIndexOf(Values.addr(this)));
+    } finally {
+      java.lang.ref.Reference.reachabilityFence(this);
+    }
   }
 
   /** The runtime type index. */
   default int typeIndex() {
-    return C.typeIndexOf(Values.addr(this));
+    try {
+      return C.typeIndexOf(Values.addr(this));
+    } finally {
+      java.lang.ref.Reference.reachabilityFence(this);
+    }
   }
 
   /** Reads the field {@code name}, converted as a call's result ("AttributeError" if none). */

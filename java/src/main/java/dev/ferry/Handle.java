@@ -58,17 +58,6 @@ final class Handle implements Runnable {
     cleanable.clean();
   }
 
-  /** Gives the reference away (to C++): the wrapper is closed, nothing is released. */
-  long take(Object owner) {
-    long a = (long) ADDRESS.getAndSet(this, 0L);
-    if (a == 0) {
-      get(owner);
-    }
-    LIVE.decrement();
-    cleanable.clean();
-    return a;
-  }
-
   @Override
   public void run() {
     long a = (long) ADDRESS.getAndSet(this, 0L);

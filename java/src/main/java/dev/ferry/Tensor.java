@@ -58,7 +58,11 @@ public final class Tensor implements FerryObject, Owned {
 
   /** The number of dimensions. */
   public int ndim() {
-    return C.ALL.get(JAVA_INT, at(C.T_NDIM));
+    try {
+      return C.ALL.get(JAVA_INT, at(C.T_NDIM));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** The extent of each dimension. */
@@ -87,21 +91,33 @@ public final class Tensor implements FerryObject, Owned {
 
   /** The element type. */
   public DataType dtype() {
-    long a = at(C.T_DTYPE);
-    return new DataType(
-        Byte.toUnsignedInt(C.ALL.get(JAVA_BYTE, a)),
-        Byte.toUnsignedInt(C.ALL.get(JAVA_BYTE, a + 1)),
-        Short.toUnsignedInt(C.ALL.get(JAVA_SHORT, a + 2)));
+    try {
+      long a = at(C.T_DTYPE);
+      return new DataType(
+          Byte.toUnsignedInt(C.ALL.get(JAVA_BYTE, a)),
+          Byte.toUnsignedInt(C.ALL.get(JAVA_BYTE, a + 1)),
+          Short.toUnsignedInt(C.ALL.get(JAVA_SHORT, a + 2)));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** DLPack's device type ({@link #CPU} = 1). */
   public int deviceType() {
-    return C.ALL.get(JAVA_INT, at(C.T_DEVICE_TYPE));
+    try {
+      return C.ALL.get(JAVA_INT, at(C.T_DEVICE_TYPE));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** Whether the tensor's memory is read-only (in C++ too). */
   public boolean isReadOnly() {
-    return (C.ALL.get(JAVA_LONG, at(C.T_FLAGS)) & C.READ_ONLY_FLAG) != 0;
+    try {
+      return (C.ALL.get(JAVA_LONG, at(C.T_FLAGS)) & C.READ_ONLY_FLAG) != 0;
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** The number of elements. */
