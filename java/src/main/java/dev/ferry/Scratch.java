@@ -56,7 +56,12 @@ final class Scratch {
     return address;
   }
 
+  /** A C string of a name or path: one with a NUL byte would name something else in C. */
   long cString(String text) {
+    if (text.indexOf('\0') >= 0) {
+      throw new FerryException(
+          "ValueError", "a name or path with a NUL byte: \"" + text.replace("\0", "\\0") + "\"");
+    }
     return cString(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 

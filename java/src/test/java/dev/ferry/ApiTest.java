@@ -208,4 +208,37 @@ class ApiTest {
     assertEquals("ValueError", bad.kind());
     assertInstanceOf(RuntimeException.class, bad);
   }
+
+  @Test
+  void aNameWithANulByteIsRefusedNotTruncated() {
+    FerryException e =
+        assertThrows(FerryException.class, () -> Ferry.getGlobalFunc("demo.add\0evil"));
+    assertEquals("ValueError", e.kind());
+    assertTrue(e.getMessage().contains("NUL"), e.getMessage());
+    assertThrows(FerryException.class, () -> Ferry.loadLibrary("libdemo.so\0x"));
+    try (FerryObject x = Ferry.makeNode("demo.IntImm", Map.of("value", 1L))) {
+      assertThrows(FerryException.class, () -> x.get("value\0"));
+    }
+    // In values, NUL bytes are data and survive the trip.
+    assertEquals("a\0b", Ferry.convert("a\0b"));
+    assertEquals("a longer text\0with a NUL", Ferry.convert("a longer text\0with a NUL"));
+  }
+
+  @Test
+  void deeplyNestedCallsBetweenJavaAndCppUnwindCleanly() {
+    Function call = Ferry.getGlobalFunc("demo.call");
+    Function[] self = new Function[1];
+    long[] depth = new long[1];
+    self[0] = Function.of(a -> {
+      // Each level holds argument cells and a long string in this thread's scratch memory,
+      // past its first block at this depth.
+      depth[0]++;
+      String text = "level text past the inline cell ".repeat(8);
+      Object r = depth[0] < 300 ? call.call(self[0]) : 0L;
+      assertEquals(text, Ferry.convert(text));
+      return (Long) r + 1;
+    });
+    assertEquals(300L, call.call(self[0]));
+    self[0].close();
+  }
 }
