@@ -75,7 +75,11 @@ final class Callbacks {
   /**
    * The FerryFunctionCallback of every Java function: converts the borrowed arguments, runs the
    * body, stores its result (owned) and returns 0; any Throwable becomes the raised error and
-   * -1. Nothing propagates into C (an exception escaping an upcall would end the JVM).
+   * -1. Nothing propagates into C (an exception escaping an upcall would end the JVM): the
+   * handlers call nothing outside a try, since a StackOverflowError (a lambda recursing through
+   * C++ without end) may strike again while the error is raised. With no stack left to raise
+   * one, C++ reports "a function callback failed without raising an error", and the levels
+   * below, with more stack, carry that back to the first Java caller.
    */
   static int invoke(MemorySegment resource, MemorySegment args, int n, MemorySegment result) {
     Scratch scratch;
@@ -84,7 +88,11 @@ final class Callbacks {
       scratch = Scratch.get();
       mark = scratch.mark();
     } catch (Throwable t) {
-      Errors.raise(t);
+      try {
+        Errors.raise(t);
+      } catch (Throwable again) {
+        // No stack left (a StackOverflowError strikes again): the -1 alone reports it.
+      }
       return -1;
     }
     try {
@@ -101,7 +109,11 @@ final class Callbacks {
       Values.store(value, result.address(), scratch, true);
       return 0;
     } catch (Throwable t) {
-      Errors.raise(t);
+      try {
+        Errors.raise(t);
+      } catch (Throwable again) {
+        // No stack left (a StackOverflowError strikes again): the -1 alone reports it.
+      }
       return -1;
     } finally {
       try {

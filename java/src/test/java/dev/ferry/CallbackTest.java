@@ -103,4 +103,21 @@ class CallbackTest {
     assertEquals(11L, Ferry.getGlobalFunc("demo.call_n").call(inc, 5L, 10L));
     Ferry.removeGlobalFunc("java.test.inc");
   }
+
+  @Test
+  void endlessRecursionThroughCppIsAnErrorNotACrash() throws Exception {
+    String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java")
+        .toString();
+    Process p = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED",
+        "-Dferry.library.path=" + Ferry.libraryPath(), "-cp",
+        System.getProperty("java.class.path"), "dev.ferry.RecursionProbe",
+        TestSupport.demoLibrary().toString())
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(),
+        java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "the probe ended");
+    assertEquals(0, p.exitValue(), out);
+    assertEquals(List.of("caught RuntimeError", "caught RuntimeError", "alive"),
+        out.lines().toList(), out);
+  }
 }
