@@ -29,10 +29,13 @@ final class Handle implements Runnable {
   private volatile long address;
 
   private final Cleaner.Cleanable cleanable;
+  /** The address at construction: the object's identity while this handle holds it. */
+  final long identity;
 
   /** Takes over one reference to `address` for `owner`. */
   Handle(Object owner, long address) {
     this.address = address;
+    this.identity = address;
     LIVE.increment();
     this.cleanable = CLEANER.register(owner, this);
   }

@@ -20,6 +20,17 @@ final class Node implements FerryObject, Owned {
     return MemorySegment.ofAddress(handle.get(this));
   }
 
+  /** Equal when both wrap the very same object (C++ {@code same_as}). */
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof Owned o && o.handle().identity == handle.identity;
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(handle.identity);
+  }
+
   @Override
   public boolean isClosed() {
     return handle.isClosed();

@@ -97,6 +97,11 @@ class ApiTest {
       assertEquals(Ferry.structuralHash(x), Ferry.structuralHash(back));
       assertFalse(x.sameAs((FerryObject) back));
       assertTrue(x.sameAs((FerryObject) Ferry.convert(x)));
+      // Two wrappers of one object are equal (and hash alike); of equal objects, not.
+      Object again = Ferry.getGlobalFunc("demo.call_n").call(Function.of(a -> a[0]), 1L, x);
+      assertEquals(x, again);
+      assertEquals(x.hashCode(), again.hashCode());
+      assertFalse(x.equals(back));
       assertTrue(x.toString().contains("7"), x.toString());
     }
   }
