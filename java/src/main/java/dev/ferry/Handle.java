@@ -46,8 +46,9 @@ final class Handle implements Runnable {
     if (a == 0) {
       throw new FerryException(
           "ValueError",
-          "use of a closed " + owner.getClass().getSimpleName() + ": it was closed and its"
-              + " reference released");
+          "use of a closed "
+              + (owner instanceof Node ? "FerryObject" : owner.getClass().getSimpleName())
+              + ": it was closed and its reference released");
     }
     return a;
   }

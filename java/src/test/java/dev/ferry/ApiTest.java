@@ -92,6 +92,11 @@ class ApiTest {
       FerryException e = assertThrows(FerryException.class, () -> x.get("nope"));
       assertEquals("AttributeError", e.kind());
       assertTrue(e.getMessage().contains("nope"), e.getMessage());
+      // demo.IntImm is not a mutable type: a write is refused and changes nothing.
+      FerryException write = assertThrows(FerryException.class, () -> x.set("value", 8L));
+      assertEquals("AttributeError", write.kind());
+      assertTrue(write.getMessage().contains("value"), write.getMessage());
+      assertEquals(7L, x.get("value"));
       Object back = Ferry.loadJson(Ferry.saveJson(x));
       assertTrue(Ferry.structuralEqual(x, back));
       assertEquals(Ferry.structuralHash(x), Ferry.structuralHash(back));
