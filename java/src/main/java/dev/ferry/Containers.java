@@ -1,6 +1,7 @@
 package dev.ferry;
 
 import java.util.AbstractMap;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -10,9 +11,12 @@ import java.util.NoSuchElementException;
 final class Containers {
   private Containers() {}
 
-  /** Entries over a flat [k0, v0, k1, v1, ...] list (what ferry.MapItems returns). */
+  /**
+   * Entries over a flat [k0, v0, k1, v1, ...] list (what ferry.MapItems returns), copied first
+   * (values may be null), the list's own wrapper then released.
+   */
   static Iterator<Map.Entry<Object, Object>> pairs(List<?> flat) {
-    List<?> items = List.copyOf(flatCopy(flat));
+    List<Object> items = new ArrayList<>(flat);
     if (flat instanceof FerryObject o) {
       o.close();
     }
@@ -30,24 +34,10 @@ final class Containers {
           throw new NoSuchElementException();
         }
         Map.Entry<Object, Object> e =
-            new AbstractMap.SimpleImmutableEntry<>(unbox(items.get(i)), unbox(items.get(i + 1)));
+            new AbstractMap.SimpleImmutableEntry<>(items.get(i), items.get(i + 1));
         i += 2;
         return e;
       }
     };
-  }
-
-  private static final Object NULL = new Object();
-
-  private static List<Object> flatCopy(List<?> flat) {
-    java.util.ArrayList<Object> copy = new java.util.ArrayList<>(flat.size());
-    for (Object o : flat) {
-      copy.add(o == null ? NULL : o);
-    }
-    return copy;
-  }
-
-  private static Object unbox(Object o) {
-    return o == NULL ? null : o;
   }
 }

@@ -60,6 +60,12 @@ class ApiTest {
       assertNull(m.get("missing"));
       assertEquals(Map.of("k", 1L, "j", 2L), Map.copyOf(m));
     }
+    java.util.HashMap<String, Object> withNull = new java.util.HashMap<>();
+    withNull.put("none", null);
+    try (FerryMap m = (FerryMap) Ferry.convert(withNull)) {
+      assertEquals(withNull, new java.util.HashMap<>(m));
+      assertTrue(m.containsKey("none"));
+    }
   }
 
   @Test
