@@ -116,6 +116,10 @@ final class C {
   static final MethodHandle BYTES_CREATE = fn("FerryBytesCreate", ints(PTR, JAVA_LONG, PTR));
   static final MethodHandle ANY_RELEASE = fn("FerryAnyRelease", ints(PTR));
   static final MethodHandle GET_ATTR = fn("FerryObjectGetAttr", ints(PTR, PTR, PTR));
+  static final MethodHandle GET_FIELD_GETTER =
+      fn("FerryObjectGetFieldGetter", ints(PTR, PTR, PTR, PTR));
+  /** Calls a FerryFieldGetter: (getter, field address, out cell). */
+  static final MethodHandle CALL_FIELD_GETTER = LINKER.downcallHandle(ints(PTR, PTR));
   static final MethodHandle SET_ATTR = fn("FerryObjectSetAttr", ints(PTR, PTR, PTR));
   static final MethodHandle ARRAY_GET_DATA = fn("FerryArrayGetData", ints(PTR, PTR, PTR));
   static final MethodHandle LIST_GET_DATA = fn("FerryListGetData", ints(PTR, PTR, PTR));

@@ -377,18 +377,43 @@ final class Values {
     }
   }
 
+  /** Where a field of a type lives and the C function that reads it (per type, for life). */
+  private record Field(long offset, MemorySegment getter) {}
+
+  private record FieldKey(int typeIndex, String name) {}
+
+  private static final ConcurrentHashMap<FieldKey, Field> FIELDS = new ConcurrentHashMap<>();
+
+  /**
+   * Reads a field: the first read of (type, name) asks FerryObjectGetFieldGetter where the field
+   * lives and which getter reads it, later reads call that getter directly (one downcall, no
+   * lookup by name in C++).
+   */
   static Object getAttr(FerryObject o, String name) {
     Scratch scratch = Scratch.get();
     long mark = scratch.mark();
     try {
-      long cname = scratch.cString(name);
-      long out = scratch.alloc(C.CELL);
-      setNone(out);
-      int rc = (int) C.GET_ATTR.invokeExact(
-          MemorySegment.ofAddress(addr(o)), MemorySegment.ofAddress(cname),
-          MemorySegment.ofAddress(out));
+      long handle = addr(o);
+      FieldKey key = new FieldKey(C.typeIndexOf(handle), name);
+      Field field = FIELDS.get(key);
+      if (field == null) {
+        long cname = scratch.cString(name);
+        long out = scratch.alloc(16);
+        int rc = (int) C.GET_FIELD_GETTER.invokeExact(
+            MemorySegment.ofAddress(handle), MemorySegment.ofAddress(cname),
+            MemorySegment.ofAddress(out), MemorySegment.ofAddress(out + 8));
+        check(rc);
+        field = new Field(C.ALL.get(JAVA_LONG, out),
+            MemorySegment.ofAddress(C.ALL.get(JAVA_LONG, out + 8)));
+        FIELDS.putIfAbsent(key, field);
+      }
+      long cell = scratch.alloc(C.CELL);
+      setNone(cell);
+      int rc = (int) C.CALL_FIELD_GETTER.invokeExact(
+          field.getter(), MemorySegment.ofAddress(handle + field.offset()),
+          MemorySegment.ofAddress(cell));
       check(rc);
-      return load(out, true);
+      return load(cell, true);
     } catch (Throwable t) {
       throw C.rethrow(t);
     } finally {
