@@ -30,6 +30,8 @@ mod types;
 pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
 pub use container::{Array, ArrayIter, Map, MapIter, String};
 pub use error::{Error, Result};
+/// `#[ferry::export]`: a Rust `fn` registered as a global Function at load.
+pub use ferry_macros::export;
 /// `#[derive(ferry::Object)]`: see [`Object`](trait@Object).
 pub use ferry_macros::Object;
 pub use function::{Function, TypedFn};

@@ -106,6 +106,16 @@ pub mod __private {
         eprintln!("ferry::on_load!: {err}");
     }
 
+    /// The Function of an exported fn (`#[ferry::export]`): its errors name `name` and the
+    /// parameters.
+    pub fn named_function<Args, F: crate::TypedFn<Args>>(
+        f: F,
+        name: &'static str,
+        params: &'static [&'static str],
+    ) -> Function {
+        f.into_named_function(name, params)
+    }
+
     /// Registers one global, reporting a failure (a taken name) on standard error.
     pub fn register(name: &str, f: Function) {
         if let Err(err) = Function::register_global(name, f, false) {
