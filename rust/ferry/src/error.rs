@@ -73,6 +73,8 @@ impl Error {
     }
 
     /// Takes this thread's raised error (after a C function returned -1).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn take_raised() -> Error {
         let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
         // SAFETY: moves the thread's error (a new reference) or NULL into `handle`.

@@ -215,11 +215,13 @@ impl Function {
     }
 
     /// Calls with a tuple of arguments: `f.call((1i64, "a", &obj))`.
+    #[inline]
     pub fn call<'a>(&self, args: impl IntoArgs<'a>) -> Result<Any> {
         args.with_cells(|cells| self.call_raw(cells))
     }
 
     /// Calls with packed, borrowed arguments.
+    #[inline]
     pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
         // SAFETY: AnyView is repr(transparent) over FerryAny.
         let cells = unsafe { std::slice::from_raw_parts(args.as_ptr().cast(), args.len()) };
@@ -231,7 +233,7 @@ impl Function {
         &self.obj
     }
 
-    #[inline]
+    #[inline(always)]
     fn call_raw(&self, cells: &[sys::FerryAny]) -> Result<Any> {
         let count = i32::try_from(cells.len())
             .map_err(|_| Error::new("ValueError", "too many arguments for one call"))?;

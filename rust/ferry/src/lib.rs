@@ -121,8 +121,13 @@ impl From<&String> for std::string::String {
 macro_rules! borrowed_args {
     ($(impl[$($g:tt)*] $t:ty;)*) => {$(
         impl<'a, $($g)*> IntoArg<'a> for &'a $t {
+            const OWNED: bool = false;
             fn into_arg(self) -> Arg<'a> {
                 Arg::View(AnyView::from(self.as_object()))
+            }
+            #[inline]
+            fn into_cell(self) -> sys::FerryAny {
+                *AnyView::from(self.as_object()).raw()
             }
         }
     )*};
