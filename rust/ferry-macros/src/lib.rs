@@ -79,13 +79,15 @@ fn expand(input: TokenStream) -> Result<String, String> {
     let mut specs = String::new();
     let mut values = String::new();
     let mut reads = String::new();
-    for f in &fields {
+    let mut names = String::new();
+    for (k, f) in fields.iter().enumerate() {
         let (n, t) = (&f.name, &f.ty);
         specs += &format!(
             "::ferry::FieldDef {{ name: {n:?}, type_text: <{t} as ::ferry::FieldType>::type_text() }},"
         );
         values += &format!("::ferry::IntoAny::into_any(::core::clone::Clone::clone(&self.{n})),");
-        reads += &format!("{n}: obj.get_attr({n:?})?.cast::<{t}>()?,");
+        reads += &format!("{n}: ::ferry::read_field::<{t}>(obj, getters[{k}], {n:?})?,");
+        names += &format!("{n:?},");
     }
     Ok(format!(
         r#"
@@ -97,14 +99,26 @@ impl ::ferry::Object for {name} {{
     fn field_values(&self) -> ::std::vec::Vec<::ferry::Any> {{
         ::std::vec![{values}]
     }}
+    #[allow(unused_variables)]
     fn from_object(obj: &::ferry::ObjectRef) -> ::ferry::Result<Self> {{
-        ::ferry::check_object_type::<Self>(obj)?;
+        static FIELDS: ::ferry::FieldCache = ::ferry::FieldCache::new();
+        let getters = FIELDS.getters::<Self>(obj, &[{names}])?;
         ::core::result::Result::Ok({name} {{ {reads} }})
     }}
 }}
 impl ::ferry::FieldType for {name} {{
     fn type_text() -> ::std::string::String {{
         ::std::string::String::from({type_key:?})
+    }}
+}}
+/// A new object of the type (registered on first use); panics only when the type cannot be
+/// registered (its key taken by another declaration) or a field value does not convert.
+impl ::ferry::IntoAny for {name} {{
+    fn into_any(self) -> ::ferry::Any {{
+        match <Self as ::ferry::Object>::to_object(&self) {{
+            ::core::result::Result::Ok(obj) => ::ferry::IntoAny::into_any(obj),
+            ::core::result::Result::Err(err) => ::core::panic!("{{}}", err),
+        }}
     }}
 }}
 impl ::ferry::FromAny for {name} {{

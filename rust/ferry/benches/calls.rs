@@ -43,8 +43,9 @@ fn row(what: &str, ferry: f64, floor: f64, floor_what: &str) {
 /// `calls --count PATH N`: runs one call path N times and nothing else, for instruction counts
 /// under callgrind (the difference of two counts over the difference of their N is the
 /// per-call count, stable on a loaded machine where the times above are not). PATH is `tuple`
-/// (`add.call((1, 2))` with the result converted to i64), `packed` (`call_packed`) or `raw`
-/// (`ferry_sys::FerryFunctionCall`).
+/// (`add.call((1, 2))` with the result converted to i64), `packed` (`call_packed`), `raw`
+/// (`ferry_sys::FerryFunctionCall`), `from_object` (a derived two-field struct read back) or
+/// `get_attr` (the same two fields read by name).
 fn count(path: &str, n: u64) {
     let add = Function::get_global_required("demo.add").unwrap();
     match path {
@@ -75,7 +76,22 @@ fn count(path: &str, n: u64) {
                 black_box(raw_add(&add, black_box(1), black_box(2)));
             }
         }
-        _ => panic!("unknown path {path}: tuple, packed or raw"),
+        "from_object" | "get_attr" => {
+            ferry::register_type::<Point>().unwrap();
+            let obj = Point { x: 1, y: 2.0 }.to_object().unwrap();
+            for _ in 0..n {
+                let p = if path == "from_object" {
+                    Point::from_object(black_box(&obj)).unwrap()
+                } else {
+                    Point {
+                        x: obj.get_attr("x").unwrap().try_into().unwrap(),
+                        y: obj.get_attr("y").unwrap().try_into().unwrap(),
+                    }
+                };
+                black_box(p);
+            }
+        }
+        _ => panic!("unknown path {path}: tuple, packed, raw, from_object or get_attr"),
     }
 }
 
