@@ -607,6 +607,20 @@ fn make_node_get_and_set_attr() {
     let err = x.get_attr("nope").unwrap_err();
     assert_eq!(err.kind(), "AttributeError");
     assert!(err.message().contains("nope"), "{}", err.message());
+    // Names short enough for the stack buffer, at its edge and past it, and one with a NUL:
+    // each an AttributeError naming it, never a read of another field.
+    for name in [
+        "valu",
+        "value\0",
+        &"v".repeat(63),
+        &"v".repeat(64),
+        &"w".repeat(500),
+    ] {
+        let err = x.get_attr(name).unwrap_err();
+        assert_eq!(err.kind(), "AttributeError", "{name:?}");
+        let shown = name.replace('\0', "\\0");
+        assert!(err.message().contains(&shown), "{}", err.message());
+    }
     // SAFETY: no other thread sees `x`.
     let err = unsafe { x.set_attr("value", 8i64) }.unwrap_err();
     assert_eq!(
