@@ -30,3 +30,9 @@ ferry::register_global! {
     "rs_lib.norm1" => |p: Point| Ok(p.x as f64 + p.y.abs()),
     "rs_lib.add" => |a: i64| Ok(a),
 }
+
+/// A Rust function registered as the global `rs_lib.scaled_sum` (`#[ferry::export]`).
+#[ferry::export(name = "rs_lib.scaled_sum")]
+fn scaled_sum(factor: f64, values: ferry::Array<f64>) -> f64 {
+    factor * values.iter().sum::<f64>()
+}

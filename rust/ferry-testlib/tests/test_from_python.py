@@ -101,3 +101,16 @@ def test_a_type_defined_in_rust_seen_from_python(library):
         ferry.get_global_func("rs_lib.norm1")(ferry.Array([1]))
     with pytest.raises(TypeError):
         ferry.make_node("rs_lib.Point", x="one", y=2.5)
+
+
+def test_an_exported_rust_fn(library):
+    f = ferry.get_global_func("rs_lib.scaled_sum")
+    assert f(2.0, ferry.Array([1.0, 2.5])) == 7.0
+    with pytest.raises(
+        TypeError,
+        match=r"Mismatched type on argument 1 when calling "
+        r"`rs_lib.scaled_sum\(factor: float, values: ferry.Array\[float\]\)`: expected ferry.Array\[float\] but got ferry.String",
+    ):
+        f(2.0, "not an array")
+    with pytest.raises(TypeError, match=r"rs_lib.scaled_sum\(\) takes 2 arguments but 1 were"):
+        f(2.0)

@@ -40,8 +40,89 @@ fn row(what: &str, ferry: f64, floor: f64, floor_what: &str) {
     );
 }
 
+/// `calls --count PATH N`: runs one call path N times and nothing else, for instruction counts
+/// under callgrind (the difference of two counts over the difference of their N is the
+/// per-call count, stable on a loaded machine where the times above are not). PATH is `tuple`
+/// (`add.call((1, 2))` with the result converted to i64), `packed` (`call_packed`), `raw`
+/// (`ferry_sys::FerryFunctionCall`), `from_object` (a derived two-field struct read back) or
+/// `get_attr` (the same two fields read by name).
+fn count(path: &str, n: u64) {
+    let add = Function::get_global_required("demo.add").unwrap();
+    match path {
+        "tuple" => {
+            for _ in 0..n {
+                let r: i64 = add
+                    .call((black_box(1i64), black_box(2i64)))
+                    .unwrap()
+                    .try_into()
+                    .unwrap();
+                black_box(r);
+            }
+        }
+        "packed" => {
+            let args = [Any::from(1i64), Any::from(2i64)];
+            let views: Vec<ferry::AnyView<'_>> = args.iter().map(Any::view).collect();
+            for _ in 0..n {
+                let r: i64 = add
+                    .call_packed(black_box(&views))
+                    .unwrap()
+                    .try_into()
+                    .unwrap();
+                black_box(r);
+            }
+        }
+        "raw" => {
+            for _ in 0..n {
+                black_box(raw_add(&add, black_box(1), black_box(2)));
+            }
+        }
+        "from_object" | "get_attr" => {
+            ferry::register_type::<Point>().unwrap();
+            let obj = Point { x: 1, y: 2.0 }.to_object().unwrap();
+            for _ in 0..n {
+                let p = if path == "from_object" {
+                    Point::from_object(black_box(&obj)).unwrap()
+                } else {
+                    Point {
+                        x: obj.get_attr("x").unwrap().try_into().unwrap(),
+                        y: obj.get_attr("y").unwrap().try_into().unwrap(),
+                    }
+                };
+                black_box(p);
+            }
+        }
+        _ => panic!("unknown path {path}: tuple, packed, raw, from_object or get_attr"),
+    }
+}
+
+/// `add(a, b)` through the raw C ABI: two cells, FerryFunctionCall, the result read.
+#[inline(always)]
+fn raw_add(add: &Function, a: i64, b: i64) -> i64 {
+    let cell = |v: i64| ferry::sys::FerryAny {
+        type_index: ferry::sys::kFerryInt,
+        small_len: 0,
+        value: ferry::sys::FerryAnyValue { v_int64: v },
+    };
+    let args = [cell(a), cell(b)];
+    let mut result = ferry::sys::FerryAny::NONE;
+    // SAFETY: a live function, two int cells, a None result cell (an int comes back).
+    let rc = unsafe {
+        ferry::sys::FerryFunctionCall(add.as_object().handle(), args.as_ptr(), 2, &mut result)
+    };
+    assert_eq!(rc, 0);
+    assert_eq!(result.type_index, ferry::sys::kFerryInt);
+    // SAFETY: an int result.
+    unsafe { result.value.v_int64 }
+}
+
 fn main() {
     common::load_demo();
+    let argv: Vec<std::string::String> = std::env::args().collect();
+    if let Some(at) = argv.iter().position(|a| a == "--count") {
+        let n = argv[at + 2].parse().expect("--count PATH N");
+        count(&argv[at + 1], n);
+        return;
+    }
     const N: u64 = 2_000_000;
     println!("| operation | Ferry (Rust) | floor | ratio |");
     println!("|---|---|---|---|");
@@ -58,20 +139,7 @@ fn main() {
     });
     // The same call through the raw C ABI: two cells, FerryFunctionCall, read the result.
     let raw = measure(N, || {
-        let cell = |v: i64| ferry::sys::FerryAny {
-            type_index: ferry::sys::kFerryInt,
-            small_len: 0,
-            value: ferry::sys::FerryAnyValue { v_int64: v },
-        };
-        let args = [cell(black_box(1)), cell(black_box(2))];
-        let mut result = ferry::sys::FerryAny::NONE;
-        // SAFETY: a live function, two int cells, a None result cell (an int comes back).
-        let rc = unsafe {
-            ferry::sys::FerryFunctionCall(add.as_object().handle(), args.as_ptr(), 2, &mut result)
-        };
-        assert_eq!(rc, 0);
-        // SAFETY: an int result.
-        black_box(unsafe { result.value.v_int64 });
+        black_box(raw_add(&add, black_box(1), black_box(2)));
     });
     let call_only = measure(N, || {
         black_box(add.call((black_box(1i64), black_box(2i64))).is_ok());

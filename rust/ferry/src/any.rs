@@ -88,6 +88,8 @@ pub(crate) fn describe_cast_failure(cell: &sys::FerryAny, expected: &str) -> (St
 
 /// The error of a failed conversion of `cell` to `T`: TypeError, or OverflowError for an int
 /// out of range (the kinds and texts of C++'s `Any::cast`).
+#[cold]
+#[inline(never)]
 pub(crate) fn cast_error<T: FromAny>(cell: &sys::FerryAny) -> Error {
     let (message, overflow) = describe_cast_failure(cell, &T::type_str());
     Error::new(
@@ -119,6 +121,7 @@ impl Any {
     }
 
     /// Gives up ownership of the cell; the caller releases it (FerryAnyRelease).
+    #[inline]
     pub fn into_raw(self) -> sys::FerryAny {
         let cell = self.cell;
         std::mem::forget(self);
@@ -160,6 +163,7 @@ impl Any {
     }
 
     /// Converts to `T` (as `T::try_from(any)` does, for any [`FromAny`] type).
+    #[inline]
     pub fn cast<T: FromAny>(&self) -> Result<T> {
         self.view().cast()
     }
@@ -251,8 +255,12 @@ impl<'a> AnyView<'a> {
 
     /// Converts to `T`: TypeError "expected T but got U", or OverflowError for an int out of
     /// range.
+    #[inline]
     pub fn cast<T: FromAny>(&self) -> Result<T> {
-        T::from_view(self).ok_or_else(|| cast_error::<T>(&self.cell))
+        match T::from_view(self) {
+            Some(value) => Ok(value),
+            None => Err(cast_error::<T>(&self.cell)),
+        }
     }
 
     /// The bytes of a string value (inline, borrowed C string or ferry.String object).
@@ -501,6 +509,7 @@ impl FromAny for bool {
     fn type_str() -> std::string::String {
         "bool".into()
     }
+    #[inline]
     fn from_view(view: &AnyView<'_>) -> Option<bool> {
         match view.cell.type_index {
             // SAFETY: bool and int cells hold v_int64.
@@ -516,6 +525,7 @@ macro_rules! int_conversions {
             fn type_str() -> std::string::String {
                 $name.into()
             }
+            #[inline]
             fn from_view(view: &AnyView<'_>) -> Option<$t> {
                 match view.cell.type_index {
                     // SAFETY: bool and int cells hold v_int64.
@@ -535,6 +545,7 @@ int_conversions!(i64 => "int", i32 => "int32", i16 => "int16", i8 => "int8",
 macro_rules! lossless_int_into {
     ($($t:ty),*) => {$(
         impl IntoAny for $t {
+            #[inline]
             fn into_any(self) -> Any {
                 Any::from_int(i64::from(self))
             }
@@ -652,6 +663,7 @@ impl<T: FromAny> FromAny for Option<T> {
 macro_rules! std_conversions {
     (into: $($t:ty),*) => {$(
         impl From<$t> for Any {
+            #[inline]
             fn from(value: $t) -> Any {
                 value.into_any()
             }
@@ -665,12 +677,14 @@ macro_rules! std_conversions {
     (from: $($t:ty),*) => {$(
         impl TryFrom<Any> for $t {
             type Error = Error;
+            #[inline]
             fn try_from(value: Any) -> Result<$t> {
                 value.cast()
             }
         }
         impl<'a> TryFrom<AnyView<'a>> for $t {
             type Error = Error;
+            #[inline]
             fn try_from(value: AnyView<'a>) -> Result<$t> {
                 value.cast()
             }
@@ -729,29 +743,90 @@ impl<'a> Arg<'a> {
 
 /// What can be passed as an argument: every [`IntoAny`] value (moved in), and borrowed
 /// [`AnyView`]s, `&Any` and `&ObjectRef` (no reference counting).
-pub trait IntoArg<'a> {
+pub trait IntoArg<'a>: Sized {
+    /// Whether [`into_cell`](IntoArg::into_cell) makes an owned cell (released after the
+    /// call) rather than a borrowed one.
+    #[doc(hidden)]
+    const OWNED: bool;
+
     /// The argument.
     fn into_arg(self) -> Arg<'a>;
+
+    /// The argument's raw cell: owned (its object reference released after the call) when
+    /// [`OWNED`](IntoArg::OWNED), else borrowed for `'a`. What `Function::call` passes, with
+    /// no `Arg` in between.
+    #[doc(hidden)]
+    fn into_cell(self) -> sys::FerryAny;
 }
 
 impl<'a, T: IntoAny> IntoArg<'a> for T {
+    const OWNED: bool = true;
     fn into_arg(self) -> Arg<'a> {
         Arg::Owned(self.into_any())
     }
+    #[inline]
+    fn into_cell(self) -> sys::FerryAny {
+        self.into_any().into_raw()
+    }
 }
 impl<'a> IntoArg<'a> for AnyView<'a> {
+    const OWNED: bool = false;
     fn into_arg(self) -> Arg<'a> {
         Arg::View(self)
     }
+    #[inline]
+    fn into_cell(self) -> sys::FerryAny {
+        self.cell
+    }
 }
 impl<'a> IntoArg<'a> for &'a Any {
+    const OWNED: bool = false;
     fn into_arg(self) -> Arg<'a> {
         Arg::View(self.view())
     }
+    #[inline]
+    fn into_cell(self) -> sys::FerryAny {
+        self.cell
+    }
 }
 impl<'a> IntoArg<'a> for &'a ObjectRef {
+    const OWNED: bool = false;
     fn into_arg(self) -> Arg<'a> {
         Arg::View(AnyView::from(self))
+    }
+    #[inline]
+    fn into_cell(self) -> sys::FerryAny {
+        AnyView::from(self).cell
+    }
+}
+
+/// Releases the owned objects among a call's argument cells when dropped, after the call or on
+/// a panic. Decided before the call from the values just made and kept apart from the cells
+/// (whose address the callee gets): for ints, floats and views every slot is a constant None
+/// and the release code vanishes.
+struct ReleaseAfterCall<const N: usize>([Option<sys::FerryObjectHandle>; N]);
+
+impl<const N: usize> ReleaseAfterCall<N> {
+    #[inline(always)]
+    fn new(cells: &[sys::FerryAny; N], owned: [bool; N]) -> ReleaseAfterCall<N> {
+        let mut release = [None; N];
+        for ((slot, cell), owned) in release.iter_mut().zip(cells).zip(owned) {
+            if owned && is_object_index(cell.type_index) {
+                // SAFETY: an object cell holds v_ptr.
+                *slot = Some(unsafe { cell.value.v_ptr });
+            }
+        }
+        ReleaseAfterCall(release)
+    }
+}
+
+impl<const N: usize> Drop for ReleaseAfterCall<N> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        for obj in self.0.iter().flatten() {
+            // SAFETY: an owned object cell held one reference to it.
+            unsafe { sys::FerryObjectDecRefInline(*obj) }
+        }
     }
 }
 
@@ -772,10 +847,16 @@ macro_rules! tuple_args {
     ($($name:ident),+) => {
         impl<'a, $($name: IntoArg<'a>),+> IntoArgs<'a> for ($($name,)+) {
             #[allow(non_snake_case)]
+            #[inline(always)]
             fn with_cells<R>(self, f: impl FnOnce(&[sys::FerryAny]) -> R) -> R {
                 let ($($name,)+) = self;
-                let args = [$($name.into_arg()),+];
-                let cells = args.each_ref().map(|arg| *arg.cell());
+                // Each cell straight from its value (a panic converting a later one leaks the
+                // earlier owned ones: a leak, never a double release).
+                let cells = [$($name.into_cell()),+];
+                let _release = ReleaseAfterCall::new(
+                    &cells,
+                    [$(<$name as IntoArg<'a>>::OWNED),+],
+                );
                 f(&cells)
             }
         }

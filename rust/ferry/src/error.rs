@@ -31,6 +31,21 @@ pub(crate) fn c_string(text: &str) -> CString {
     CString::new(text).unwrap_or_else(|_| CString::new(text.replace('\0', "\\0")).unwrap())
 }
 
+/// Calls `f` with `text` as a C string: from a stack buffer when it is short and has no NUL
+/// byte (a field or global name: no allocation), else from [`c_string`].
+#[inline]
+pub(crate) fn with_c_str<R>(text: &str, f: impl FnOnce(*const c_char) -> R) -> R {
+    const CAP: usize = 64;
+    let bytes = text.as_bytes();
+    if bytes.len() < CAP && !bytes.contains(&0) {
+        let mut buffer = [0u8; CAP];
+        buffer[..bytes.len()].copy_from_slice(bytes);
+        f(buffer.as_ptr().cast())
+    } else {
+        f(c_string(text).as_ptr())
+    }
+}
+
 /// The text of a C string that lives as long as `'a`, cut at the first invalid UTF-8 byte.
 ///
 /// # Safety
@@ -73,6 +88,8 @@ impl Error {
     }
 
     /// Takes this thread's raised error (after a C function returned -1).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn take_raised() -> Error {
         let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
         // SAFETY: moves the thread's error (a new reference) or NULL into `handle`.

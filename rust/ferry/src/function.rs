@@ -215,11 +215,13 @@ impl Function {
     }
 
     /// Calls with a tuple of arguments: `f.call((1i64, "a", &obj))`.
+    #[inline]
     pub fn call<'a>(&self, args: impl IntoArgs<'a>) -> Result<Any> {
         args.with_cells(|cells| self.call_raw(cells))
     }
 
     /// Calls with packed, borrowed arguments.
+    #[inline]
     pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
         // SAFETY: AnyView is repr(transparent) over FerryAny.
         let cells = unsafe { std::slice::from_raw_parts(args.as_ptr().cast(), args.len()) };
@@ -231,7 +233,7 @@ impl Function {
         &self.obj
     }
 
-    #[inline]
+    #[inline(always)]
     fn call_raw(&self, cells: &[sys::FerryAny]) -> Result<Any> {
         let count = i32::try_from(cells.len())
             .map_err(|_| Error::new("ValueError", "too many arguments for one call"))?;
@@ -278,7 +280,11 @@ macro_rules! call {
 }
 
 /// Converts argument `index` of a typed closure, with C++'s error for a mismatch.
-fn arg<T: FromAny>(args: &[AnyView<'_>], index: usize, signature: fn() -> String) -> Result<T> {
+fn arg<T: FromAny>(
+    args: &[AnyView<'_>],
+    index: usize,
+    signature: &dyn Fn() -> String,
+) -> Result<T> {
     let view = &args[index];
     T::from_view(view).ok_or_else(|| {
         let (detail, overflow) = describe_cast_failure(view.raw(), &T::type_str());
@@ -303,6 +309,12 @@ fn arg<T: FromAny>(args: &[AnyView<'_>], index: usize, signature: fn() -> String
 pub trait TypedFn<Args>: Send + Sync + 'static {
     /// The Function calling it.
     fn into_function(self) -> Function;
+
+    /// The Function calling it, its errors naming it `name` and its parameters `params` (by
+    /// position when `params` does not list one name per parameter): what `#[ferry::export]`
+    /// makes.
+    #[doc(hidden)]
+    fn into_named_function(self, name: &'static str, params: &'static [&'static str]) -> Function;
 }
 
 macro_rules! typed_fn {
@@ -313,20 +325,35 @@ macro_rules! typed_fn {
             R: IntoAny,
             $($name: FromAny,)*
         {
-            #[allow(unused_variables, clippy::redundant_closure_call)]
             fn into_function(self) -> Function {
-                fn signature<$($name: FromAny),*>() -> String {
-                    let params: Vec<String> = vec![$(format!("{}: {}", $index, $name::type_str())),*];
-                    format!("<rust closure>({})", params.join(", "))
-                }
-                let sig: fn() -> String = signature::<$($name),*>;
+                self.into_named_function("<rust closure>", &[])
+            }
+
+            #[allow(unused_variables, clippy::redundant_closure_call)]
+            fn into_named_function(
+                self,
+                name: &'static str,
+                params: &'static [&'static str],
+            ) -> Function {
+                let sig = move || -> String {
+                    let types: Vec<String> = vec![$($name::type_str()),*];
+                    let parts: Vec<String> = types
+                        .iter()
+                        .enumerate()
+                        .map(|(k, t)| match params.get(k) {
+                            Some(p) if params.len() == types.len() => format!("{p}: {t}"),
+                            _ => format!("{k}: {t}"),
+                        })
+                        .collect();
+                    format!("{name}({})", parts.join(", "))
+                };
                 Function::from_packed(move |args: &[AnyView<'_>]| {
                     if args.len() != $n {
                         return Err(Error::new(
                             "TypeError",
                             &format!(
-                                "<rust closure>() takes {} argument{} but {} were given; \
-                                 signature `{}`",
+                                "{}() takes {} argument{} but {} were given; signature `{}`",
+                                name,
                                 $n,
                                 if $n == 1 { "" } else { "s" },
                                 args.len(),
@@ -334,7 +361,7 @@ macro_rules! typed_fn {
                             ),
                         ));
                     }
-                    Ok(self($(arg::<$name>(args, $index, sig)?),*)?.into_any())
+                    Ok(self($(arg::<$name>(args, $index, &sig)?),*)?.into_any())
                 })
             }
         }

@@ -30,6 +30,8 @@ mod types;
 pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
 pub use container::{Array, ArrayIter, Map, MapIter, String};
 pub use error::{Error, Result};
+/// `#[ferry::export]`: a Rust `fn` registered as a global Function at load.
+pub use ferry_macros::export;
 /// `#[derive(ferry::Object)]`: see [`Object`](trait@Object).
 pub use ferry_macros::Object;
 pub use function::{Function, TypedFn};
@@ -39,7 +41,7 @@ pub use mutable::{Dict, List};
 pub use object::{ObjectRef, ObjectType};
 pub use tensor::{DataType, Device, Element, Tensor};
 #[doc(hidden)]
-pub use types::check_object_type;
+pub use types::{check_object_type, read_field, FieldCache};
 pub use types::{register_type, FieldDef, FieldType, Object};
 
 /// The raw C ABI, for what this crate does not wrap.
@@ -119,8 +121,13 @@ impl From<&String> for std::string::String {
 macro_rules! borrowed_args {
     ($(impl[$($g:tt)*] $t:ty;)*) => {$(
         impl<'a, $($g)*> IntoArg<'a> for &'a $t {
+            const OWNED: bool = false;
             fn into_arg(self) -> Arg<'a> {
                 Arg::View(AnyView::from(self.as_object()))
+            }
+            #[inline]
+            fn into_cell(self) -> sys::FerryAny {
+                *AnyView::from(self.as_object()).raw()
             }
         }
     )*};

@@ -106,6 +106,63 @@ pub mod __private {
         eprintln!("ferry::on_load!: {err}");
     }
 
+    /// The Function of an exported fn (`#[ferry::export]`): its errors name `name` and the
+    /// parameters.
+    ///
+    /// What `#[ferry::export]` refuses at compile time, each with a message naming it: a
+    /// generic function,
+    ///
+    /// ```compile_fail
+    /// #[ferry::export]
+    /// fn generic<T: ferry::FromAny>(x: T) -> i64 { 0 }
+    /// ```
+    ///
+    /// an `async` or `unsafe` one,
+    ///
+    /// ```compile_fail
+    /// #[ferry::export]
+    /// unsafe fn raw(x: i64) -> i64 { x }
+    /// ```
+    ///
+    /// a name that is not a plain string, or another option,
+    ///
+    /// ```compile_fail
+    /// #[ferry::export(name = 7)]
+    /// fn seven(x: i64) -> i64 { x }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// #[ferry::export(alias = "x")]
+    /// fn aliased(x: i64) -> i64 { x }
+    /// ```
+    ///
+    /// a parameter of a type with no conversion from a Ferry value, or more than 8 of them:
+    ///
+    /// ```compile_fail
+    /// #[ferry::export]
+    /// fn borrowed(x: &str) -> i64 { 0 }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// #[ferry::export]
+    /// fn nine(a: i64, b: i64, c: i64, d: i64, e: i64, f: i64, g: i64, h: i64, i: i64) {}
+    /// ```
+    ///
+    /// while the same function with the attribute's plain form compiles:
+    ///
+    /// ```
+    /// #[ferry::export]
+    /// fn fine(x: i64) -> i64 { x }
+    /// # fn main() {}
+    /// ```
+    pub fn named_function<Args, F: crate::TypedFn<Args>>(
+        f: F,
+        name: &'static str,
+        params: &'static [&'static str],
+    ) -> Function {
+        f.into_named_function(name, params)
+    }
+
     /// Registers one global, reporting a failure (a taken name) on standard error.
     pub fn register(name: &str, f: Function) {
         if let Err(err) = Function::register_global(name, f, false) {

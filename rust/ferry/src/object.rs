@@ -4,7 +4,7 @@ use std::fmt;
 use std::ptr::NonNull;
 
 use crate::any::{Any, AnyView, IntoArg};
-use crate::error::{c_string, str_of, Error, Result};
+use crate::error::{c_string, str_of, with_c_str, Error, Result};
 use ferry_sys as sys;
 
 /// A strong reference to a Ferry object, made in any language.
@@ -124,12 +124,11 @@ impl ObjectRef {
 
     /// Reads the reflected field `name`; AttributeError when there is none.
     pub fn get_attr(&self, name: &str) -> Result<Any> {
-        let name = c_string(name);
         let mut out = Any::none();
         // SAFETY: a live object and a valid name; on success `out` receives an owned cell.
-        Error::check(unsafe {
-            sys::FerryObjectGetAttr(self.handle(), name.as_ptr(), out.raw_mut())
-        })?;
+        Error::check(with_c_str(name, |name| unsafe {
+            sys::FerryObjectGetAttr(self.handle(), name, out.raw_mut())
+        }))?;
         Ok(out)
     }
 

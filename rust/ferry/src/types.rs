@@ -83,17 +83,14 @@ pub trait Object: Sized {
     /// an object of another type, or when a field does not convert.
     fn from_object(obj: &ObjectRef) -> Result<Self>;
 
-    /// A new Ferry object holding this struct's field values (the type must be registered).
+    /// A new Ferry object holding this struct's field values. The type is registered first
+    /// when it is not yet ([`register_type`]), so a struct nested in another needs no
+    /// registration of its own.
     fn to_object(&self) -> Result<ObjectRef> {
-        let index = type_index_of_key(Self::TYPE_KEY).ok_or_else(|| {
-            Error::new(
-                "KeyError",
-                &format!(
-                    "type '{}' is not registered: call ferry::register_type first",
-                    Self::TYPE_KEY
-                ),
-            )
-        })?;
+        let index = match type_index_of_key(Self::TYPE_KEY) {
+            Some(index) => index,
+            None => register_type::<Self>()?,
+        };
         let values = self.field_values();
         let cells: Vec<sys::FerryAny> = values.iter().map(|v| *v.raw()).collect();
         let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
@@ -190,4 +187,108 @@ impl<K: FieldType, V: FieldType> FieldType for Map<K, V> {
     fn type_text() -> std::string::String {
         format!("Map[{}, {}]", K::type_text(), V::type_text())
     }
+}
+
+/// How `#[derive(ferry::Object)]` reads the fields of an object: the (offset, getter) pairs of
+/// `FerryObjectGetFieldGetter`, found once per type and kept, so a read is one indirect call
+/// per field instead of a lookup by name.
+#[doc(hidden)]
+pub struct FieldCache {
+    slot: std::sync::OnceLock<(i32, Vec<(i64, sys::FerryFieldGetter)>)>,
+}
+
+impl Default for FieldCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FieldCache {
+    /// An empty cache (a `static` of the derive's `from_object`).
+    pub const fn new() -> FieldCache {
+        FieldCache {
+            slot: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The getters of `names` (the fields of `T`) for `obj`'s type: the cached ones when `obj`
+    /// is of the type they were found for (the first one read, whose type was checked then),
+    /// else, `obj` being checked to be a `T` (TypeError), found now (a subtype: each time).
+    #[inline]
+    pub fn getters<T: Object>(
+        &self,
+        obj: &ObjectRef,
+        names: &[&str],
+    ) -> Result<std::borrow::Cow<'_, [(i64, sys::FerryFieldGetter)]>> {
+        let index = obj.type_index();
+        if let Some((cached, getters)) = self.slot.get() {
+            if *cached == index {
+                return Ok(std::borrow::Cow::Borrowed(getters));
+            }
+        }
+        self.find::<T>(obj, names)
+    }
+
+    #[cold]
+    fn find<T: Object>(
+        &self,
+        obj: &ObjectRef,
+        names: &[&str],
+    ) -> Result<std::borrow::Cow<'_, [(i64, sys::FerryFieldGetter)]>> {
+        check_object_type::<T>(obj)?;
+        let index = obj.type_index();
+        let found = names
+            .iter()
+            .map(|name| field_getter(obj, name))
+            .collect::<Result<Vec<_>>>()?;
+        if self.slot.set((index, found.clone())).is_ok() {
+            if let Some((_, getters)) = self.slot.get() {
+                return Ok(std::borrow::Cow::Borrowed(getters));
+            }
+        }
+        Ok(std::borrow::Cow::Owned(found))
+    }
+}
+
+/// The (offset, getter) of field `name` of `obj`'s type; AttributeError naming it when absent.
+fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
+    let cname = c_string(name);
+    let mut offset = 0i64;
+    let mut getter: Option<sys::FerryFieldGetter> = None;
+    // SAFETY: a live object, a valid name and out pointers.
+    Error::check(unsafe {
+        sys::FerryObjectGetFieldGetter(obj.handle(), cname.as_ptr(), &mut offset, &mut getter)
+    })?;
+    getter.map(|g| (offset, g)).ok_or_else(|| {
+        Error::new(
+            "AttributeError",
+            &format!("'{}' has no readable field '{name}'", obj.type_key()),
+        )
+    })
+}
+
+/// Reads one field of `obj` through its cached getter and converts it, a failure naming the
+/// field and the type: what the derive's `from_object` does per field.
+#[doc(hidden)]
+#[inline]
+pub fn read_field<T: crate::any::FromAny>(
+    obj: &ObjectRef,
+    (offset, getter): (i64, sys::FerryFieldGetter),
+    name: &str,
+) -> Result<T> {
+    let mut out = Any::none();
+    // SAFETY: `offset` and `getter` were found for this object's type; the field lives at
+    // handle + offset while `obj` does; `out` receives an owned cell.
+    Error::check(unsafe {
+        getter(
+            (obj.handle() as *const u8).offset(offset as isize).cast(),
+            out.raw_mut(),
+        )
+    })?;
+    out.cast::<T>().map_err(|err| {
+        Error::new(
+            err.kind(),
+            &format!("field '{name}' of {}: {}", obj.type_key(), err.message()),
+        )
+    })
 }

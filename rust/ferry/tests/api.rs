@@ -607,6 +607,20 @@ fn make_node_get_and_set_attr() {
     let err = x.get_attr("nope").unwrap_err();
     assert_eq!(err.kind(), "AttributeError");
     assert!(err.message().contains("nope"), "{}", err.message());
+    // Names short enough for the stack buffer, at its edge and past it, and one with a NUL:
+    // each an AttributeError naming it, never a read of another field.
+    for name in [
+        "valu",
+        "value\0",
+        &"v".repeat(63),
+        &"v".repeat(64),
+        &"w".repeat(500),
+    ] {
+        let err = x.get_attr(name).unwrap_err();
+        assert_eq!(err.kind(), "AttributeError", "{name:?}");
+        let shown = name.replace('\0', "\\0");
+        assert!(err.message().contains(&shown), "{}", err.message());
+    }
     // SAFETY: no other thread sees `x`.
     let err = unsafe { x.set_attr("value", 8i64) }.unwrap_err();
     assert_eq!(
@@ -661,4 +675,45 @@ fn load_library_errors_name_the_path() {
     common::load_demo();
     common::load_demo(); // loading twice is harmless
     ferry::load_library(common::demo_dir().join("libdemo.so")).unwrap();
+}
+
+/// `Function::call` releases what it made for owned arguments and nothing it borrowed, for
+/// every mix of owned and borrowed cells, on success and on error.
+#[test]
+fn call_releases_owned_arguments_and_only_those() {
+    // Returns the two objects' reference counts as seen inside the call (n is only checked).
+    let keep = Function::from_fn(|a: ObjectRef, b: ObjectRef, _n: i64| {
+        Ok((a.use_count() + b.use_count()) as i64)
+    });
+    let obj = long_string("an argument object");
+    let arr = Array::from(vec![1i64, 2]);
+    for _ in 0..100 {
+        // Moved-in clones (owned cells), a borrowed &ObjectRef, a borrowed typed reference.
+        keep.call((obj.clone(), &obj, 1i64)).unwrap();
+        keep.call((&obj, arr.clone(), 2i64)).unwrap();
+        keep.call((Any::from(obj.clone()), &arr, 3i64)).unwrap();
+        keep.call((AnyView::from(&obj), arr.clone(), 4i64)).unwrap();
+        // A wrong third argument: the call fails, the owned cells are released all the same.
+        keep.call((obj.clone(), arr.clone(), "x")).unwrap_err();
+    }
+    assert_eq!(
+        obj.use_count(),
+        1,
+        "every owned argument released, no borrowed one"
+    );
+    assert_eq!(arr.as_object().use_count(), 1);
+    // While the call runs, a moved-in clone is one more reference and a borrowed one is not
+    // (each of the closure's two ObjectRef parameters holds one more: 1 + 2 when borrowed).
+    let counted = keep
+        .call((obj.clone(), &obj, 0i64))
+        .unwrap()
+        .cast::<i64>()
+        .unwrap();
+    assert_eq!(counted, 4 + 4);
+    let counted = keep
+        .call((&obj, &obj, 0i64))
+        .unwrap()
+        .cast::<i64>()
+        .unwrap();
+    assert_eq!(counted, 3 + 3);
 }

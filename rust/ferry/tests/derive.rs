@@ -99,14 +99,17 @@ fn registering_again_is_harmless_and_a_conflict_is_an_error() {
     }
     let err = ferry::register_type::<OtherPoint>().unwrap_err();
     assert!(err.message().contains("rs.test.Point"), "{err}");
+    // to_object registers a type not registered yet, and refuses a key taken by another
+    // declaration with the registration's error.
     #[derive(ferry::Object, Clone)]
-    #[ferry(type_key = "rs.test.NeverRegistered")]
-    struct NeverRegistered {
+    #[ferry(type_key = "rs.test.RegisteredOnUse")]
+    struct RegisteredOnUse {
         x: i64,
     }
-    let err = NeverRegistered { x: 1 }.to_object().unwrap_err();
-    assert_eq!(err.kind(), "KeyError");
-    assert!(err.message().contains("rs.test.NeverRegistered"), "{err}");
+    let obj = RegisteredOnUse { x: 1 }.to_object().unwrap();
+    assert_eq!(obj.type_key(), "rs.test.RegisteredOnUse");
+    let err = OtherPoint { x: "a".into() }.to_object().unwrap_err();
+    assert!(err.message().contains("rs.test.Point"), "{err}");
 }
 
 #[test]
