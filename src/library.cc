@@ -6,10 +6,16 @@
 
 #include <cxxabi.h>    // abi::__forced_unwind
 #include <dlfcn.h>     // dlopen
+#include <elf.h>       // reading a library's ABI record before loading it
+#include <fcntl.h>     // open
 #include <limits.h>    // PATH_MAX
 #include <stdlib.h>    // realpath
 #include <sys/stat.h>  // stat, to tell a missing file from a broken one
+#include <unistd.h>    // pread, close
 
+#include <cinttypes>  // PRIx64
+#include <cstdio>     // snprintf
+#include <cstring>    // memcmp
 #include <mutex>
 #include <new>  // std::bad_alloc
 #include <optional>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "c_api_internal.h"
+#include "ferry/details/abi_record.h"
 #include "ferry/function.h"
 #include "library_internal.h"
 
@@ -100,6 +107,65 @@ std::string ResolvedPath(const std::string& path) {
   return ::realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
 }
 
+/// Reads exactly `size` bytes at `offset` of `fd`.
+bool ReadAt(int fd, void* out, size_t size, uint64_t offset) {
+  char* p = static_cast<char*>(out);
+  while (size > 0) {
+    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+/// The ABI records in the `.ferry_abi` section of the 64-bit ELF file `path` (empty when it
+/// has none, is not such a file, or cannot be read: dlopen then says what is wrong with it).
+/// Read from the file, not from a mapped library, so that nothing of the library runs first.
+std::vector<FerryAbiRecord> ReadAbiRecords(const std::string& path) {
+  std::vector<FerryAbiRecord> records;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return records;
+  struct CloseFd {
+    int fd;
+    ~CloseFd() { ::close(fd); }
+  } closer{fd};
+  Elf64_Ehdr eh;
+  if (!ReadAt(fd, &eh, sizeof(eh), 0) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum) {
+    return records;
+  }
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  if (!ReadAt(fd, sections.data(), sections.size() * sizeof(Elf64_Shdr), eh.e_shoff)) {
+    return records;
+  }
+  const Elf64_Shdr& names = sections[eh.e_shstrndx];
+  static constexpr char kName[] = ".ferry_abi";
+  for (const Elf64_Shdr& section : sections) {
+    if (section.sh_type != SHT_PROGBITS || section.sh_name >= names.sh_size ||
+        section.sh_size > (1u << 20)) {
+      continue;
+    }
+    char name[sizeof(kName)] = {};
+    if (!ReadAt(fd, name, sizeof(name), names.sh_offset + section.sh_name) ||
+        std::memcmp(name, kName, sizeof(kName)) != 0) {
+      continue;
+    }
+    std::vector<char> data(section.sh_size);
+    if (!ReadAt(fd, data.data(), data.size(), section.sh_offset)) return records;
+    // Records are 8-aligned but the linker may pad between them: look for each magic.
+    for (size_t at = 0; at + sizeof(FerryAbiRecord) <= data.size(); at += 8) {
+      if (std::memcmp(data.data() + at, "FERRYABI", 8) != 0) continue;
+      FerryAbiRecord record;
+      std::memcpy(&record, data.data() + at, sizeof(record));
+      records.push_back(record);
+    }
+  }
+  return records;
+}
+
 /// Undoes every registration of `load`, newest first.
 void RollBack(const LoadTransaction& load) {
   for (auto it = load.globals.rbegin(); it != load.globals.rend(); ++it) {
@@ -121,6 +187,23 @@ class TransactionScope {
   LoadTransaction* outer_;
 };
 }  // namespace
+
+std::string AbiMismatch(const std::string& path) {
+  const FerryAbiRecord& ours = FERRY_STR_CONCAT(kAbiRecordV, FERRY_ABI_VERSION);
+  for (const FerryAbiRecord& record : ReadAbiRecords(path)) {
+    if (record.version == ours.version && record.fingerprint == ours.fingerprint) continue;
+    char text[512];
+    std::snprintf(text, sizeof(text),
+                  "it was built against Ferry headers of ABI version %" PRIu32
+                  " (layout fingerprint %016" PRIx64
+                  "), but the running libferry is ABI version %" PRIu32
+                  " (layout fingerprint %016" PRIx64
+                  "); rebuild it against this Ferry's headers (nothing of it was run)",
+                  record.version, record.fingerprint, ours.version, ours.fingerprint);
+    return text;
+  }
+  return std::string();
+}
 
 LoadTransaction* CurrentLoad() { return current_load; }
 
@@ -166,6 +249,12 @@ void LoadLibrary(const std::string& path) {
   // dlopen searches the system's library path for a name without a slash; the file stat() just
   // found is the one meant.
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  // Before dlopen: a library built for another ABI would corrupt the type table from its
+  // static initializers. A library that is already loaded passed this check when it was.
+  std::string mismatch = details::AbiMismatch(open_path);
+  if (!mismatch.empty()) {
+    FERRY_THROW(RuntimeError) << "cannot load library '" << path << "': " << mismatch;
+  }
   details::LoadTransaction load;
   void* handle;
   {
@@ -208,6 +297,16 @@ int FerryLibraryLoad(const char* path) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(path);
   ferry::LoadLibrary(path);
+  FERRY_C_API_END();
+}
+
+int FerryLibraryAbiMismatch(const char* path, const char** out_problem) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(path);
+  FERRY_C_API_CHECK_NOT_NULL(out_problem);
+  thread_local std::string problem;
+  problem = ferry::details::AbiMismatch(path);
+  *out_problem = problem.empty() ? nullptr : problem.c_str();
   FERRY_C_API_END();
 }
 

@@ -31,6 +31,10 @@ struct LoadTransaction {
   std::vector<const NodeInfo*> nodes;
 };
 
+/// Why the library file at `path` must not be loaded: its ABI record (ferry/details/
+/// abi_record.h) differs from libferry's, naming both; empty when it matches or has none.
+std::string AbiMismatch(const std::string& path);
+
 /// The transaction of the LoadLibrary running on this thread, or nullptr.
 LoadTransaction* CurrentLoad();
 

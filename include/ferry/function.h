@@ -370,4 +370,7 @@ class GlobalRegistrar {
 
 }  // namespace ferry
 
+// Every library that registers anything includes this file: it carries the ABI record.
+#include "ferry/details/abi_record.h"
+
 #endif  // FERRY_FUNCTION_H_

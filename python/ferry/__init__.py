@@ -28,7 +28,7 @@ from ._enums import get_enum, register_enum
 from .container import Array, Dict, List, Map, Shape
 from .dataclasses import field, py_class
 from .dtype import DataType
-from .error import FerryError, InternalError, register_error
+from .error import AbiMismatchError, FerryError, InternalError, register_error
 from .registry import (
     get_global_func,
     init_api,
@@ -47,6 +47,7 @@ String = str  # Ferry strings come back as str; a str passed to C++ becomes a fe
 Bytes = bytes
 
 __all__ = [
+    "AbiMismatchError",
     "Array",
     "Bytes",
     "DataType",

@@ -7,6 +7,7 @@ import typing
 import weakref
 
 from . import _core
+from .error import AbiMismatchError
 
 __all__ = [
     "get_global_func",
@@ -30,14 +31,21 @@ _F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
 def load_library(path: "str | bytes | os.PathLike[str]") -> None:
     """Loads a shared library and runs its registrations (``FERRY_REGISTER_GLOBAL``,
     ``FERRY_REGISTER_NODE_TYPE``). The library stays loaded for the life of the process.
-    A missing file or a library that fails to load is a RuntimeError naming the path."""
+    A missing file or a library that fails to load is a RuntimeError naming the path; a
+    library built against Ferry headers of another ABI is an :class:`AbiMismatchError` (an
+    ImportError and a RuntimeError) naming both ABIs, raised before any of its code runs."""
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
             f"load_library: path must be a str or os.PathLike, not {type(path).__name__}"
         )
-    _core.load_library(os.fspath(path))
+    path = os.fspath(path)
+    # Checked here too, so that Python raises an ImportError (C++ raises a RuntimeError).
+    mismatch = _core._library_abi_mismatch(path) if os.path.exists(path) else None
+    if mismatch is not None:
+        raise AbiMismatchError(f"cannot load library '{path}': {mismatch}")
+    _core.load_library(path)
     _fields_done.clear()  # registered classes may now find their types' fields
 
 

@@ -165,6 +165,18 @@ PyObject* LoadLibrary(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
+/// The reason FerryLibraryLoad would refuse the file for its ABI record, or None.
+PyObject* LibraryAbiMismatch(PyObject*, PyObject* arg) {
+  PyObject* path = nullptr;
+  if (!PyUnicode_FSConverter(arg, &path)) return nullptr;
+  const char* problem = nullptr;
+  int rc = FerryLibraryAbiMismatch(PyBytes_AS_STRING(path), &problem);
+  Py_DECREF(path);
+  if (rc != 0) return RaiseFerryError();
+  if (problem == nullptr) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(problem, static_cast<Py_ssize_t>(strlen(problem)), "replace");
+}
+
 PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
   if (!PyType_Check(cls) ||
       !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &PyUnicode_Type)) {
@@ -541,6 +553,7 @@ PyMethodDef kMethods[] = {
      "convert($module, value, /)\n--\n\n"
      "The Ferry form of a Python value (callables become Functions, lists Arrays, dicts Maps); "
      "plain values come back as they are."},
+    {"_library_abi_mismatch", LibraryAbiMismatch, METH_O, nullptr},
     {"load_library", LoadLibrary, METH_O,
      "load_library(path): loads a shared library and runs its registrations."},
     {"_register_class", RegisterClass, METH_VARARGS, nullptr},

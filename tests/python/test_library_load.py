@@ -105,3 +105,32 @@ print("main done")
             assert (
                 line.startswith("background call failed: RuntimeError: ") and "finaliz" in line
             ), out.stderr
+
+
+def test_a_library_built_for_another_abi_is_an_import_error_before_any_of_it_runs():
+    # Built against copies of include/ (tests/CMakeLists.txt): one with FERRY_ABI_VERSION raised,
+    # one whose FunctionObj has a field more.
+    script = f"""
+import os
+import ferry
+for name in ("abi_bumped_module.so", "abi_layout_module.so"):
+    path = {str(MODULES)!r} + "/" + name
+    try:
+        ferry.load_library(path)
+    except ImportError as e:
+        assert isinstance(e, RuntimeError) and isinstance(e, ferry.AbiMismatchError), type(e)
+        assert name in str(e) and "running libferry is ABI version" in str(e), str(e)
+        assert "layout fingerprint" in str(e) and "rebuild it" in str(e), str(e)
+    else:
+        raise AssertionError("loaded " + name)
+    assert "FERRY_TEST_ABI_MODULE_RAN" not in os.environ, "its initializer ran"
+    assert ferry.get_global_func("testing.abi.version", allow_missing=True) is None
+ferry.load_library({str(MODULES / "abi_module.so")!r})
+assert ferry.get_global_func("testing.abi.version")() >= 1
+ferry.load_library({str(MODULES / "plain_c_module.so")!r})  # C, no record: loads
+assert ferry.get_global_func("testing.plain_c.answer")() == 42
+print("ok")
+"""
+    result = run_python(script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
