@@ -13,14 +13,17 @@
 #include <sys/stat.h>  // stat, to tell a missing file from a broken one
 #include <unistd.h>    // pread, close
 
+#include <chrono>
 #include <cinttypes>  // PRIx64
-#include <cstdio>     // snprintf
-#include <cstring>    // memcmp
+#include <condition_variable>
+#include <cstdio>   // snprintf
+#include <cstring>  // memcmp
 #include <mutex>
 #include <new>  // std::bad_alloc
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -69,8 +72,19 @@ class LibraryRecords {
     static LibraryRecords* records = new LibraryRecords();  // never destroyed
     return records;
   }
-  void Add(const std::string& path, const LoadTransaction& load) {
+  /// A library LoadLibrary loaded: what it registered, to remove at UnloadLibrary.
+  struct Loaded {
+    void* handle = nullptr;
+    LoadTransaction load;
+    bool unloading = false;
+  };
+  /// Records a successful load. False when `path` is loaded already with this `handle` (a
+  /// repeated LoadLibrary: the caller drops the extra dlopen reference).
+  bool Add(const std::string& path, void* handle, const LoadTransaction& load) {
     std::lock_guard<std::mutex> lock(mutex_);
+    auto found = loaded_.find(path);
+    if (found != loaded_.end() && found->second.handle == handle) return false;
+    loaded_[path] = Loaded{handle, load, false};
     const std::string* kept = &*paths_.insert(path).first;
     for (int32_t index : load.types) {
       if (const char* key = TypeIndexToKey(index)) types_[key] = kept;
@@ -80,6 +94,52 @@ class LibraryRecords {
       // Held, so that a later function at the same address is never taken for this one.
       if (now.has_value() && now->get() == global.second) globals_[global.first] = {kept, *now};
     }
+    return true;
+  }
+  /// Whether `path` is unloaded but still mapped (objects of it are alive).
+  bool IsUnloading(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(path);
+    return it != loaded_.end() && it->second.unloading;
+  }
+  /// Marks `path` unloading and forgets which of its types and globals it registered; the
+  /// registrations to remove go to `out`. False when LoadLibrary never loaded it (or it is
+  /// unloaded already).
+  bool BeginUnload(const std::string& path, LoadTransaction* out, std::vector<Function>* drop) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(path);
+    if (it == loaded_.end() || it->second.unloading) return false;
+    it->second.unloading = true;
+    *out = it->second.load;
+    for (auto t = types_.begin(); t != types_.end();) {
+      t = *t->second == path ? types_.erase(t) : std::next(t);
+    }
+    for (auto g = globals_.begin(); g != globals_.end();) {
+      if (*g->second.first == path) {
+        drop->push_back(std::move(g->second.second));  // released after unlocking
+        g = globals_.erase(g);
+      } else {
+        ++g;
+      }
+    }
+    return true;
+  }
+  /// The handles of unloading libraries none of whose objects is alive, removed from the
+  /// records (their paths may be loaded again).
+  std::vector<void*> TakeIdle() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<void*> idle;
+    for (auto it = loaded_.begin(); it != loaded_.end();) {
+      LibraryPin* pin = it->second.load.pin;
+      if (it->second.unloading &&
+          (pin == nullptr || pin->live.load(std::memory_order_acquire) == 0)) {
+        idle.push_back(it->second.handle);
+        it = loaded_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return idle;
   }
   const char* OfType(const std::string& key) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -99,6 +159,46 @@ class LibraryRecords {
   std::set<std::string> paths_;
   std::unordered_map<std::string, const std::string*> types_;
   std::unordered_map<std::string, std::pair<const std::string*, Function>> globals_;
+  std::unordered_map<std::string, Loaded> loaded_;
+};
+
+/// Closes unloaded libraries once their last object has died. The close runs on a thread of
+/// its own, a moment after it is asked for: the thread that dropped the last object is still
+/// in the library's deleter when it asks, and must have returned from it first.
+class Closer {
+ public:
+  static Closer* Global() {
+    static Closer* closer = new Closer();  // never destroyed; its thread lives to the end
+    return closer;
+  }
+  void Request() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      requested_ = true;
+      if (!started_) {
+        started_ = true;
+        std::thread([this] { Run(); }).detach();
+      }
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [this] { return requested_; });
+      requested_ = false;
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (void* handle : LibraryRecords::Global()->TakeIdle()) ::dlclose(handle);
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool requested_ = false;
+  bool started_ = false;
 };
 
 /// `path` made absolute with symbolic links resolved, or as given when that fails.
@@ -207,6 +307,19 @@ std::string AbiMismatch(const std::string& path) {
 
 LoadTransaction* CurrentLoad() { return current_load; }
 
+LibraryPin* PinOfLoadingLibrary() noexcept {
+  if (current_load == nullptr) return nullptr;
+  if (current_load->pin == nullptr) current_load->pin = new (std::nothrow) LibraryPin();
+  return current_load->pin;  // never freed: see LibraryPin
+}
+
+void LibraryPinIdle(LibraryPin*) noexcept {
+  try {
+    Closer::Global()->Request();
+  } catch (...) {  // no thread could be started: the library stays mapped, which is safe
+  }
+}
+
 bool RecordLoadError(const Error& error) {
   if (current_load == nullptr) return false;
   current_load->errors.push_back(error);
@@ -255,6 +368,12 @@ void LoadLibrary(const std::string& path) {
   if (!mismatch.empty()) {
     FERRY_THROW(RuntimeError) << "cannot load library '" << path << "': " << mismatch;
   }
+  if (details::LibraryRecords::Global()->IsUnloading(details::ResolvedPath(open_path))) {
+    FERRY_THROW(RuntimeError) << "cannot load library '" << path
+                              << "': it was unloaded and objects or functions it made are still "
+                                 "alive, so it is still mapped; drop them first, or load a copy "
+                                 "under another file name";
+  }
   details::LoadTransaction load;
   void* handle;
   {
@@ -275,7 +394,9 @@ void LoadLibrary(const std::string& path) {
     throw failed;
   }
   if (load.errors.empty()) {
-    details::LibraryRecords::Global()->Add(details::ResolvedPath(open_path), load);
+    if (!details::LibraryRecords::Global()->Add(details::ResolvedPath(open_path), handle, load)) {
+      ::dlclose(handle);  // loaded already: one dlopen reference is all UnloadLibrary drops
+    }
     return;
   }
   details::RollBack(load);
@@ -291,7 +412,29 @@ void LoadLibrary(const std::string& path) {
   throw error;
 }
 
+void UnloadLibrary(const std::string& path) {
+  const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  details::LoadTransaction load;
+  std::vector<Function> drop;
+  if (!details::LibraryRecords::Global()->BeginUnload(details::ResolvedPath(open_path), &load,
+                                                      &drop)) {
+    FERRY_THROW(RuntimeError) << "cannot unload library '" << path
+                              << "': no library of that path was loaded by LoadLibrary (or it "
+                                 "is unloaded already)";
+  }
+  details::RollBack(load);  // its globals and type keys are gone from here on
+  drop.clear();
+  details::Closer::Global()->Request();
+}
+
 }  // namespace ferry
+
+int FerryLibraryUnload(const char* path) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(path);
+  ferry::UnloadLibrary(path);
+  FERRY_C_API_END();
+}
 
 int FerryLibraryLoad(const char* path) {
   FERRY_C_API_BEGIN();

@@ -467,6 +467,9 @@ FERRY_DLL int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType
 /// against Ferry headers of another ABI (FERRY_ABI_VERSION or a layout fingerprint that
 /// differs) is refused before any of its code runs: RuntimeError naming both.
 FERRY_DLL int FerryLibraryLoad(const char* path);
+/// Unloads a library FerryLibraryLoad loaded (C++ ferry::UnloadLibrary): its globals and type
+/// keys are removed at once; it is dlclose-d after the last object or Function it made dies.
+FERRY_DLL int FerryLibraryUnload(const char* path);
 /// Why FerryLibraryLoad would refuse the library file `path` for its ABI record: *out_problem
 /// is a message naming both ABIs (valid until the next call on this thread), or NULL when the
 /// record matches or the file has none (a plain C library). Reads the file; runs nothing.

@@ -9,6 +9,8 @@
 #ifndef FERRY_MEMORY_H_
 #define FERRY_MEMORY_H_
 
+#include <atomic>       // LibraryPin::live
+#include <cstdint>      // int64_t
 #include <cstdlib>      // std::malloc, std::free
 #include <new>          // placement new, std::align_val_t, std::bad_alloc
 #include <type_traits>  // std::is_base_of_v, std::is_trivially_destructible_v
@@ -102,6 +104,32 @@ void ObjectDeleter(FerryObject* header) noexcept {
   }
 }
 
+/// What keeps a library loaded by LoadLibrary mapped after UnloadLibrary: the number of live
+/// objects its code made (their deleters, and for Functions their code, live in it). Owned by
+/// libferry and never freed, so a late decrement never writes freed memory.
+struct LibraryPin {
+  std::atomic<int64_t> live{0};
+};
+
+/// The pin of the library LoadLibrary is loading on this thread, or nullptr (the executable,
+/// libferry, a library linked or dlopen-ed directly: none of these is ever unloaded).
+FERRY_DLL LibraryPin* PinOfLoadingLibrary() noexcept;
+/// The last object of an unloaded library died: libferry closes the library soon after, from
+/// its own thread (the caller is still running the library's deleter).
+FERRY_DLL void LibraryPinIdle(LibraryPin* pin) noexcept;
+
+/// The pin of the shared library this copy of the header was compiled into: one per library
+/// (hidden), initialized before any user static of the library that includes this header.
+__attribute__((visibility("hidden"))) inline LibraryPin* const library_pin = PinOfLoadingLibrary();
+
+/// The deleter of an object made by a library that LoadLibrary loaded: frees it, then drops its
+/// count on the library.
+template <typename T, bool kCached>
+void PinnedObjectDeleter(FerryObject* header) noexcept {
+  ObjectDeleter<T, kCached>(header);
+  if (library_pin->live.fetch_sub(1, std::memory_order_acq_rel) == 1) LibraryPinIdle(library_pin);
+}
+
 /// Constructs a `T` in `size` fresh bytes (a cached block when `kCached`: then `size` is
 /// sizeof(T)); frees them again if the constructor throws.
 template <typename T, bool kCached, typename... Args>
@@ -118,7 +146,12 @@ inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
     throw;
   }
   FERRY_DCHECK(type_index >= kFerryStaticObjectBegin);  // an object type, not a value's
-  ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T, kCached>);
+  if (FERRY_UNLIKELY(library_pin != nullptr)) {         // made by a library that may be unloaded
+    library_pin->live.fetch_add(1, std::memory_order_relaxed);
+    ObjectUnsafe::SetHeader(obj, type_index, &PinnedObjectDeleter<T, kCached>);
+  } else {
+    ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T, kCached>);
+  }
   return ObjectUnsafe::PtrFromNew<T>(obj);
 }
 }  // namespace details

@@ -37,6 +37,7 @@ from .registry import (
     register_func,
     register_object,
     remove_global_func,
+    unload_library,
 )
 from .tensor import Device, Tensor, from_dlpack
 from .transform import structural_mismatch, transform, visit
@@ -73,6 +74,7 @@ __all__ = [
     "list_global_func_names",
     "load_json",
     "load_library",
+    "unload_library",
     "make_node",
     "py_class",
     "register_enum",

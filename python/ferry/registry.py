@@ -17,6 +17,7 @@ __all__ = [
     "register_object",
     "init_api",
     "load_library",
+    "unload_library",
 ]
 
 get_global_func = _core.get_global_func
@@ -47,6 +48,22 @@ def load_library(path: "str | bytes | os.PathLike[str]") -> None:
         raise AbiMismatchError(f"cannot load library '{path}': {mismatch}")
     _core.load_library(path)
     _fields_done.clear()  # registered classes may now find their types' fields
+
+
+def unload_library(path: "str | bytes | os.PathLike[str]") -> None:
+    """Unloads a library ``load_library`` loaded: its global functions and type keys are
+    removed at once (a later lookup is the usual "not registered" error). Objects and Functions
+    it made stay valid and keep it mapped; once the last one is gone it is closed, a moment
+    later, and the path can be loaded again. RuntimeError naming the path when it was never
+    loaded (or is unloaded already)."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"unload_library: path must be a str or os.PathLike, not {type(path).__name__}"
+        )
+    _core.unload_library(os.fspath(path))
+    _fields_done.clear()
 
 
 @typing.overload

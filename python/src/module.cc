@@ -165,6 +165,16 @@ PyObject* LoadLibrary(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
+PyObject* UnloadLibrary(PyObject*, PyObject* arg) {
+  PyObject* path = nullptr;
+  if (!PyUnicode_FSConverter(arg, &path)) return nullptr;
+  int rc = FerryLibraryUnload(PyBytes_AS_STRING(path));
+  Py_DECREF(path);
+  if (rc != 0) return RaiseFerryError();
+  InvalidateClassCache();
+  Py_RETURN_NONE;
+}
+
 /// The reason FerryLibraryLoad would refuse the file for its ABI record, or None.
 PyObject* LibraryAbiMismatch(PyObject*, PyObject* arg) {
   PyObject* path = nullptr;
@@ -554,6 +564,8 @@ PyMethodDef kMethods[] = {
      "The Ferry form of a Python value (callables become Functions, lists Arrays, dicts Maps); "
      "plain values come back as they are."},
     {"_library_abi_mismatch", LibraryAbiMismatch, METH_O, nullptr},
+    {"unload_library", UnloadLibrary, METH_O,
+     "unload_library(path): removes a loaded library's registrations; closes it later."},
     {"load_library", LoadLibrary, METH_O,
      "load_library(path): loads a shared library and runs its registrations."},
     {"_register_class", RegisterClass, METH_VARARGS, nullptr},

@@ -2,9 +2,8 @@
 // a copy whose FERRY_ABI_VERSION is raised (abi_bumped_module.so) and against a copy whose
 // FunctionObj has a field more (abi_layout_module.so). LoadLibrary must refuse the last two
 // before this file's static initializers run: the plain one below leaves a trace to check.
-#include <stdlib.h>  // setenv
-
 #include <ferry/ferry.h>
+#include <stdlib.h>  // setenv
 
 namespace {
 

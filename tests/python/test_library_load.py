@@ -4,6 +4,7 @@ a timeout), since a regression here used to terminate the process from a static 
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -129,6 +130,46 @@ ferry.load_library({str(MODULES / "abi_module.so")!r})
 assert ferry.get_global_func("testing.abi.version")() >= 1
 ferry.load_library({str(MODULES / "plain_c_module.so")!r})  # C, no record: loads
 assert ferry.get_global_func("testing.plain_c.answer")() == 42
+print("ok")
+"""
+    result = run_python(script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_unload_library_removes_registrations_and_closes_after_the_last_object(tmp_path):
+    path = tmp_path / "libunload.so"
+    shutil.copy(MODULES / "unload_module_v1.so", path)
+    script = f"""
+import time
+import ferry
+path = {str(path.resolve())!r}
+def mapped():
+    with open("/proc/self/maps") as maps:
+        return path in maps.read()
+ferry.load_library(path)
+add3 = ferry.get_global_func("testing.unload.adder")(3)
+box = ferry.get_global_func("testing.unload.make_box")(5)
+ferry.unload_library(path)
+try:
+    ferry.get_global_func("testing.unload.make_box")
+except Exception as e:
+    assert "testing.unload.make_box" in str(e), str(e)
+else:
+    raise AssertionError("still registered")
+assert add3(4) == 7 and mapped()
+try:
+    ferry.unload_library(path)
+except RuntimeError as e:
+    assert path in str(e) and "no library of that path was loaded" in str(e), str(e)
+else:
+    raise AssertionError("unloaded twice")
+del add3, box
+for _ in range(6000):
+    if not mapped():
+        break
+    time.sleep(0.01)
+assert not mapped(), "never closed"
 print("ok")
 """
     result = run_python(script)

@@ -92,8 +92,9 @@ constexpr uint64_t AbiFingerprint() {
 /// The record of this shared library. The version is part of the variable's name, so a
 /// library that links objects compiled against two versions keeps two records (and is refused)
 /// instead of folding them into one.
-[[maybe_unused]] __attribute__((used, section(".ferry_abi"), visibility("hidden"))) FERRY_ABI_RETAIN
-inline constexpr FerryAbiRecord FERRY_STR_CONCAT(kAbiRecordV, FERRY_ABI_VERSION) = {
+[[maybe_unused]] __attribute__((used, section(".ferry_abi"), visibility("hidden")))
+FERRY_ABI_RETAIN inline constexpr FerryAbiRecord FERRY_STR_CONCAT(kAbiRecordV,
+                                                                  FERRY_ABI_VERSION) = {
     {'F', 'E', 'R', 'R', 'Y', 'A', 'B', 'I'},
     FERRY_ABI_VERSION,
     static_cast<uint32_t>(sizeof(FerryAbiRecord)),
