@@ -9,11 +9,12 @@
 #include <elf.h>       // reading a library's ABI record before loading it
 #include <fcntl.h>     // open
 #include <limits.h>    // PATH_MAX
+#include <pthread.h>   // the closing thread
 #include <stdlib.h>    // realpath
 #include <sys/stat.h>  // stat, to tell a missing file from a broken one
+#include <time.h>      // nanosleep
 #include <unistd.h>    // pread, close
 
-#include <chrono>
 #include <cinttypes>  // PRIx64
 #include <condition_variable>
 #include <cstdio>   // snprintf
@@ -23,7 +24,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -171,13 +171,20 @@ class Closer {
     static Closer* closer = new Closer();  // never destroyed; its thread lives to the end
     return closer;
   }
-  void Request() {
+  /// Asks the thread to look for idle libraries, starting it the first time. Never throws:
+  /// when no thread can be started the libraries stay mapped, which is safe.
+  void Request() noexcept {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       requested_ = true;
       if (!started_) {
-        started_ = true;
-        std::thread([this] { Run(); }).detach();
+        pthread_t thread;
+        auto run = [](void* self) -> void* {
+          static_cast<Closer*>(self)->Run();
+          return nullptr;
+        };
+        started_ = ::pthread_create(&thread, nullptr, run, this) == 0;
+        if (started_) ::pthread_detach(thread);
       }
     }
     cv_.notify_one();
@@ -190,7 +197,9 @@ class Closer {
       cv_.wait(lock, [this] { return requested_; });
       requested_ = false;
       lock.unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // The thread that asked is still returning from the library's deleter.
+      struct timespec delay = {0, 20 * 1000 * 1000};
+      ::nanosleep(&delay, nullptr);
       for (void* handle : LibraryRecords::Global()->TakeIdle()) ::dlclose(handle);
       lock.lock();
     }
@@ -313,12 +322,7 @@ LibraryPin* PinOfLoadingLibrary() noexcept {
   return current_load->pin;  // never freed: see LibraryPin
 }
 
-void LibraryPinIdle(LibraryPin*) noexcept {
-  try {
-    Closer::Global()->Request();
-  } catch (...) {  // no thread could be started: the library stays mapped, which is safe
-  }
-}
+void LibraryPinIdle(LibraryPin*) noexcept { Closer::Global()->Request(); }
 
 bool RecordLoadError(const Error& error) {
   if (current_load == nullptr) return false;

@@ -62,8 +62,12 @@ def unload_library(path: "str | bytes | os.PathLike[str]") -> None:
         raise TypeError(
             f"unload_library: path must be a str or os.PathLike, not {type(path).__name__}"
         )
-    _core.unload_library(os.fspath(path))
+    path = os.fspath(path)
+    _core.unload_library(path)
     _fields_done.clear()
+    cpp = sys.modules.get("ferry.cpp")
+    if cpp is not None:  # its cache must not hand the unloaded library back
+        cpp._forget_unloaded(path)
 
 
 @typing.overload

@@ -172,6 +172,31 @@ PyObject* UnloadLibrary(PyObject*, PyObject* arg) {
   Py_DECREF(path);
   if (rc != 0) return RaiseFerryError();
   InvalidateClassCache();
+  // get_global_func's cache must not keep the removed functions (and so the library) alive.
+  PyObject* stale = PyList_New(0);
+  if (stale == nullptr) return nullptr;
+  PyObject *name, *wrapper;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(g_state.global_funcs, &pos, &name, &wrapper)) {
+    const char* text = PyUnicode_AsUTF8(name);
+    FerryObjectHandle now = nullptr;
+    if (text == nullptr || FerryFunctionGetGlobal(text, &now) != 0) {
+      PyErr_Clear();
+      FerryErrorMoveFromRaised(&now);  // drop the error, if any
+      if (now != nullptr) DecRef(now);
+      now = nullptr;
+    }
+    bool same = now != nullptr && HandleOf(wrapper) == now;
+    if (now != nullptr) DecRef(now);
+    if (!same && PyList_Append(stale, name) != 0) {
+      Py_DECREF(stale);
+      return nullptr;
+    }
+  }
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(stale); ++k) {
+    if (PyDict_DelItem(g_state.global_funcs, PyList_GET_ITEM(stale, k)) != 0) PyErr_Clear();
+  }
+  Py_DECREF(stale);
   Py_RETURN_NONE;
 }
 

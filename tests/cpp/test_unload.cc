@@ -23,8 +23,8 @@ const std::string kModuleDir = FERRY_TEST_MODULE_DIR;
 
 /// A fresh copy of the unload module `version` under a name of this test's own.
 std::string CopyModule(const std::string& name, int version) {
-  std::string path = ::testing::TempDir() + "/ferry_unload_" + std::to_string(::getpid()) + "_" +
-                     name + ".so";
+  std::string path =
+      ::testing::TempDir() + "/ferry_unload_" + std::to_string(::getpid()) + "_" + name + ".so";
   // Written aside and renamed over, as a build does: a mapped library's file is never changed.
   std::filesystem::copy_file(kModuleDir + "/unload_module_v" + std::to_string(version) + ".so",
                              path + ".new", std::filesystem::copy_options::overwrite_existing);
@@ -32,11 +32,17 @@ std::string CopyModule(const std::string& name, int version) {
   return std::filesystem::canonical(path).string();
 }
 
+/// Whether the code of `path` is mapped (an executable mapping: the backtraces of errors may
+/// keep a read-only map of the file itself).
 bool Mapped(const std::string& path) {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
-    if (line.find(path) != std::string::npos) return true;
+    size_t perms = line.find(' ');
+    if (line.find(path) != std::string::npos && perms != std::string::npos &&
+        line.compare(perms + 3, 1, "x") == 0) {
+      return true;
+    }
   }
   return false;
 }
