@@ -134,6 +134,7 @@ class LibraryRecords {
       if (it->second.unloading &&
           (pin == nullptr || pin->live.load(std::memory_order_acquire) == 0)) {
         idle.push_back(it->second.handle);
+        if (pin != nullptr) closed_pins_.push_back(pin);  // see LibraryPin: never freed
         it = loaded_.erase(it);
       } else {
         ++it;
@@ -160,6 +161,8 @@ class LibraryRecords {
   std::unordered_map<std::string, const std::string*> types_;
   std::unordered_map<std::string, std::pair<const std::string*, Function>> globals_;
   std::unordered_map<std::string, Loaded> loaded_;
+  /// The pins of closed libraries, kept reachable (a leak checker would report them).
+  std::vector<LibraryPin*> closed_pins_;
 };
 
 /// Closes unloaded libraries once their last object has died. The close runs on a thread of
