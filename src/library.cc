@@ -105,11 +105,18 @@ class LibraryRecords {
   /// Marks `path` unloading and forgets which of its types and globals it registered; the
   /// registrations to remove go to `out`. False when LoadLibrary never loaded it (or it is
   /// unloaded already).
-  bool BeginUnload(const std::string& path, LoadTransaction* out, std::vector<Function>* drop) {
+  enum class Unload { kStarted, kUnknown, kUnpinned };
+  Unload BeginUnload(const std::string& path, LoadTransaction* out, std::vector<Function>* drop) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = loaded_.find(path);
-    if (it == loaded_.end() || it->second.unloading) return false;
+    if (it == loaded_.end() || it->second.unloading) return Unload::kUnknown;
+    // Code that never included ferry/memory.h (C, a Rust cdylib) makes its Functions through
+    // the C ABI, which cannot tell whose code they run: such a library is never closed.
+    if (it->second.load.pin == nullptr) return Unload::kUnpinned;
     it->second.unloading = true;
+    if (it->second.load.pin != nullptr) {
+      it->second.load.pin->unloading.store(true, std::memory_order_release);
+    }
     *out = it->second.load;
     for (auto t = types_.begin(); t != types_.end();) {
       t = *t->second == path ? types_.erase(t) : std::next(t);
@@ -122,7 +129,7 @@ class LibraryRecords {
         ++g;
       }
     }
-    return true;
+    return Unload::kStarted;
   }
   /// The handles of unloading libraries none of whose objects is alive, removed from the
   /// records (their paths may be loaded again).
@@ -325,7 +332,12 @@ LibraryPin* PinOfLoadingLibrary() noexcept {
   return current_load->pin;  // never freed: see LibraryPin
 }
 
-void LibraryPinIdle(LibraryPin*) noexcept { Closer::Global()->Request(); }
+void LibraryPinRelease(LibraryPin* pin) noexcept {
+  if (pin->live.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      pin->unloading.load(std::memory_order_acquire)) {
+    Closer::Global()->Request();
+  }
+}
 
 bool RecordLoadError(const Error& error) {
   if (current_load == nullptr) return false;
@@ -423,11 +435,19 @@ void UnloadLibrary(const std::string& path) {
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   details::LoadTransaction load;
   std::vector<Function> drop;
-  if (!details::LibraryRecords::Global()->BeginUnload(details::ResolvedPath(open_path), &load,
-                                                      &drop)) {
+  using Unload = details::LibraryRecords::Unload;
+  const Unload started = details::LibraryRecords::Global()->BeginUnload(
+      details::ResolvedPath(open_path), &load, &drop);
+  if (started == Unload::kUnknown) {
     FERRY_THROW(RuntimeError) << "cannot unload library '" << path
                               << "': no library of that path was loaded by LoadLibrary (or it "
                                  "is unloaded already)";
+  }
+  if (started == Unload::kUnpinned) {
+    FERRY_THROW(RuntimeError) << "cannot unload library '" << path
+                              << "': it was not built against Ferry's C++ headers, so Ferry "
+                                 "cannot tell when the functions it made are gone; it stays "
+                                 "loaded, with everything it registered";
   }
   details::RollBack(load);  // its globals and type keys are gone from here on
   drop.clear();

@@ -109,25 +109,45 @@ void ObjectDeleter(FerryObject* header) noexcept {
 /// libferry and never freed, so a late decrement never writes freed memory.
 struct LibraryPin {
   std::atomic<int64_t> live{0};
+  /// Set by UnloadLibrary; only then does a count reaching zero ask for the close.
+  std::atomic<bool> unloading{false};
 };
 
 /// The pin of the library LoadLibrary is loading on this thread, or nullptr (the executable,
 /// libferry, a library linked or dlopen-ed directly: none of these is ever unloaded).
 FERRY_DLL LibraryPin* PinOfLoadingLibrary() noexcept;
-/// The last object of an unloaded library died: libferry closes the library soon after, from
-/// its own thread (the caller is still running the library's deleter).
-FERRY_DLL void LibraryPinIdle(LibraryPin* pin) noexcept;
+/// Drops one count of `pin`; at zero, when the library is unloaded, libferry closes it soon
+/// after from a thread of its own.
+FERRY_DLL void LibraryPinRelease(LibraryPin* pin) noexcept;
 
 /// The pin of the shared library this copy of the header was compiled into: one per library
 /// (hidden), initialized before any user static of the library that includes this header.
 __attribute__((visibility("hidden"))) inline LibraryPin* const library_pin = PinOfLoadingLibrary();
 
-/// The deleter of an object made by a library that LoadLibrary loaded: frees it, then drops its
-/// count on the library.
+/// Destroys and frees an object made by a library that LoadLibrary loaded, then drops its count
+/// on the library. The drop is the last thing it does, in libferry: optimized, it is a tail
+/// call, so no instruction of the library runs after the count may reach zero (libferry also
+/// waits a moment before it closes the library, for unoptimized builds). It is the function
+/// ObjectFreeGuarded runs, so an object whose free that guard defers keeps its count until it
+/// is really freed.
+template <typename T, bool kCached>
+void PinnedObjectDestroy(FerryObject* header) noexcept {
+  if constexpr (kCached) {
+    ObjectDestroyCached<T>(header);
+  } else {
+    ObjectDestroy<T>(header);
+  }
+  LibraryPinRelease(library_pin);
+}
+
+/// ObjectDeleter for an object made by a library that LoadLibrary loaded.
 template <typename T, bool kCached>
 void PinnedObjectDeleter(FerryObject* header) noexcept {
-  ObjectDeleter<T, kCached>(header);
-  if (library_pin->live.fetch_sub(1, std::memory_order_acq_rel) == 1) LibraryPinIdle(library_pin);
+  if constexpr (std::is_trivially_destructible_v<T>) {
+    PinnedObjectDestroy<T, kCached>(header);
+  } else {
+    ObjectFreeGuarded(header, &PinnedObjectDestroy<T, kCached>);
+  }
 }
 
 /// Constructs a `T` in `size` fresh bytes (a cached block when `kCached`: then `size` is

@@ -573,6 +573,11 @@ TEST(LoadLibrary, LoadsALibraryOfThisAbiAndAPlainCLibraryWithoutARecord) {
   EXPECT_EQ(problem, nullptr);
   LoadLibrary(kModuleDir + "/plain_c_module.so");
   EXPECT_EQ(Function::GetGlobalRequired("testing.plain_c.answer")().cast<int64_t>(), 42);
+  // Its Functions come from the C ABI, which cannot pin it: it is never unloaded.
+  Error e = CaptureError([] { UnloadLibrary(kModuleDir + "/plain_c_module.so"); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "not built against Ferry's C++ headers")) << e.what();
+  EXPECT_EQ(Function::GetGlobalRequired("testing.plain_c.answer")().cast<int64_t>(), 42);
 }
 
 bool TypeKeyRegistered(const char* key) {

@@ -97,6 +97,19 @@ TEST(UnloadLibrary, ObjectsKeepItMappedUntilTheLastDiesThenItIsClosed) {
   EXPECT_TRUE(Contains(again.message(), path)) << again.what();
 }
 
+// Freeing a long chain defers most of the frees (ObjectFreeGuarded's queue) past the deleter
+// that started them: each object's count on the library is dropped only when it is really
+// freed, so the library is not closed under the queue's feet.
+TEST(UnloadLibrary, ALongChainFreedAfterTheUnloadDoesNotOutrunTheClose) {
+  const std::string path = CopyModule("chain", 1);
+  ferry::LoadLibrary(path);
+  ObjectRef chain =
+      Function::GetGlobalRequired("testing.unload.make_chain")(1000000).cast<ObjectRef>();
+  ferry::UnloadLibrary(path);
+  chain = ObjectRef();
+  EXPECT_TRUE(UnmappedSoon(path));
+}
+
 TEST(UnloadLibrary, AnUnknownPathIsAClearError) {
   Error e = CaptureError([] { ferry::UnloadLibrary("/no/such/libnothing.so"); });
   EXPECT_EQ(e.kind(), "RuntimeError");

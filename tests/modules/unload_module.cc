@@ -12,7 +12,11 @@ namespace {
 class BoxNode : public ferry::Object {
  public:
   int64_t value = 0;
-  void VisitAttrs(ferry::AttrVisitor* v) { v->Visit("value", &value); }
+  ferry::ObjectRef next;  // a chain, whose free goes through the deferred-free queue
+  void VisitAttrs(ferry::AttrVisitor* v) {
+    v->Visit("value", &value);
+    v->Visit("next", &next);
+  }
   static constexpr const char* _type_key = "testing.unload.Box";
   FERRY_DECLARE_FINAL_OBJECT_INFO(BoxNode, ferry::Object);
 };
@@ -22,6 +26,17 @@ FERRY_REGISTER_GLOBAL("testing.unload.make_box").set_body_typed([](int64_t value
   ferry::ObjectPtr<BoxNode> box = ferry::make_object<BoxNode>();
   box->value = value;
   return ferry::ObjectRef(std::move(box));
+});
+
+FERRY_REGISTER_GLOBAL("testing.unload.make_chain").set_body_typed([](int64_t length) {
+  ferry::ObjectRef head;
+  for (int64_t k = 0; k < length; ++k) {
+    ferry::ObjectPtr<BoxNode> box = ferry::make_object<BoxNode>();
+    box->value = k;
+    box->next = std::move(head);
+    head = ferry::ObjectRef(std::move(box));
+  }
+  return head;
 });
 
 FERRY_REGISTER_GLOBAL("testing.unload.adder").set_body_typed([](int64_t k) {
