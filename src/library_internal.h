@@ -15,6 +15,7 @@
 
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "ferry/memory.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -29,7 +30,13 @@ struct LoadTransaction {
   std::vector<int32_t> types;
   /// Node registrations it made.
   std::vector<const NodeInfo*> nodes;
+  /// Counts the live objects its code makes (ferry/memory.h); made on first use.
+  LibraryPin* pin = nullptr;
 };
+
+/// Why the library file at `path` must not be loaded: its ABI record (ferry/details/
+/// abi_record.h) differs from libferry's, naming both; empty when it matches or has none.
+std::string AbiMismatch(const std::string& path);
 
 /// The transaction of the LoadLibrary running on this thread, or nullptr.
 LoadTransaction* CurrentLoad();

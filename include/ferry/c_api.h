@@ -463,8 +463,17 @@ FERRY_DLL int FerryTensorViewOf(const DLTensor* tensor, FerryObjectHandle* out_t
 FERRY_DLL int FerryTensorEmpty(const int64_t* shape, int32_t ndim, FerryDataType dtype,
                                DLDevice device, FerryObjectHandle* out_tensor);
 
-/// Loads a shared library and runs its registrations (FERRY_REGISTER_GLOBAL).
+/// Loads a shared library and runs its registrations (FERRY_REGISTER_GLOBAL). A library built
+/// against Ferry headers of another ABI (FERRY_ABI_VERSION or a layout fingerprint that
+/// differs) is refused before any of its code runs: RuntimeError naming both.
 FERRY_DLL int FerryLibraryLoad(const char* path);
+/// Unloads a library FerryLibraryLoad loaded (C++ ferry::UnloadLibrary): its globals and type
+/// keys are removed at once; it is dlclose-d after the last object or Function it made dies.
+FERRY_DLL int FerryLibraryUnload(const char* path);
+/// Why FerryLibraryLoad would refuse the library file `path` for its ABI record: *out_problem
+/// is a message naming both ABIs (valid until the next call on this thread), or NULL when the
+/// record matches or the file has none (a plain C library). Reads the file; runs nothing.
+FERRY_DLL int FerryLibraryAbiMismatch(const char* path, const char** out_problem);
 /// The library whose FerryLibraryLoad registered the type `type_key`: its path as loaded, made
 /// absolute with symbolic links resolved. *out_path is NULL when no library load did (the core,
 /// the executable, a library linked or dlopen-ed directly, a type made at run time) or the key

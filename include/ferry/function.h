@@ -300,6 +300,12 @@ class GlobalRegistrar {
  public:
   GlobalRegistrar(const char* name, const char* file, int line)
       : name_(name), file_(file), line_(line) {}
+  /// The static the macro defines is copied from the registering temporary without its
+  /// function: a library's own statics holding its Functions would keep it from ever being
+  /// unloaded (UnloadLibrary).
+  GlobalRegistrar(const GlobalRegistrar& other)
+      : name_(other.name_), file_(other.file_), line_(other.line_), flags_(other.flags_) {}
+  GlobalRegistrar& operator=(const GlobalRegistrar&) = delete;
   GlobalRegistrar& set_body(Function f) {
     if (flags_ != 0 && f.defined()) f->flags.fetch_or(flags_, std::memory_order_relaxed);
     registered_ = f;
@@ -353,8 +359,8 @@ class GlobalRegistrar {
   const char* file_;
   int line_;
   int32_t flags_ = 0;
-  /// The function the last set_body registered; held, since a registration that failed (or was
-  /// undone by LoadLibrary) leaves no other reference to it.
+  /// The function the last set_body registered, while the registering expression runs (for
+  /// quick() after set_body); not copied into the static.
   Function registered_;
 };
 }  // namespace details
@@ -369,5 +375,8 @@ class GlobalRegistrar {
       ::ferry::details::GlobalRegistrar(Name, __FILE__, __LINE__)
 
 }  // namespace ferry
+
+// Every library that registers anything includes this file: it carries the ABI record.
+#include "ferry/details/abi_record.h"
 
 #endif  // FERRY_FUNCTION_H_

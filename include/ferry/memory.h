@@ -9,6 +9,8 @@
 #ifndef FERRY_MEMORY_H_
 #define FERRY_MEMORY_H_
 
+#include <atomic>       // LibraryPin::live
+#include <cstdint>      // int64_t
 #include <cstdlib>      // std::malloc, std::free
 #include <new>          // placement new, std::align_val_t, std::bad_alloc
 #include <type_traits>  // std::is_base_of_v, std::is_trivially_destructible_v
@@ -102,6 +104,52 @@ void ObjectDeleter(FerryObject* header) noexcept {
   }
 }
 
+/// What keeps a library loaded by LoadLibrary mapped after UnloadLibrary: the number of live
+/// objects its code made (their deleters, and for Functions their code, live in it). Owned by
+/// libferry and never freed, so a late decrement never writes freed memory.
+struct LibraryPin {
+  std::atomic<int64_t> live{0};
+  /// Set by UnloadLibrary; only then does a count reaching zero ask for the close.
+  std::atomic<bool> unloading{false};
+};
+
+/// The pin of the library LoadLibrary is loading on this thread, or nullptr (the executable,
+/// libferry, a library linked or dlopen-ed directly: none of these is ever unloaded).
+FERRY_DLL LibraryPin* PinOfLoadingLibrary() noexcept;
+/// Drops one count of `pin`; at zero, when the library is unloaded, libferry closes it soon
+/// after from a thread of its own.
+FERRY_DLL void LibraryPinRelease(LibraryPin* pin) noexcept;
+
+/// The pin of the shared library this copy of the header was compiled into: one per library
+/// (hidden), initialized before any user static of the library that includes this header.
+__attribute__((visibility("hidden"))) inline LibraryPin* const library_pin = PinOfLoadingLibrary();
+
+/// Destroys and frees an object made by a library that LoadLibrary loaded, then drops its count
+/// on the library. The drop is the last thing it does, in libferry: optimized, it is a tail
+/// call, so no instruction of the library runs after the count may reach zero (libferry also
+/// waits a moment before it closes the library, for unoptimized builds). It is the function
+/// ObjectFreeGuarded runs, so an object whose free that guard defers keeps its count until it
+/// is really freed.
+template <typename T, bool kCached>
+void PinnedObjectDestroy(FerryObject* header) noexcept {
+  if constexpr (kCached) {
+    ObjectDestroyCached<T>(header);
+  } else {
+    ObjectDestroy<T>(header);
+  }
+  LibraryPinRelease(library_pin);
+}
+
+/// ObjectDeleter for an object made by a library that LoadLibrary loaded.
+template <typename T, bool kCached>
+void PinnedObjectDeleter(FerryObject* header) noexcept {
+  if constexpr (std::is_trivially_destructible_v<T>) {
+    PinnedObjectDestroy<T, kCached>(header);
+  } else {
+    ObjectFreeGuarded(header, &PinnedObjectDestroy<T, kCached>);
+  }
+}
+
 /// Constructs a `T` in `size` fresh bytes (a cached block when `kCached`: then `size` is
 /// sizeof(T)); frees them again if the constructor throws.
 template <typename T, bool kCached, typename... Args>
@@ -118,7 +166,12 @@ inline ObjectPtr<T> AllocateObject(size_t size, Args&&... args) {
     throw;
   }
   FERRY_DCHECK(type_index >= kFerryStaticObjectBegin);  // an object type, not a value's
-  ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T, kCached>);
+  if (FERRY_UNLIKELY(library_pin != nullptr)) {         // made by a library that may be unloaded
+    library_pin->live.fetch_add(1, std::memory_order_relaxed);
+    ObjectUnsafe::SetHeader(obj, type_index, &PinnedObjectDeleter<T, kCached>);
+  } else {
+    ObjectUnsafe::SetHeader(obj, type_index, &ObjectDeleter<T, kCached>);
+  }
   return ObjectUnsafe::PtrFromNew<T>(obj);
 }
 }  // namespace details

@@ -28,7 +28,7 @@ from ._enums import get_enum, register_enum
 from .container import Array, Dict, List, Map, Shape
 from .dataclasses import field, py_class
 from .dtype import DataType
-from .error import FerryError, InternalError, register_error
+from .error import AbiMismatchError, FerryError, InternalError, register_error
 from .registry import (
     get_global_func,
     init_api,
@@ -37,6 +37,7 @@ from .registry import (
     register_func,
     register_object,
     remove_global_func,
+    unload_library,
 )
 from .tensor import Device, Tensor, from_dlpack
 from .transform import structural_mismatch, transform, visit
@@ -47,6 +48,7 @@ String = str  # Ferry strings come back as str; a str passed to C++ becomes a fe
 Bytes = bytes
 
 __all__ = [
+    "AbiMismatchError",
     "Array",
     "Bytes",
     "DataType",
@@ -72,6 +74,7 @@ __all__ = [
     "list_global_func_names",
     "load_json",
     "load_library",
+    "unload_library",
     "make_node",
     "py_class",
     "register_enum",

@@ -883,6 +883,18 @@ _loaded_paths: Dict[str, str] = {}  # library path dlopened -> the sha256 it had
 _loaded_names: Dict[str, str] = {}  # library name -> the path first loaded under it
 
 
+def _forget_unloaded(path: str) -> None:
+    """``ferry.unload_library(path)`` ran: a later `load` of the same code loads it again
+    instead of handing back the unloaded library."""
+    real = os.path.realpath(path)
+    for key, lib in list(_loaded.items()):
+        if os.path.realpath(os.fspath(lib)) == real:
+            del _loaded[key]
+    for name, loaded_path in list(_loaded_names.items()):
+        if os.path.realpath(loaded_path) == real:
+            del _loaded_names[name]
+
+
 def _private_copy(req: _Request, path: str, digest: str) -> str:
     """A file of the library's own, named by its content, for a build whose path this process
     already loaded with other content (``build_dir=`` reused for changed code): ``dlopen`` of

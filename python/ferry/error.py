@@ -13,7 +13,7 @@ import builtins
 
 from . import _core
 
-__all__ = ["FerryError", "InternalError", "register_error"]
+__all__ = ["AbiMismatchError", "FerryError", "InternalError", "register_error"]
 
 
 class FerryError(RuntimeError):
@@ -26,6 +26,13 @@ class InternalError(FerryError):
     """A broken internal invariant of Ferry or of a library (``FERRY_ICHECK``)."""
 
     __ferry_kind__ = "InternalError"
+
+
+class AbiMismatchError(ImportError, RuntimeError):
+    """``load_library`` refused a library built against Ferry headers of another ABI (its
+    version or layout fingerprint differs from the running libferry's); the message names both.
+    An ``ImportError`` (the library cannot be imported) and a ``RuntimeError`` (what C++, Rust
+    and Java raise for it)."""
 
 
 # The one list of kinds is libferry's (FerryErrorBuiltinKinds); those Python also has map to

@@ -7,6 +7,7 @@ import typing
 import weakref
 
 from . import _core
+from .error import AbiMismatchError
 
 __all__ = [
     "get_global_func",
@@ -16,6 +17,7 @@ __all__ = [
     "register_object",
     "init_api",
     "load_library",
+    "unload_library",
 ]
 
 get_global_func = _core.get_global_func
@@ -30,15 +32,42 @@ _F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
 def load_library(path: "str | bytes | os.PathLike[str]") -> None:
     """Loads a shared library and runs its registrations (``FERRY_REGISTER_GLOBAL``,
     ``FERRY_REGISTER_NODE_TYPE``). The library stays loaded for the life of the process.
-    A missing file or a library that fails to load is a RuntimeError naming the path."""
+    A missing file or a library that fails to load is a RuntimeError naming the path; a
+    library built against Ferry headers of another ABI is an :class:`AbiMismatchError` (an
+    ImportError and a RuntimeError) naming both ABIs, raised before any of its code runs."""
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
             f"load_library: path must be a str or os.PathLike, not {type(path).__name__}"
         )
-    _core.load_library(os.fspath(path))
+    path = os.fspath(path)
+    # Checked here too, so that Python raises an ImportError (C++ raises a RuntimeError).
+    mismatch = _core._library_abi_mismatch(path) if os.path.exists(path) else None
+    if mismatch is not None:
+        raise AbiMismatchError(f"cannot load library '{path}': {mismatch}")
+    _core.load_library(path)
     _fields_done.clear()  # registered classes may now find their types' fields
+
+
+def unload_library(path: "str | bytes | os.PathLike[str]") -> None:
+    """Unloads a library ``load_library`` loaded: its global functions and type keys are
+    removed at once (a later lookup is the usual "not registered" error). Objects and Functions
+    it made stay valid and keep it mapped; once the last one is gone it is closed, a moment
+    later, and the path can be loaded again. RuntimeError naming the path when it was never
+    loaded (or is unloaded already)."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"unload_library: path must be a str or os.PathLike, not {type(path).__name__}"
+        )
+    path = os.fspath(path)
+    _core.unload_library(path)
+    _fields_done.clear()
+    cpp = sys.modules.get("ferry.cpp")
+    if cpp is not None:  # its cache must not hand the unloaded library back
+        cpp._forget_unloaded(path)
 
 
 @typing.overload

@@ -165,6 +165,53 @@ PyObject* LoadLibrary(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
+PyObject* UnloadLibrary(PyObject*, PyObject* arg) {
+  PyObject* path = nullptr;
+  if (!PyUnicode_FSConverter(arg, &path)) return nullptr;
+  int rc = FerryLibraryUnload(PyBytes_AS_STRING(path));
+  Py_DECREF(path);
+  if (rc != 0) return RaiseFerryError();
+  InvalidateClassCache();
+  // get_global_func's cache must not keep the removed functions (and so the library) alive.
+  PyObject* stale = PyList_New(0);
+  if (stale == nullptr) return nullptr;
+  PyObject *name, *wrapper;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(g_state.global_funcs, &pos, &name, &wrapper)) {
+    const char* text = PyUnicode_AsUTF8(name);
+    FerryObjectHandle now = nullptr;
+    if (text == nullptr || FerryFunctionGetGlobal(text, &now) != 0) {
+      PyErr_Clear();
+      FerryErrorMoveFromRaised(&now);  // drop the error, if any
+      if (now != nullptr) DecRef(now);
+      now = nullptr;
+    }
+    bool same = now != nullptr && HandleOf(wrapper) == now;
+    if (now != nullptr) DecRef(now);
+    if (!same && PyList_Append(stale, name) != 0) {
+      Py_DECREF(stale);
+      return nullptr;
+    }
+  }
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(stale); ++k) {
+    if (PyDict_DelItem(g_state.global_funcs, PyList_GET_ITEM(stale, k)) != 0) PyErr_Clear();
+  }
+  Py_DECREF(stale);
+  Py_RETURN_NONE;
+}
+
+/// The reason FerryLibraryLoad would refuse the file for its ABI record, or None.
+PyObject* LibraryAbiMismatch(PyObject*, PyObject* arg) {
+  PyObject* path = nullptr;
+  if (!PyUnicode_FSConverter(arg, &path)) return nullptr;
+  const char* problem = nullptr;
+  int rc = FerryLibraryAbiMismatch(PyBytes_AS_STRING(path), &problem);
+  Py_DECREF(path);
+  if (rc != 0) return RaiseFerryError();
+  if (problem == nullptr) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(problem, static_cast<Py_ssize_t>(strlen(problem)), "replace");
+}
+
 PyObject* SetDTypeClass(PyObject*, PyObject* cls) {
   if (!PyType_Check(cls) ||
       !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &PyUnicode_Type)) {
@@ -541,6 +588,9 @@ PyMethodDef kMethods[] = {
      "convert($module, value, /)\n--\n\n"
      "The Ferry form of a Python value (callables become Functions, lists Arrays, dicts Maps); "
      "plain values come back as they are."},
+    {"_library_abi_mismatch", LibraryAbiMismatch, METH_O, nullptr},
+    {"unload_library", UnloadLibrary, METH_O,
+     "unload_library(path): removes a loaded library's registrations; closes it later."},
     {"load_library", LoadLibrary, METH_O,
      "load_library(path): loads a shared library and runs its registrations."},
     {"_register_class", RegisterClass, METH_VARARGS, nullptr},

@@ -3,6 +3,7 @@
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
 #include <pthread.h>  // pthread_cancel
+#include <stdlib.h>   // getenv, unsetenv: the ABI test module's trace
 #include <unistd.h>   // pipe, read: a cancellation point that blocks
 
 #include <atomic>
@@ -523,6 +524,60 @@ TEST(LoadLibrary, BrokenLibraryIsAClearError) {
   EXPECT_EQ(e.kind(), "RuntimeError");
   EXPECT_TRUE(Contains(e.message(), "broken_module.so")) << e.what();
   EXPECT_TRUE(Contains(e.message(), "ferry_test_symbol_that_does_not_exist")) << e.what();
+}
+
+// The ABI guard (ferry/details/abi_record.h): the two refused libraries are abi_module.cc built
+// against copies of include/ with another ABI version and with another FunctionObj layout.
+TEST(LoadLibrary, RefusesALibraryOfAnotherAbiBeforeAnyOfItRuns) {
+  unsetenv("FERRY_TEST_ABI_MODULE_RAN");
+  for (const char* variant : {"abi_bumped_module.so", "abi_layout_module.so"}) {
+    for (int attempt = 0; attempt < 2; ++attempt) {  // refused again, the same way
+      Error e = CaptureError([variant] { LoadLibrary(kModuleDir + "/" + variant); });
+      EXPECT_EQ(e.kind(), "RuntimeError");
+      EXPECT_TRUE(Contains(e.message(), variant)) << e.what();
+      EXPECT_TRUE(Contains(
+          e.message(),
+          ("running libferry is ABI version " + std::to_string(FERRY_ABI_VERSION)).c_str()))
+          << e.what();
+      EXPECT_TRUE(Contains(e.message(), "rebuild it")) << e.what();
+      EXPECT_EQ(getenv("FERRY_TEST_ABI_MODULE_RAN"), nullptr) << "its initializer ran";
+      EXPECT_FALSE(Function::GetGlobal("testing.abi.version").has_value());
+    }
+  }
+  Error bumped = CaptureError([] { LoadLibrary(kModuleDir + "/abi_bumped_module.so"); });
+  const std::string bumped_text =
+      "ABI version " + std::to_string(FERRY_ABI_VERSION + 1) + " (layout fingerprint";
+  EXPECT_TRUE(Contains(bumped.message(), bumped_text.c_str())) << bumped.what();
+  // Same version, another FunctionObj: the fingerprints differ.
+  Error layout = CaptureError([] { LoadLibrary(kModuleDir + "/abi_layout_module.so"); });
+  const std::string layout_text =
+      "headers of ABI version " + std::to_string(FERRY_ABI_VERSION) + " (layout fingerprint";
+  EXPECT_TRUE(Contains(layout.message(), layout_text.c_str())) << layout.what();
+  const char* problem = nullptr;
+  ASSERT_EQ(FerryLibraryAbiMismatch((kModuleDir + "/abi_layout_module.so").c_str(), &problem), 0);
+  ASSERT_NE(problem, nullptr);
+  EXPECT_TRUE(Contains(problem, "layout fingerprint")) << problem;
+  EXPECT_EQ(FerryLibraryLoad((kModuleDir + "/abi_layout_module.so").c_str()), -1);
+  EXPECT_EQ(CaptureError([] { details::ThrowRaised(); }).kind(), "RuntimeError");
+}
+
+TEST(LoadLibrary, LoadsALibraryOfThisAbiAndAPlainCLibraryWithoutARecord) {
+  const char* problem = "unset";
+  ASSERT_EQ(FerryLibraryAbiMismatch((kModuleDir + "/abi_module.so").c_str(), &problem), 0);
+  EXPECT_EQ(problem, nullptr);
+  LoadLibrary(kModuleDir + "/abi_module.so");
+  EXPECT_EQ(Function::GetGlobalRequired("testing.abi.version")().cast<int64_t>(),
+            FERRY_ABI_VERSION);
+  problem = "unset";
+  ASSERT_EQ(FerryLibraryAbiMismatch((kModuleDir + "/plain_c_module.so").c_str(), &problem), 0);
+  EXPECT_EQ(problem, nullptr);
+  LoadLibrary(kModuleDir + "/plain_c_module.so");
+  EXPECT_EQ(Function::GetGlobalRequired("testing.plain_c.answer")().cast<int64_t>(), 42);
+  // Its Functions come from the C ABI, which cannot pin it: it is never unloaded.
+  Error e = CaptureError([] { UnloadLibrary(kModuleDir + "/plain_c_module.so"); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_TRUE(Contains(e.message(), "not built against Ferry's C++ headers")) << e.what();
+  EXPECT_EQ(Function::GetGlobalRequired("testing.plain_c.answer")().cast<int64_t>(), 42);
 }
 
 bool TypeKeyRegistered(const char* key) {

@@ -597,3 +597,36 @@ def test_a_cold_ferry_cpp_build_says_so_once(tmp_path):
 
     assert run() == "ferry.cpp: building libsetup_cold.so (first time; cached afterwards)...\n"
     assert run() == ""  # a cache hit is silent
+
+
+UNLOAD_SOURCE = """\
+FERRY_REGISTER_GLOBAL("jit_unload.value").set_body_typed([]() -> int64_t { return %d; });
+"""
+
+
+def _closed(path):
+    """Waits (up to a minute, the machine may be loaded) until `path` is no longer mapped."""
+    for _ in range(6000):
+        with open("/proc/self/maps") as maps:  # its code: backtraces may map the file read-only
+            if not any(path in line and "x" in line.split()[1] for line in maps):
+                return True
+        time.sleep(0.01)
+    return False
+
+
+def test_unload_library_then_the_cache_loads_the_same_and_changed_code_again(cache):
+    lib = ferry.cpp.load_inline("jit_unload", UNLOAD_SOURCE % 1, extra_cflags=FAST)
+    path = os.path.realpath(os.fspath(lib))
+    assert lib.value() == 1
+    ferry.unload_library(lib)
+    assert ferry.get_global_func("jit_unload.value", allow_missing=True) is None
+    del lib  # its module held the library's function: the last pin
+    assert _closed(path)
+    # The same code again: loaded again, not the unloaded library from ferry.cpp's cache.
+    lib = ferry.cpp.load_inline("jit_unload", UNLOAD_SOURCE % 1, extra_cflags=FAST)
+    assert lib.value() == 1 and os.path.realpath(os.fspath(lib)) == path
+    ferry.unload_library(lib)
+    del lib
+    assert _closed(path)
+    lib = ferry.cpp.load_inline("jit_unload", UNLOAD_SOURCE % 2, extra_cflags=FAST)  # rebuilt
+    assert lib.value() == 2

@@ -4,6 +4,7 @@ a timeout), since a regression here used to terminate the process from a static 
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -105,3 +106,72 @@ print("main done")
             assert (
                 line.startswith("background call failed: RuntimeError: ") and "finaliz" in line
             ), out.stderr
+
+
+def test_a_library_built_for_another_abi_is_an_import_error_before_any_of_it_runs():
+    # Built against copies of include/ (tests/CMakeLists.txt): one with FERRY_ABI_VERSION raised,
+    # one whose FunctionObj has a field more.
+    script = f"""
+import os
+import ferry
+for name in ("abi_bumped_module.so", "abi_layout_module.so"):
+    path = {str(MODULES)!r} + "/" + name
+    try:
+        ferry.load_library(path)
+    except ImportError as e:
+        assert isinstance(e, RuntimeError) and isinstance(e, ferry.AbiMismatchError), type(e)
+        assert name in str(e) and "running libferry is ABI version" in str(e), str(e)
+        assert "layout fingerprint" in str(e) and "rebuild it" in str(e), str(e)
+    else:
+        raise AssertionError("loaded " + name)
+    assert "FERRY_TEST_ABI_MODULE_RAN" not in os.environ, "its initializer ran"
+    assert ferry.get_global_func("testing.abi.version", allow_missing=True) is None
+ferry.load_library({str(MODULES / "abi_module.so")!r})
+assert ferry.get_global_func("testing.abi.version")() >= 1
+ferry.load_library({str(MODULES / "plain_c_module.so")!r})  # C, no record: loads
+assert ferry.get_global_func("testing.plain_c.answer")() == 42
+print("ok")
+"""
+    result = run_python(script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_unload_library_removes_registrations_and_closes_after_the_last_object(tmp_path):
+    path = tmp_path / "libunload.so"
+    shutil.copy(MODULES / "unload_module_v1.so", path)
+    script = f"""
+import time
+import ferry
+path = {str(path.resolve())!r}
+def mapped():  # its code, that is: libbacktrace may keep a read-only map of the file
+    with open("/proc/self/maps") as maps:
+        return any(path in line and "x" in line.split()[1] for line in maps)
+ferry.load_library(path)
+add3 = ferry.get_global_func("testing.unload.adder")(3)
+box = ferry.get_global_func("testing.unload.make_box")(5)
+ferry.unload_library(path)
+try:
+    ferry.get_global_func("testing.unload.make_box")
+except Exception as e:
+    assert "testing.unload.make_box" in str(e), str(e)
+else:
+    raise AssertionError("still registered")
+assert add3(4) == 7 and mapped()
+try:
+    ferry.unload_library(path)
+except RuntimeError as e:
+    assert path in str(e) and "no library of that path was loaded" in str(e), str(e)
+else:
+    raise AssertionError("unloaded twice")
+del add3, box
+for _ in range(6000):
+    if not mapped():
+        break
+    time.sleep(0.01)
+assert not mapped(), "never closed"
+print("ok")
+"""
+    result = run_python(script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

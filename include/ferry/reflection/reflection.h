@@ -134,8 +134,10 @@ void StoreField(T* field, T value) {
   }
 }
 
+/// Hidden: one table per library, so the local static is not an STB_GNU_UNIQUE symbol (glibc
+/// never unmaps a library that has one, which would defeat UnloadLibrary).
 template <typename T>
-const FieldType* FieldTypeOf() {
+__attribute__((visibility("hidden"))) const FieldType* FieldTypeOf() {
   static_assert(TypeTraitsOf<T>::kEnabled,
                 "VisitAttrs: a field type has no TypeTraits, so it cannot be reflected");
   static const FieldType type{

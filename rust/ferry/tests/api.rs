@@ -664,6 +664,22 @@ fn structural_equality_hash_and_json() {
 }
 
 #[test]
+fn load_library_refuses_a_library_built_for_another_abi() {
+    let library = common::abi_bumped_library();
+    for _ in 0..2 {
+        let err = ferry::load_library(&library).unwrap_err();
+        assert_eq!(err.kind(), "RuntimeError");
+        let message = err.message();
+        assert!(message.contains("libdemo_abi_bumped.so"), "{message}");
+        assert!(
+            message.contains("running libferry is ABI version"),
+            "{message}"
+        );
+        assert!(message.contains("rebuild it"), "{message}");
+    }
+}
+
+#[test]
 fn load_library_errors_name_the_path() {
     let err = ferry::load_library("/no/such/libthing.so").unwrap_err();
     assert_eq!(err.kind(), "RuntimeError");

@@ -18,8 +18,52 @@ pub fn slow_init_library() -> PathBuf {
         .join("libslowinit.so")
 }
 
+/// libdemo_abi_bumped.so: tests/demo/demo.cc built against a copy of Ferry's headers whose
+/// FERRY_ABI_VERSION is one higher (the ABI guard refuses it).
+pub fn abi_bumped_library() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // Only api.rs builds it, once per run: a fixed place, made afresh.
+        let copy = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ferry-abi-bumped-include");
+        let _ = std::fs::remove_dir_all(&copy);
+        copy_tree(Path::new(ferry::sys::INCLUDE_DIR), &copy);
+        let version_h = copy.join("ferry/version.h");
+        let text = std::fs::read_to_string(&version_h).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("#define FERRY_ABI_VERSION "))
+            .expect("version.h defines FERRY_ABI_VERSION");
+        let version: u32 = line["#define FERRY_ABI_VERSION ".len()..]
+            .trim()
+            .parse()
+            .unwrap();
+        let bumped = text.replace(line, &format!("#define FERRY_ABI_VERSION {}", version + 1));
+        std::fs::write(&version_h, bumped).unwrap();
+        build_library_with("demo.cc", "libdemo_abi_bumped.so", Some(&copy))
+    })
+    .join("libdemo_abi_bumped.so")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// Builds tests/demo/`source` into `name` in the test directory when missing or stale.
 fn build_library(source: &str, name: &str) -> PathBuf {
+    build_library_with(source, name, None)
+}
+
+/// build_library, with `include` (a copy of Ferry's headers) searched first when given.
+fn build_library_with(source: &str, name: &str, include: Option<&Path>) -> PathBuf {
     {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ferry-demo");
         std::fs::create_dir_all(&dir).unwrap();
@@ -29,19 +73,21 @@ fn build_library(source: &str, name: &str) -> PathBuf {
         let library = dir.join(name);
         let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
         let libferry = Path::new(ferry::sys::LIB_DIR).join("libferry.so");
-        let fresh = match modified(&library) {
-            Some(built) => {
-                modified(&source).is_some_and(|s| s <= built)
-                    && modified(&libferry).is_some_and(|l| l <= built)
-            }
-            None => false,
-        };
+        let fresh = include.is_none()
+            && match modified(&library) {
+                Some(built) => {
+                    modified(&source).is_some_and(|s| s <= built)
+                        && modified(&libferry).is_some_and(|l| l <= built)
+                }
+                None => false,
+            };
         if !fresh {
             let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
             // Another test binary may build it at the same time: build aside, then rename.
             let partial = dir.join(format!("{name}.{}", std::process::id()));
             let status = Command::new(&cxx)
                 .args(["-std=c++17", "-shared", "-fPIC", "-O1", "-pthread"])
+                .args(include.map(|dir| format!("-I{}", dir.display())))
                 .arg(format!("-I{}", ferry::sys::INCLUDE_DIR))
                 .arg(&source)
                 .arg(format!("-L{}", ferry::sys::LIB_DIR))
