@@ -82,9 +82,12 @@ find_python() {  # prints the interpreter for a version, a path or "current"; fa
     echo "wheel.sh: no interpreter at $want" >&2; return 1
   fi
   [[ "$want" =~ ^3\.[0-9]+$ ]] || { echo "wheel.sh: '$want' is not a version like 3.12" >&2; return 1; }
-  if p=$(command -v "python$want" 2>/dev/null); then echo "$p"; return; fi
-  for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$want".*/bin/python"$want"; do
-    [ -x "$p" ] && { echo "$p"; return; }
+  # Each candidate must run and be that version: pyenv's shims exist for every installed
+  # version but fail for one that is not selected.
+  local check="import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$want'.split('.'))))"
+  for p in $(command -v "python$want" 2>/dev/null) \
+    "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$want".*/bin/python"$want"; do
+    if [ -x "$p" ] && "$p" -c "$check" >/dev/null 2>&1; then echo "$p"; return; fi
   done
   echo "wheel.sh: no CPython $want found (python$want on PATH, pyenv's versions/$want.*)" >&2
   return 1
