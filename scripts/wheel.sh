@@ -121,7 +121,7 @@ for python in "${pythons[@]}"; do
     # Its own CMake tree (pyproject.toml's default, build-wheel/<tag>/, is the one of `pip install .`,
     # which tests/python/test_packaging.py may be running at the same time in scripts/test.sh).
     if ! "$python" -m pip wheel --no-deps --disable-pip-version-check -w "$raw" \
-      -C build-dir="build-wheel/release-{wheel_tag}" . >"$log" 2>&1; then
+      --config-settings=build-dir="build-wheel/release-{wheel_tag}" . >"$log" 2>&1; then
       tail -n 40 "$log"
       echo "wheel.sh: building the $tag wheel failed (whole log: $log)" >&2
       exit 1
