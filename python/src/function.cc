@@ -594,6 +594,22 @@ PyGetSetDef kFunctionGetSet[] = {
 
 }  // namespace
 
+#ifdef FERRY_ABI3_ESTIMATE
+/// What a stable-ABI (abi3, 3.10) build must do: the limited API of 3.10 has no vectorcall
+/// protocol for a type, so CPython packs the arguments into a tuple and calls tp_call, which
+/// reads them back with PyTuple_Size / PyTuple_GetItem (functions, not the macros).
+PyObject* FunctionTpCall(PyObject* callable, PyObject* args, PyObject* kwargs) {
+  Py_ssize_t n = PyTuple_Size(args);
+  if (n > 8 || (kwargs != nullptr && PyDict_Size(kwargs) != 0)) {
+    return PyVectorcall_Call(callable, args, kwargs);
+  }
+  PyObject* stack[8];
+  for (Py_ssize_t i = 0; i < n; ++i) stack[i] = PyTuple_GetItem(args, i);
+  return reinterpret_cast<PyFerryFunction*>(callable)->vectorcall(callable, stack,
+                                                                  static_cast<size_t>(n), nullptr);
+}
+#endif
+
 PyTypeObject FunctionType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 void InitFunctionType() {
@@ -603,9 +619,14 @@ void InitFunctionType() {
       "C++. Call it like any Python function.";
   FunctionType.tp_basicsize = sizeof(PyFerryFunction);
   FunctionType.tp_base = &ObjectType;
+#ifdef FERRY_ABI3_ESTIMATE
+  FunctionType.tp_flags = Py_TPFLAGS_DEFAULT;
+  FunctionType.tp_call = FunctionTpCall;
+#else
   FunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
   FunctionType.tp_vectorcall_offset = offsetof(PyFerryFunction, vectorcall);
   FunctionType.tp_call = PyVectorcall_Call;
+#endif
   FunctionType.tp_dealloc = FunctionDealloc;
   FunctionType.tp_new = FunctionNew;
   FunctionType.tp_init = FunctionInit;

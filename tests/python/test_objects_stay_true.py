@@ -339,7 +339,11 @@ def test_deep_nesting_is_a_recursion_error_even_with_a_raised_limit():
         try:
             ferry.convert(deep)
         except RecursionError as e:
-            print("RecursionError", "C stack" in str(e))
+            # Ferry's C stack check; from CPython 3.12 on, Py_EnterRecursiveCall counts C
+            # recursion against a fixed bound of its own, far below the raised limit, and trips
+            # first (the 3.12 and 3.13 wheels' runs found this).
+            own = "maximum recursion depth exceeded" in str(e) and sys.version_info >= (3, 12)
+            print("RecursionError", "C stack" in str(e) or own)
         looped = []
         looped.append(looped)
         try:

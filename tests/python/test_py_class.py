@@ -480,7 +480,8 @@ def _init_frames(make):
 
     def profile(frame, event, arg):
         if event == "call" and frame.f_code.co_name == "__init__":
-            seen.append(frame.f_code.co_qualname)
+            # co_qualname is CPython 3.11's; 3.10 (supported, tested by its wheel) has co_name.
+            seen.append(getattr(frame.f_code, "co_qualname", frame.f_code.co_name))
 
     sys.setprofile(profile)
     try:

