@@ -28,7 +28,7 @@ from ._enums import get_enum, register_enum
 from .container import Array, Dict, List, Map, Shape
 from .dataclasses import field, py_class
 from .dtype import DataType
-from .error import FerryError, InternalError, register_error
+from .error import FerryError, FunctionInJSONError, InternalError, register_error
 from .registry import (
     get_global_func,
     init_api,
@@ -56,6 +56,7 @@ __all__ = [
     "Field",
     "from_dlpack",
     "Function",
+    "FunctionInJSONError",
     "InternalError",
     "List",
     "Map",

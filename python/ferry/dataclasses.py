@@ -884,13 +884,12 @@ def _json_or_parts(self):
     """(save_json(self), None), or (None, the reduce tuple by parts) when the graph holds a
     Function, which JSON cannot hold (container.py)."""
     from . import save_json  # cycle
-    from .container import _NO_FUNCTION_IN_JSON, _reduce_parts
+    from .container import _reduce_parts
+    from .error import FunctionInJSONError
 
     try:
         return save_json(self), None
-    except ValueError as e:
-        if _NO_FUNCTION_IN_JSON not in str(e):
-            raise
+    except FunctionInJSONError:
         return None, _reduce_parts(self, {self.__ferry_handle__: self})
 
 

@@ -13,7 +13,7 @@ import builtins
 
 from . import _core
 
-__all__ = ["FerryError", "InternalError", "register_error"]
+__all__ = ["FerryError", "FunctionInJSONError", "InternalError", "register_error"]
 
 
 class FerryError(RuntimeError):
@@ -28,6 +28,13 @@ class InternalError(FerryError):
     __ferry_kind__ = "InternalError"
 
 
+class FunctionInJSONError(ValueError):
+    """``save_json`` met a ``ferry.Function``, which JSON has no form for (C++ kind
+    ``FunctionInJSONError``). A ``ValueError``; pickle saves such graphs by parts instead."""
+
+    __ferry_kind__ = "FunctionInJSONError"
+
+
 # The one list of kinds is libferry's (FerryErrorBuiltinKinds); those Python also has map to
 # its builtin classes.
 _BUILTIN_KINDS = {
@@ -35,7 +42,7 @@ _BUILTIN_KINDS = {
     for name in _core._builtin_error_kinds()
     if isinstance(getattr(builtins, name, None), type)
 }
-_KINDS = dict(_BUILTIN_KINDS, InternalError=InternalError)
+_KINDS = dict(_BUILTIN_KINDS, InternalError=InternalError, FunctionInJSONError=FunctionInJSONError)
 
 
 def register_error(kind, cls=None):
