@@ -7,6 +7,7 @@ as a member of an ``enum.IntEnum`` and writes a member, its name or its value.
 from __future__ import annotations
 
 import enum
+import pickle
 import threading
 from typing import Any
 
@@ -43,10 +44,34 @@ def get_enum(key: str) -> type[enum.Enum]:
     members = [(str(items[i]), int(items[i + 1])) for i in range(0, len(items), 2)]
     made: Any = enum.IntEnum(key.rsplit(".", 1)[-1], members)  # type: ignore[misc]
     made.__qualname__ = key
+    # The class lives nowhere pickle can import it from: a member pickles as (key, name), and
+    # unpickles as the member of the enum registered under `key` in the loading process.
+    made.__reduce_ex__ = _reduce_member  # type: ignore[assignment]
     with _lock:
         cls = _by_key.setdefault(key, made)
         _key_of.setdefault(cls, key)
     return cls
+
+
+def _reduce_member(member: enum.Enum, protocol: object = None) -> tuple[Any, tuple[str, str]]:
+    return (_member, (_key_of[type(member)], member.name))
+
+
+def _member(key: str, name: str) -> enum.Enum:
+    """Unpickles a member of the enum made from the C++ registration ``key``."""
+    try:
+        cls = get_enum(key)
+    except KeyError:
+        raise pickle.UnpicklingError(
+            f"cannot unpickle {key}.{name}: no enum is registered as {key!r} in this process "
+            "(it is not registered until the library or module that registers it is loaded)"
+        ) from None
+    try:
+        return cls[name]
+    except KeyError:
+        raise pickle.UnpicklingError(
+            f"cannot unpickle {key}.{name}: the enum {key!r} has no member {name!r} here"
+        ) from None
 
 
 def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:

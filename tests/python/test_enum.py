@@ -149,3 +149,33 @@ def test_json_and_pickle_across_a_fresh_process():
         [sys.executable, "-c", code], input=blob, capture_output=True, timeout=120, env=env
     )
     assert out.stdout.decode().strip() == "ok", out.stderr.decode()
+
+
+def _fresh(code, blob, *, imports="import ferry_testing\n"):
+    here = str(ferry_testing.ROOT / "tests" / "python")
+    env = {**os.environ, "PYTHONPATH": here + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run(
+        [sys.executable, "-c", "import pickle, sys\nimport ferry\n" + imports + code],
+        input=blob,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_bare_members_of_a_cpp_enum_pickle_across_a_fresh_process():
+    blob = pickle.dumps([OpKind.Sub, OpKind.Mul, {OpKind.Add: "a"}])
+    assert pickle.loads(blob) == [OpKind.Sub, OpKind.Mul, {OpKind.Add: "a"}]
+    assert pickle.loads(pickle.dumps(OpKind.Sub)) is OpKind.Sub
+    code = (
+        "sub, mul, d = pickle.loads(sys.stdin.buffer.read())\n"
+        "kind = ferry.get_enum('test.OpKind')\n"
+        "assert sub is kind.Sub and mul is kind.Mul and d == {kind.Add: 'a'}, (sub, mul, d)\n"
+        "print('ok')\n"
+    )
+    out = _fresh(code, blob)
+    assert out.stdout.decode().strip() == "ok", out.stderr.decode()
+    # Without the library that registers the enum: an error naming the key, not a crash.
+    out = _fresh("pickle.loads(sys.stdin.buffer.read())\n", blob, imports="")
+    assert out.returncode != 0
+    assert "test.OpKind" in out.stderr.decode() and "not registered" in out.stderr.decode()
