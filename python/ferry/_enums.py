@@ -27,6 +27,8 @@ _enum_register = _required("ferry.EnumRegister")
 _lock = threading.Lock()
 _by_key: dict[str, type[enum.Enum]] = {}
 _key_of: dict[type[enum.Enum], str] = {}
+#: The classes get_enum made from a C++ registration (a register_enum may replace those).
+_made: set[type[enum.Enum]] = set()
 
 
 def get_enum(key: str) -> type[enum.Enum]:
@@ -50,6 +52,8 @@ def get_enum(key: str) -> type[enum.Enum]:
     with _lock:
         cls = _by_key.setdefault(key, made)
         _key_of.setdefault(cls, key)
+        if cls is made:
+            _made.add(made)
     return cls
 
 
@@ -74,13 +78,34 @@ def _member(key: str, name: str) -> enum.Enum:
         ) from None
 
 
+def _same_class(a: type, b: type) -> bool:
+    """Whether `b` is `a`, or `a` as a module reload (or a second exec of the same source) made
+    it again: the same module and qualified name."""
+    return a is b or (
+        a.__module__ == b.__module__ and a.__qualname__ == b.__qualname__ and a.__module__ != ""
+    )
+
+
 def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
     """Registers the Python enum ``cls`` (integer values) as ``key``, so that C++ knows its
     members and ``py_class`` fields may be annotated with it. Registering the members of an enum
-    C++ registered already is allowed (they must agree); other members under a taken key are a
-    ``ValueError``. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
+    C++ registered already is allowed (they must agree; ``cls`` then replaces the class
+    :func:`get_enum` made); other members under a taken key are a ``ValueError``. A key holds one
+    class: registering the same class again does nothing, a class of the same module and
+    qualified name (the module reloaded) replaces it, and any other class is a ``ValueError``
+    naming both. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
     if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
         raise TypeError(f"register_enum: {cls!r} is not an enum.Enum subclass")
+    with _lock:
+        held = _by_key.get(key)
+    if held is cls:
+        return cls
+    if held is not None and held not in _made and not _same_class(held, cls):
+        raise ValueError(
+            f"register_enum: {key!r} is registered already, as {held.__module__}."
+            f"{held.__qualname__}; it cannot also name {cls.__module__}.{cls.__qualname__} "
+            "(one key, one class: choose another key)"
+        )
     flat: list[object] = []
     for member in cls:
         if not isinstance(member.value, int) or isinstance(member.value, bool):
@@ -97,6 +122,24 @@ def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
         _by_key[key] = cls
         _key_of[cls] = key
     return cls
+
+
+def check_member(key: str, value: object, field: str, owner: str) -> None:
+    """A TypeError when `value`, written to the enum field `field` of the type `owner` (of enum
+    `key`), is a member of another enum class: its value or name would pass for a member of
+    this one. Plain values and names are checked by the field itself."""
+    if not isinstance(value, enum.Enum):
+        return
+    expected = get_enum(key)
+    if type(value) is expected:
+        return
+    other = enum_key(type(value))
+    what = f"registered as {other}" if other is not None else "not registered with ferry"
+    raise TypeError(
+        f"field '{field}' of '{owner}': expected a member of {key} ({expected.__qualname__}) "
+        f"but got {type(value).__qualname__}.{value.name}, a member of another enum "
+        f"({type(value).__module__}.{type(value).__qualname__}, {what})"
+    )
 
 
 def enum_key(cls: type) -> str | None:
@@ -129,6 +172,8 @@ class EnumField:
         return get_enum(self._key)[str(value)]
 
     def __set__(self, instance: Any, value: Any) -> None:
+        if isinstance(value, enum.Enum):
+            check_member(self._key, value, self.name, instance.__ferry_type_key__)
         self._field.__set__(instance, value)
 
     def __delete__(self, instance: Any) -> None:

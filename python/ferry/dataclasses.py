@@ -707,8 +707,10 @@ def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
     if "__init__" not in cls.__dict__:
         init = _make_init(cls, decl, all_fields, names)
         cls.__init__ = init
-        if not hasattr(cls, "__post_init__") and type(cls) is type:
-            # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc)
+        has_enum = any(f.type_text.startswith("Enum[") for f in all_fields)
+        if not hasattr(cls, "__post_init__") and type(cls) is type and not has_enum:
+            # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc);
+            # not for a class with enum fields, whose members `init` checks by class.
             plan = tuple(
                 (
                     f.name,
@@ -754,6 +756,12 @@ def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
         _set_new(cls, "__delattr__", __delattr__)
 
 
+def _check_member(key, value, field, owner):
+    from ._enums import check_member  # cycle
+
+    check_member(key, value, field, owner)
+
+
 def _make_init(cls, decl, all_fields, names):
     """``__init__`` generated as source, as dataclasses does: parameters in dataclass order,
     values passed to ``_core._create`` in storage order."""
@@ -783,6 +791,10 @@ def _make_init(cls, decl, all_fields, names):
             body.append(f"  if {local} is _MISSING: {local} = _factory_{f.name}()")
         else:
             param = local
+        if f.type_text.startswith("Enum["):
+            # A member of another enum class passes for its value: refused by class here.
+            namespace["_check_member"] = _check_member
+            body.append(f"  _check_member({f.type_text[5:-1]!r}, {local}, {f.name!r}, _decl.key)")
         (keyword if f.kw_only else positional).append(param)
     params = ["self"] + positional + (["*"] + keyword if keyword else [])
     body.append(f"  _create(self, _decl.index, _names{''.join(', ' + n for n in names)})")
