@@ -10,6 +10,7 @@ callback that C++ called comes back to the Python caller as the very same except
 """
 
 import builtins
+import re
 
 from . import _core
 
@@ -71,9 +72,18 @@ def _class_of(kind):
     return cls
 
 
+# A string or bytes value is a str or bytes in Python, never a Ferry object: an error that says
+# a value "got ferry.String" names what the Python user passed as "str". Each is followed by the
+# end of the message or a space, parenthesis, comma or colon (type keys never contain those).
+_PYTHON_NAMES = re.compile(r"\bgot ferry\.(String|Bytes)(?=$|[\s),:])")
+_PYTHON_NAME = {"String": "got str", "Bytes": "got bytes"}
+
+
 def _make_error(kind, message, backtrace):
     """Called by ``_core`` to build the exception for a C++ error (``_core`` then adds the C++
     frames to its traceback)."""
+    if "got ferry." in message:
+        message = _PYTHON_NAMES.sub(lambda m: _PYTHON_NAME[m.group(1)], message)
     exc = _class_of(kind)(message)
     exc.__ferry_backtrace__ = backtrace
     return exc

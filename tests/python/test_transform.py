@@ -363,3 +363,11 @@ def test_fn_must_be_callable_and_a_none_root_is_a_no_op():
     assert ferry.transform(None, lambda n: IntImm(1)) is None
     assert ferry.transform(7, lambda n: IntImm(1)) == 7
     assert calls == []
+
+
+def test_a_replacement_error_names_the_python_type_returned():
+    def to_str(node):
+        return "s" if isinstance(node, Lit) and node.value == 2 else None
+
+    with pytest.raises(TypeError, match=r"field 'next' of 'pytest.Lit' .* but got str$"):
+        ferry.transform(Lit(1, Lit(2)), to_str)

@@ -51,6 +51,8 @@ def test_read_back_as_a_python_tuple():
         ((1,), r"field 'pair': expected Tuple\[int, str\] \(2 items\) but got 1 items"),
         ((1, "a", 3), r"field 'pair': .*but got 3 items"),
         (5, r"field 'pair': expected Tuple\[int, str\] but got int"),
+        (("a", "b"), r"field 'pair': item 0: expected int but got str$"),
+        ((b"a", "b"), r"field 'pair': item 0: expected int but got bytes$"),
     ],
 )
 def test_wrong_items_are_a_type_error_naming_field_and_position(value, message):
@@ -59,8 +61,13 @@ def test_wrong_items_are_a_type_error_naming_field_and_position(value, message):
 
 
 def test_nested_item_errors_name_the_position():
-    with pytest.raises(TypeError, match=r"field 'nested': item 0: item 1: expected int"):
+    with pytest.raises(
+        TypeError, match=r"field 'nested': item 0: item 1: expected int but got str$"
+    ):
         Span((1, "a"), nested=((1, "x"), None))
+    s = Span((1, "a"))
+    with pytest.raises(TypeError, match=r"field 'pair' of 'pytest.Span': item 0: .*but got str$"):
+        s.pair = ("x", "y")
 
 
 def test_structural_equality_json_and_pickle():
