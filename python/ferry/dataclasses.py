@@ -25,7 +25,7 @@ import types
 import typing
 
 from . import _core
-from .registry import _check_key_text, get_global_func, register_object
+from .registry import _check_key_text, _TupleField, get_global_func, register_object
 
 if typing.TYPE_CHECKING:
     # Type checkers ship typing_extensions' stubs, so this names the transform for every
@@ -274,6 +274,26 @@ _SUPPORTED = (
     "class, X | None, list[T] / ferry.Array[T], dict[K, V] / ferry.Map[K, V], ferry.List[T], "
     "ferry.Dict[K, V], tuple[T0, T1, ...] / tuple[T, ...], an enum given to ferry.register_enum"
 )
+
+
+def _tuple_spec_of(tp):
+    """registry._tuple_spec for an annotation: how a field annotated `tp` reads back (None: as
+    it is stored)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is tuple or origin is tuple:
+        if not args:
+            return ("*", None)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return ("*", _tuple_spec_of(args[0]))
+        if args == ((),):
+            return ("T", ())
+        return ("T", tuple(_tuple_spec_of(a) for a in args))
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            inner = _tuple_spec_of(rest[0])
+            return None if inner is None else ("?", inner)
+    return None
 
 
 def _where(cls, name=None):
@@ -570,6 +590,12 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
         if f.name in cls.__dict__:
             delattr(cls, f.name)
     cls = register_object(key)(cls)
+    for f in own:
+        # `tuple[T, ...]` is stored as an Array (its field type is Array[T]), a tuple inside a
+        # tuple as a Tuple: the annotation says they read back as tuples.
+        spec = _tuple_spec_of(f.type)
+        if spec is not None:
+            setattr(cls, f.name, _TupleField(f.name, spec))
     recorded = {f.name: f for f in all_fields}
     cls.__ferry_fields__ = recorded
     parent_key = None if parent is _core.Object else parent.__dict__["_type_key"]

@@ -371,3 +371,14 @@ def test_a_replacement_error_names_the_python_type_returned():
 
     with pytest.raises(TypeError, match=r"field 'next' of 'pytest.Lit' .* but got str$"):
         ferry.transform(Lit(1, Lit(2)), to_str)
+
+
+def test_mismatch_paths_read_the_same_in_every_container():
+    assert ferry.structural_mismatch(ferry.List([1, 2]), ferry.List([1, 3])) == "[1]"
+    assert ferry.structural_mismatch(ferry.Array([1, 2]), ferry.Array([1, 3])) == "[1]"
+    assert ferry.structural_mismatch(ferry.Dict({"a": 1}), ferry.Dict({"a": 2})) == '["a"]'
+    assert ferry.structural_mismatch(ferry.Map({"a": 1}), ferry.Map({"a": 2})) == '["a"]'
+    nested = ferry.List([ferry.Dict({"k": ferry.List([IntImm(1)])})])
+    other = ferry.List([ferry.Dict({"k": ferry.List([IntImm(2)])})])
+    assert ferry.structural_mismatch(nested, other) == '[0]["k"][0].value'
+    assert ferry.structural_mismatch(ferry.List([1]), ferry.List([1, 2])) == ""

@@ -35,9 +35,12 @@ def test_read_back_as_a_python_tuple():
     assert s.pair == (1, "a")
     assert isinstance(s.pair, tuple)
     assert list(s.many) == [1, 2, 3]
-    # The field's own value is a tuple; a tuple inside it comes back as the Array it is stored as.
-    assert isinstance(s.nested, tuple) and s.nested[1] is None
-    assert list(s.nested[0]) == [0, 0]
+    # tuple[int, ...] and a tuple inside a tuple read back as tuples too.
+    assert s.many == (1, 2, 3) and isinstance(s.many, tuple)
+    assert s.nested == ((0, 0), None) and isinstance(s.nested[0], tuple)
+    other = Span((5, "e"))
+    s.nested = ((3, 4), other)
+    assert s.nested[0] == (3, 4) and s.nested[1] is other
     s2 = Span([2, "b"], nested=((1, 2), s))
     assert s2.pair == (2, "b")
     assert s2.nested[1].same_as(s)
