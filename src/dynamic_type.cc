@@ -539,6 +539,17 @@ void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* t
   }
   CheckFieldConstraint(constraint, value);
   type->set(addr, value);
+  AdoptStoredItemTypes(constraint, type, addr);
+}
+
+void AdoptStoredItemTypes(const FieldConstraint* constraint, const FieldType* type,
+                          const void* addr) {
+  // The value the field stores may be new: a Python list becomes a new List on the way in.
+  using K = FieldConstraint::Kind;
+  const K kind = constraint->kind == K::kOptional ? constraint->args[0]->kind : constraint->kind;
+  if (kind != K::kList && kind != K::kDict && kind != K::kTuple) return;
+  Any stored = type->get(addr);
+  AdoptItemTypes(*constraint, stored.raw());
 }
 
 const std::string& FieldConstraintStr(const FieldConstraint* constraint) {

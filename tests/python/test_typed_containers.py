@@ -58,6 +58,31 @@ def test_a_list_held_elsewhere_is_checked_through_every_handle():
     assert len(h.lits) == 1
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Holder(lits=[Lit(1)], named={"a": Lit(1)}),  # Python containers, converted
+        lambda: ferry.make_node("pytest.typed.Holder", lits=[Lit(1)], named={"a": Lit(1)}),
+        lambda: ferry.load_json(ferry.save_json(Holder(lits=[Lit(1)], named={"a": Lit(1)}))),
+        lambda: pickle.loads(pickle.dumps(Holder(lits=[Lit(1)], named={"a": Lit(1)}))),
+    ],
+    ids=["init", "make_node", "load_json", "pickle"],
+)
+def test_a_list_made_from_a_python_list_on_the_way_in_is_typed_too(make):
+    h = make()
+    with pytest.raises(TypeError, match=WHERE):
+        h.lits.append(IntImm(1))
+    with pytest.raises(TypeError, match="field 'named'"):
+        h.named["b"] = IntImm(1)
+    h.lits = [Lit(2)]  # an attribute write converts too
+    h.named = {"b": Lit(2)}
+    with pytest.raises(TypeError, match=WHERE):
+        h.lits.append(IntImm(1))
+    with pytest.raises(TypeError, match="field 'named'"):
+        h.named["c"] = 3
+    assert (len(h.lits), len(h.named)) == (1, 1)
+
+
 def test_nested_and_dict_fields_check_their_items():
     h = Holder()
     h.nested.append(ferry.List([1]))
