@@ -60,8 +60,10 @@ def _run(name: str, walk: Function, root: Any, fn: Callable[[Any], object]) -> A
         return walk(root, call)
     except BaseException as err:
         if not raised or err is raised[-1]:
+            raised.clear()
             raise
         original = raised[-1]
+        raised.clear()  # no cycle through this frame: the traceback holds it
         # The walk's message is "<walk>: at <path> (<type>): <message of fn's error>"; the note
         # keeps the part that is new to the user.
         note = str(err.args[0]) if err.args else str(err)
