@@ -148,6 +148,20 @@ def enum_key(cls: type) -> str | None:
         return _key_of.get(cls)
 
 
+def check_make_node(key: str, fields: dict[str, Any]) -> None:
+    """check_member for each enum field of type ``key`` among ``fields`` (make_node's, called
+    by the extension only when some value is an ``enum.Enum`` member)."""
+    described = get_global_func("ferry.FindNodeFields")
+    found = described(key) if described is not None else None
+    if found is None:
+        return  # not a node type: make_node says so itself
+    items = list(found)
+    for name, text in zip(items[0::2], items[1::2]):
+        text = str(text)
+        if text.startswith("Enum[") and str(name) in fields:
+            check_member(text[len("Enum[") : -1], fields[str(name)], str(name), key)
+
+
 class EnumField:
     """A field of type ``Enum[key]``: stored as the member's name, read as the member."""
 

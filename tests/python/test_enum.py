@@ -205,6 +205,11 @@ def test_a_member_of_another_enum_is_refused_by_an_enum_field():
     assert p.op is OpKind.Add and p.color is Color.RED
     h.op = 0  # a plain value or name is still a member's value or name
     assert h.op is OpKind.Add
+    with pytest.raises(TypeError, match=r"field 'op' of 'test.OpHolder'.*Foreign"):
+        ferry.make_node("test.OpHolder", op=Foreign.Mul)
+    with pytest.raises(TypeError, match=r"field 'color' of 'pytest.Paint'.*Foreign"):
+        ferry.make_node("pytest.Paint", color=Foreign.Mul)
+    assert ferry.make_node("test.OpHolder", op=OpKind.Sub).op is OpKind.Sub
 
 
 def test_a_second_class_under_a_registered_key_is_refused():
