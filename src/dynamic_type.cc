@@ -58,6 +58,9 @@ struct FieldConstraint {
   std::string type_key;
   mutable std::atomic<int32_t> type_index{-1};
   std::vector<std::unique_ptr<FieldConstraint>> args;
+  /// The field this constraint (or the one it is part of) checks: "field 'l' of 'demo.H'",
+  /// for the errors of writes into a List or Dict the field gave its item type.
+  std::string where;
 
   /// Whether the check adds anything to what the storage type converts. An object or Function
   /// field is stored as a nullable reference, which takes None: the check refuses it (only
@@ -402,9 +405,123 @@ size_t AlignUp(size_t n, size_t align) { return (n + align - 1) / align * align;
 
 }  // namespace
 
+namespace {
+
+/// Gives `node` (a ListNode or DictNode that `c` accepted) the item type `c`; a TypeError when
+/// a field of another item type gave it one already (its writes could not satisfy both).
+template <typename Node>
+void AdoptItemType(Node* node, const FieldConstraint& c, const char* what) {
+  const FieldConstraint* held = nullptr;
+  if (node->item_type.compare_exchange_strong(held, &c, std::memory_order_acq_rel)) return;
+  if (held == &c || held->text == c.text) return;
+  FERRY_THROW(TypeError) << "this " << what << " holds " << held->text << " items (it is in "
+                         << held->where << "), so it cannot go into " << c.where << " (" << c.text
+                         << "): put a copy there (" << what << "(the_"
+                         << (node->type_index() == kFerryList ? "list" : "dict") << "))";
+}
+
+/// After `c` accepted `value`: gives every List and Dict in it, at any depth `c` types, the
+/// item type of its place, so later writes into them are checked (CheckNewListItems).
+void AdoptItemTypes(const FieldConstraint& c, const FerryAny* value) {
+  using K = FieldConstraint::Kind;
+  const int32_t index = value->type_index;
+  switch (c.kind) {
+    case K::kOptional:
+      if (index != kFerryNone) AdoptItemTypes(*c.args[0], value);
+      return;
+    case K::kArray:
+    case K::kList: {
+      if (c.Trivial()) return;
+      Array<Any> holder;
+      if (index == kFerryList) {
+        auto* list = static_cast<ListNode*>(
+            ObjectUnsafe::FromHeader(const_cast<FerryObject*>(value->v_obj)));
+        if (c.kind == K::kList) AdoptItemType(list, c, "ferry.List");
+        holder = list->data;
+      } else if (index == kFerryArray) {
+        holder = reinterpret_cast<const AnyView*>(value)->cast<Array<Any>>();
+      } else {
+        return;
+      }
+      for (const Any& item : holder) AdoptItemTypes(*c.args[0], item.raw());
+      return;
+    }
+    case K::kTuple: {
+      if (index != kFerryArray) return;
+      Array<Any> holder = reinterpret_cast<const AnyView*>(value)->cast<Array<Any>>();
+      for (size_t i = 0; i < holder.size() && i < c.args.size(); ++i) {
+        AdoptItemTypes(*c.args[i], holder[i].raw());
+      }
+      return;
+    }
+    case K::kMap:
+    case K::kDict: {
+      if (c.Trivial()) return;
+      Map<Any, Any> holder;
+      if (index == kFerryDict) {
+        auto* dict = static_cast<DictNode*>(
+            ObjectUnsafe::FromHeader(const_cast<FerryObject*>(value->v_obj)));
+        if (c.kind == K::kDict) AdoptItemType(dict, c, "ferry.Dict");
+        holder = dict->data;
+      } else if (index == kFerryMap) {
+        holder = reinterpret_cast<const AnyView*>(value)->cast<Map<Any, Any>>();
+      } else {
+        return;
+      }
+      for (auto [k, v] : holder) {
+        AdoptItemTypes(*c.args[0], k.raw());
+        AdoptItemTypes(*c.args[1], v.raw());
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/// Sets `where` on `c` and every constraint inside it.
+void SetWhere(FieldConstraint* c, const std::string& where) {
+  c->where = where;
+  for (auto& arg : c->args) SetWhere(arg.get(), where);
+}
+
+}  // namespace
+
 void CheckFieldConstraint(const FieldConstraint* constraint, const AnyView& value) {
   std::string why = Mismatch(*constraint, value.raw());
   if (!why.empty()) ThrowError("TypeError", why.c_str());
+  AdoptItemTypes(*constraint, value.raw());
+}
+
+void CheckNewListItems(const ListNode& list, const AnyView* items, int64_t n, int64_t first) {
+  const FieldConstraint* c = list.item_type.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  const FieldConstraint& item = *c->args[0];
+  for (int64_t i = 0; i < n; ++i) {
+    std::string why = Mismatch(item, items[i].raw());
+    if (why.empty()) continue;
+    std::string at = first >= 0 ? "item " + std::to_string(first + i) : std::string("new item");
+    FERRY_THROW(TypeError) << "the ferry.List in " << c->where << " holds " << c->text << ": " << at
+                           << ": " << why;
+  }
+  for (int64_t i = 0; i < n; ++i) AdoptItemTypes(item, items[i].raw());
+}
+
+void CheckNewDictEntry(const DictNode& dict, const AnyView& key, const AnyView& value) {
+  const FieldConstraint* c = dict.item_type.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  std::string why = Mismatch(*c->args[0], key.raw());
+  const char* part = "key ";
+  if (why.empty()) {
+    why = Mismatch(*c->args[1], value.raw());
+    part = "entry ";
+  }
+  if (!why.empty()) {
+    FERRY_THROW(TypeError) << "the ferry.Dict in " << c->where << " holds " << c->text << ": "
+                           << part << AnyRepr(key.raw()) << ": " << why;
+  }
+  AdoptItemTypes(*c->args[0], key.raw());
+  AdoptItemTypes(*c->args[1], value.raw());
 }
 
 void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* type, void* addr,
@@ -422,6 +539,17 @@ void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* t
   }
   CheckFieldConstraint(constraint, value);
   type->set(addr, value);
+  AdoptStoredItemTypes(constraint, type, addr);
+}
+
+void AdoptStoredItemTypes(const FieldConstraint* constraint, const FieldType* type,
+                          const void* addr) {
+  // The value the field stores may be new: a Python list becomes a new List on the way in.
+  using K = FieldConstraint::Kind;
+  const K kind = constraint->kind == K::kOptional ? constraint->args[0]->kind : constraint->kind;
+  if (kind != K::kList && kind != K::kDict && kind != K::kTuple) return;
+  Any stored = type->get(addr);
+  AdoptItemTypes(*constraint, stored.raw());
 }
 
 const std::string& FieldConstraintStr(const FieldConstraint* constraint) {
@@ -709,6 +837,7 @@ int32_t RegisterTypeWithFields(const char* type_key, int32_t parent_index, int32
       if (f.name == name) FERRY_THROW(ValueError) << what << ": a field of that name exists";
     }
     std::unique_ptr<FieldConstraint> constraint = ConstraintParser(specs[i].type, what).Parse();
+    SetWhere(constraint.get(), "field '" + name + "' of '" + key + "'");
     const Storage* storage = StorageFor(*constraint);
     const size_t offset = AlignUp(layout->size, storage->align);
     layout->size = offset + storage->size;

@@ -4,8 +4,11 @@
 #define FERRY_SRC_DYNAMIC_TYPE_INTERNAL_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "ferry/any.h"
+#include "ferry/container/dict.h"
+#include "ferry/container/list.h"
 #include "ferry/reflection/reflection.h"
 
 namespace ferry {
@@ -26,6 +29,16 @@ bool FieldDefault(const NodeInfo& info, size_t k, Any* out);
 /// Whether field `k` of the C++ node `info` has a default recorded by RegisterFieldDefault:
 /// its default-constructed value, which MakeNode keeps when the field is not given.
 bool CppFieldKeepsDefault(const NodeInfo& info, size_t k);
+
+/// Checks `items`, about to go into `list` (at `first`, `first + 1`, ...; -1 when the positions
+/// are not known), against the item type a typed field gave the list (ListNode::item_type;
+/// none: nothing to check), and gives the Lists and Dicts among them the item types their
+/// place asks for. A TypeError naming the field, its type and the item's position; nothing is
+/// written by the caller then.
+void CheckNewListItems(const ListNode& list, const AnyView* items, int64_t n, int64_t first);
+
+/// As CheckNewListItems, for an entry about to go into `dict`.
+void CheckNewDictEntry(const DictNode& dict, const AnyView& key, const AnyView& value);
 
 }  // namespace details
 }  // namespace ferry

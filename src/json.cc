@@ -124,6 +124,12 @@ class Saver {
   void AddChild(const FerryAny& cell) { children_.push_back(Child{cell, -1}); }
 
   static const NodeInfo* SavedInfo(const Object* obj) {
+    if (obj->type_index() == kFerryFunction) {
+      // A kind of its own, so that a caller that can save a Function another way (Python's
+      // pickle, by parts) tells this failure from every other by kind, not by message text.
+      FERRY_THROW(FunctionInJSONError) << "SaveJSON: cannot save a ferry.Function: JSON has no "
+                                          "form for one (pickle saves graphs holding Functions)";
+    }
     const NodeInfo* info = GetNodeInfo(obj);
     if (info == nullptr || info->type_index != obj->type_index()) {
       FERRY_THROW(ValueError) << "SaveJSON: cannot save a " << obj->GetTypeKey()

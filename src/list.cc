@@ -9,6 +9,7 @@
 #include <vector>     // slice values
 
 #include "c_api_internal.h"
+#include "dynamic_type_internal.h"
 #include "ferry/container/dict.h"
 #include "ferry/function.h"
 #include "ferry/reflection/reflection.h"
@@ -75,7 +76,9 @@ FERRY_REGISTER_GLOBAL("ferry.List")
 FERRY_REGISTER_GLOBAL("ferry.ListInsert")
     .set_body([](const AnyView* args, int32_t n, Any*) {
       CheckArgs(n, 3, "ferry.ListInsert");
-      ArgList(args[0], "ferry.ListInsert").insert(args[1].cast<int64_t>(), Any(args[2]));
+      List<Any> list = ArgList(args[0], "ferry.ListInsert");
+      details::CheckNewListItems(*list.get(), args + 2, 1, args[1].cast<int64_t>());
+      list.insert(args[1].cast<int64_t>(), Any(args[2]));
     })
     .quick();
 
@@ -209,6 +212,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListSetSlice")
     .set_body([](const AnyView* args, int32_t n, Any*) {
       ListNode* list = ListArg(args, n, 4, "ferry.ListSetSlice");
       const Slice s = ResolveSlice(args[1], args[2], args[3], list->data.size());
+      details::CheckNewListItems(*list, args + 4, n - 4, s.step == 1 ? s.start : -1);
       AssignSlice(&list->data, s, args + 4, n - 4);
     })
     .quick();
@@ -244,6 +248,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListInsertClamped")
       const int64_t size = list->data.size();
       int64_t at = args[1].cast<int64_t>();
       at = at < 0 ? std::max<int64_t>(0, at + size) : std::min(at, size);
+      details::CheckNewListItems(*list, args + 2, 1, at);
       list->data.insert(list->data.begin() + at, Any(args[2]));
     })
     .quick();
@@ -252,6 +257,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListInsertClamped")
 FERRY_REGISTER_GLOBAL("ferry.ListExtend")
     .set_body([](const AnyView* args, int32_t n, Any*) {
       ListNode* list = ListArg(args, n, 1, "ferry.ListExtend");
+      details::CheckNewListItems(*list, args + 1, n - 1, list->data.size());
       list->data.reserve(static_cast<int64_t>(list->data.size()) + n - 1);
       for (int32_t i = 1; i < n; ++i) list->data.push_back(Any(args[i]));
     })
@@ -278,6 +284,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListReplaceIfUnchanged")
         *out = false;
         return;
       }
+      details::CheckNewListItems(*list, args + 2, n - 2, 0);
       list->data.assign(args + 2, args + n);
       *out = true;
     })
@@ -334,7 +341,9 @@ FERRY_REGISTER_GLOBAL("ferry.DictGetItem")
 FERRY_REGISTER_GLOBAL("ferry.DictSetItem")
     .set_body([](const AnyView* args, int32_t n, Any*) {
       CheckArgs(n, 3, "ferry.DictSetItem");
-      ArgDict(args[0], "ferry.DictSetItem").Set(Any(args[1]), Any(args[2]));
+      Dict<Any, Any> dict = ArgDict(args[0], "ferry.DictSetItem");
+      details::CheckNewDictEntry(*dict.get(), args[1], args[2]);
+      dict.Set(Any(args[1]), Any(args[2]));
     })
     .quick();
 
@@ -407,6 +416,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictSetDefault")
         *out = *value;
         return;
       }
+      details::CheckNewDictEntry(*dict.get(), args[1], args[2]);
       dict.Set(Any(args[1]), Any(args[2]));
       *out = Any(args[2]);
     })
@@ -421,6 +431,8 @@ FERRY_REGISTER_GLOBAL("ferry.DictUpdate")
                                << n << " arguments";
       }
       Dict<Any, Any> dict = ArgDict(args[0], "ferry.DictUpdate");
+      for (int32_t i = 1; i < n; i += 2)
+        details::CheckNewDictEntry(*dict.get(), args[i], args[i + 1]);
       for (int32_t i = 1; i < n; i += 2) dict.Set(Any(args[i]), Any(args[i + 1]));
     })
     .quick();
@@ -459,15 +471,19 @@ int FerryListGetData(FerryObjectHandle list, int64_t* out_size, const FerryAny**
 int FerryListAppend(FerryObjectHandle list, const FerryAny* value) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(value);
-  ListFromHandle(list, "FerryListAppend")
-      ->data.push_back(ferry::Any(*reinterpret_cast<const ferry::AnyView*>(value)));
+  ferry::ListNode* node = ListFromHandle(list, "FerryListAppend");
+  const auto* item = reinterpret_cast<const ferry::AnyView*>(value);
+  ferry::details::CheckNewListItems(*node, item, 1, node->data.size());
+  node->data.push_back(ferry::Any(*item));
   FERRY_C_API_END();
 }
 
 int FerryListSetItem(FerryObjectHandle list, int64_t index, const FerryAny* value) {
   FERRY_C_API_BEGIN();
   FERRY_C_API_CHECK_NOT_NULL(value);
-  ListFromHandle(list, "FerryListSetItem")
-      ->data.Set(index, ferry::Any(*reinterpret_cast<const ferry::AnyView*>(value)));
+  ferry::ListNode* node = ListFromHandle(list, "FerryListSetItem");
+  const auto* item = reinterpret_cast<const ferry::AnyView*>(value);
+  ferry::details::CheckNewListItems(*node, item, 1, index);
+  node->data.Set(index, ferry::Any(*item));
   FERRY_C_API_END();
 }

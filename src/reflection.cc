@@ -296,6 +296,9 @@ void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) 
     if (field->constraint != nullptr) details::CheckFieldConstraint(field->constraint, value);
     char* addr = reinterpret_cast<char*>(const_cast<Object*>(obj.get())) + field->offset;
     if (field->type->set_c(addr, value.raw()) != 0) details::ThrowRaised();
+    if (field->constraint != nullptr) {
+      details::AdoptStoredItemTypes(field->constraint, field->type, addr);
+    }
   } catch (const Error& e) {
     std::string message = "field '" + std::string(name) + "' of '" + obj->GetTypeKey() +
                           "': " + std::string(e.message());

@@ -271,6 +271,11 @@ class SEqualHandler {
       case PathStep::kMapKey:
         return "[" + AnyRepr(step.key) + "]";
       case PathStep::kField:
+        // A List or Dict is its one field `data` (an Array or Map): its items read `[0]`, as an
+        // Array's do, not `.data[0]`.
+        if (step.owner->type_index() == kFerryList || step.owner->type_index() == kFerryDict) {
+          return "";
+        }
         if (const FieldInfo* f = FieldAt(GetNodeInfo(step.owner), step.offset_or_index)) {
           return "." + f->name;
         }

@@ -28,7 +28,7 @@ from ._enums import get_enum, register_enum
 from .container import Array, Dict, List, Map, Shape
 from .dataclasses import field, py_class
 from .dtype import DataType
-from .error import AbiMismatchError, FerryError, InternalError, register_error
+from .error import AbiMismatchError, FerryError, FunctionInJSONError, InternalError, register_error
 from .registry import (
     get_global_func,
     init_api,
@@ -58,6 +58,7 @@ __all__ = [
     "Field",
     "from_dlpack",
     "Function",
+    "FunctionInJSONError",
     "InternalError",
     "List",
     "Map",

@@ -7,6 +7,7 @@ as a member of an ``enum.IntEnum`` and writes a member, its name or its value.
 from __future__ import annotations
 
 import enum
+import pickle
 import threading
 from typing import Any
 
@@ -26,6 +27,8 @@ _enum_register = _required("ferry.EnumRegister")
 _lock = threading.Lock()
 _by_key: dict[str, type[enum.Enum]] = {}
 _key_of: dict[type[enum.Enum], str] = {}
+#: The classes get_enum made from a C++ registration (a register_enum may replace those).
+_made: set[type[enum.Enum]] = set()
 
 
 def get_enum(key: str) -> type[enum.Enum]:
@@ -43,19 +46,66 @@ def get_enum(key: str) -> type[enum.Enum]:
     members = [(str(items[i]), int(items[i + 1])) for i in range(0, len(items), 2)]
     made: Any = enum.IntEnum(key.rsplit(".", 1)[-1], members)  # type: ignore[misc]
     made.__qualname__ = key
+    # The class lives nowhere pickle can import it from: a member pickles as (key, name), and
+    # unpickles as the member of the enum registered under `key` in the loading process.
+    made.__reduce_ex__ = _reduce_member  # type: ignore[assignment]
     with _lock:
         cls = _by_key.setdefault(key, made)
         _key_of.setdefault(cls, key)
+        if cls is made:
+            _made.add(made)
     return cls
+
+
+def _reduce_member(member: enum.Enum, protocol: object = None) -> tuple[Any, tuple[str, str]]:
+    return (_member, (_key_of[type(member)], member.name))
+
+
+def _member(key: str, name: str) -> enum.Enum:
+    """Unpickles a member of the enum made from the C++ registration ``key``."""
+    try:
+        cls = get_enum(key)
+    except KeyError:
+        raise pickle.UnpicklingError(
+            f"cannot unpickle {key}.{name}: no enum is registered as {key!r} in this process "
+            "(it is not registered until the library or module that registers it is loaded)"
+        ) from None
+    try:
+        return cls[name]
+    except KeyError:
+        raise pickle.UnpicklingError(
+            f"cannot unpickle {key}.{name}: the enum {key!r} has no member {name!r} here"
+        ) from None
+
+
+def _same_class(a: type, b: type) -> bool:
+    """Whether `b` is `a`, or `a` as a module reload (or a second exec of the same source) made
+    it again: the same module and qualified name."""
+    return a is b or (
+        a.__module__ == b.__module__ and a.__qualname__ == b.__qualname__ and a.__module__ != ""
+    )
 
 
 def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
     """Registers the Python enum ``cls`` (integer values) as ``key``, so that C++ knows its
     members and ``py_class`` fields may be annotated with it. Registering the members of an enum
-    C++ registered already is allowed (they must agree); other members under a taken key are a
-    ``ValueError``. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
+    C++ registered already is allowed (they must agree; ``cls`` then replaces the class
+    :func:`get_enum` made); other members under a taken key are a ``ValueError``. A key holds one
+    class: registering the same class again does nothing, a class of the same module and
+    qualified name (the module reloaded) replaces it, and any other class is a ``ValueError``
+    naming both. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
     if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
         raise TypeError(f"register_enum: {cls!r} is not an enum.Enum subclass")
+    with _lock:
+        held = _by_key.get(key)
+    if held is cls:
+        return cls
+    if held is not None and held not in _made and not _same_class(held, cls):
+        raise ValueError(
+            f"register_enum: {key!r} is registered already, as {held.__module__}."
+            f"{held.__qualname__}; it cannot also name {cls.__module__}.{cls.__qualname__} "
+            "(one key, one class: choose another key)"
+        )
     flat: list[object] = []
     for member in cls:
         if not isinstance(member.value, int) or isinstance(member.value, bool):
@@ -74,10 +124,42 @@ def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
     return cls
 
 
+def check_member(key: str, value: object, field: str, owner: str) -> None:
+    """A TypeError when `value`, written to the enum field `field` of the type `owner` (of enum
+    `key`), is a member of another enum class: its value or name would pass for a member of
+    this one. Plain values and names are checked by the field itself."""
+    if not isinstance(value, enum.Enum):
+        return
+    expected = get_enum(key)
+    if type(value) is expected:
+        return
+    other = enum_key(type(value))
+    what = f"registered as {other}" if other is not None else "not registered with ferry"
+    raise TypeError(
+        f"field '{field}' of '{owner}': expected a member of {key} ({expected.__qualname__}) "
+        f"but got {type(value).__qualname__}.{value.name}, a member of another enum "
+        f"({type(value).__module__}.{type(value).__qualname__}, {what})"
+    )
+
+
 def enum_key(cls: type) -> str | None:
     """The key ``cls`` is registered under, or None."""
     with _lock:
         return _key_of.get(cls)
+
+
+def check_make_node(key: str, fields: dict[str, Any]) -> None:
+    """check_member for each enum field of type ``key`` among ``fields`` (make_node's, called
+    by the extension only when some value is an ``enum.Enum`` member)."""
+    described = get_global_func("ferry.FindNodeFields")
+    found = described(key) if described is not None else None
+    if found is None:
+        return  # not a node type: make_node says so itself
+    items = list(found)
+    for name, text in zip(items[0::2], items[1::2]):
+        text = str(text)
+        if text.startswith("Enum[") and str(name) in fields:
+            check_member(text[len("Enum[") : -1], fields[str(name)], str(name), key)
 
 
 class EnumField:
@@ -104,6 +186,8 @@ class EnumField:
         return get_enum(self._key)[str(value)]
 
     def __set__(self, instance: Any, value: Any) -> None:
+        if isinstance(value, enum.Enum):
+            check_member(self._key, value, self.name, instance.__ferry_type_key__)
         self._field.__set__(instance, value)
 
     def __delete__(self, instance: Any) -> None:

@@ -15,6 +15,7 @@ from collections.abc import (
 )
 
 from . import _core
+from .error import FunctionInJSONError
 from .registry import _ensure_libraries, get_global_func, register_object
 
 __all__ = ["Array", "Dict", "List", "Map", "Shape"]
@@ -503,9 +504,7 @@ def _reduce_json(obj):
     cannot hold) pickles by parts (:func:`_reduce_parts`)."""
     try:
         text = _save_json(obj)
-    except ValueError as e:
-        if _NO_FUNCTION_IN_JSON not in str(e):
-            raise
+    except FunctionInJSONError:
         return _reduce_parts(obj, {obj.__ferry_handle__: obj})
     libraries = _core._json_libraries(text)
     return (_from_json, (text, libraries) if libraries else (text,))
@@ -518,9 +517,6 @@ def _reduce_json(obj):
 # pickle.PicklingError naming it). Every container and object of the graph goes by parts, one
 # _ByParts per object (`session`, by handle), so pickle's memo keeps the sharing JSON keeps.
 # Depth is bounded by pickle's recursion, not by save_json's.
-
-#: The part of SaveJSON's message for a Function (src/json.cc).
-_NO_FUNCTION_IN_JSON = "cannot save a ferry.Function"
 
 
 class _ByParts:
@@ -600,7 +596,7 @@ _PARTS_STATE = "ferry:parts"
 def _state_by_parts(obj, error):
     """``__getstate__`` of ``obj`` when save_json failed with ``error``: by parts if a Function
     was the reason, else ``error`` again."""
-    if _NO_FUNCTION_IN_JSON not in str(error):
+    if not isinstance(error, FunctionInJSONError):
         raise error
     return (_PARTS_STATE, _reduce_parts(obj, {obj.__ferry_handle__: obj}))
 

@@ -25,7 +25,7 @@ import types
 import typing
 
 from . import _core
-from .registry import _check_key_text, get_global_func, register_object
+from .registry import _check_key_text, _TupleField, get_global_func, register_object
 
 if typing.TYPE_CHECKING:
     # Type checkers ship typing_extensions' stubs, so this names the transform for every
@@ -274,6 +274,26 @@ _SUPPORTED = (
     "class, X | None, list[T] / ferry.Array[T], dict[K, V] / ferry.Map[K, V], ferry.List[T], "
     "ferry.Dict[K, V], tuple[T0, T1, ...] / tuple[T, ...], an enum given to ferry.register_enum"
 )
+
+
+def _tuple_spec_of(tp):
+    """registry._tuple_spec for an annotation: how a field annotated `tp` reads back (None: as
+    it is stored)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is tuple or origin is tuple:
+        if not args:
+            return ("*", None)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return ("*", _tuple_spec_of(args[0]))
+        if args == ((),):
+            return ("T", ())
+        return ("T", tuple(_tuple_spec_of(a) for a in args))
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            inner = _tuple_spec_of(rest[0])
+            return None if inner is None else ("?", inner)
+    return None
 
 
 def _where(cls, name=None):
@@ -570,6 +590,12 @@ def _make_class(cls, key, *, frozen, final, child_slots, eq, order, kw_only):
         if f.name in cls.__dict__:
             delattr(cls, f.name)
     cls = register_object(key)(cls)
+    for f in own:
+        # `tuple[T, ...]` is stored as an Array (its field type is Array[T]), a tuple inside a
+        # tuple as a Tuple: the annotation says they read back as tuples.
+        spec = _tuple_spec_of(f.type)
+        if spec is not None:
+            setattr(cls, f.name, _TupleField(f.name, spec))
     recorded = {f.name: f for f in all_fields}
     cls.__ferry_fields__ = recorded
     parent_key = None if parent is _core.Object else parent.__dict__["_type_key"]
@@ -707,8 +733,10 @@ def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
     if "__init__" not in cls.__dict__:
         init = _make_init(cls, decl, all_fields, names)
         cls.__init__ = init
-        if not hasattr(cls, "__post_init__") and type(cls) is type:
-            # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc)
+        has_enum = any(f.type_text.startswith("Enum[") for f in all_fields)
+        if not hasattr(cls, "__post_init__") and type(cls) is type and not has_enum:
+            # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc);
+            # not for a class with enum fields, whose members `init` checks by class.
             plan = tuple(
                 (
                     f.name,
@@ -754,6 +782,12 @@ def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
         _set_new(cls, "__delattr__", __delattr__)
 
 
+def _check_member(key, value, field, owner):
+    from ._enums import check_member  # cycle
+
+    check_member(key, value, field, owner)
+
+
 def _make_init(cls, decl, all_fields, names):
     """``__init__`` generated as source, as dataclasses does: parameters in dataclass order,
     values passed to ``_core._create`` in storage order."""
@@ -783,6 +817,10 @@ def _make_init(cls, decl, all_fields, names):
             body.append(f"  if {local} is _MISSING: {local} = _factory_{f.name}()")
         else:
             param = local
+        if f.type_text.startswith("Enum["):
+            # A member of another enum class passes for its value: refused by class here.
+            namespace["_check_member"] = _check_member
+            body.append(f"  _check_member({f.type_text[5:-1]!r}, {local}, {f.name!r}, _decl.key)")
         (keyword if f.kw_only else positional).append(param)
     params = ["self"] + positional + (["*"] + keyword if keyword else [])
     body.append(f"  _create(self, _decl.index, _names{''.join(', ' + n for n in names)})")
@@ -884,13 +922,12 @@ def _json_or_parts(self):
     """(save_json(self), None), or (None, the reduce tuple by parts) when the graph holds a
     Function, which JSON cannot hold (container.py)."""
     from . import save_json  # cycle
-    from .container import _NO_FUNCTION_IN_JSON, _reduce_parts
+    from .container import _reduce_parts
+    from .error import FunctionInJSONError
 
     try:
         return save_json(self), None
-    except ValueError as e:
-        if _NO_FUNCTION_IN_JSON not in str(e):
-            raise
+    except FunctionInJSONError:
         return None, _reduce_parts(self, {self.__ferry_handle__: self})
 
 

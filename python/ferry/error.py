@@ -10,10 +10,17 @@ callback that C++ called comes back to the Python caller as the very same except
 """
 
 import builtins
+import re
 
 from . import _core
 
-__all__ = ["AbiMismatchError", "FerryError", "InternalError", "register_error"]
+__all__ = [
+    "AbiMismatchError",
+    "FerryError",
+    "FunctionInJSONError",
+    "InternalError",
+    "register_error",
+]
 
 
 class FerryError(RuntimeError):
@@ -35,6 +42,13 @@ class AbiMismatchError(ImportError, RuntimeError):
     and Java raise for it)."""
 
 
+class FunctionInJSONError(ValueError):
+    """``save_json`` met a ``ferry.Function``, which JSON has no form for (C++ kind
+    ``FunctionInJSONError``). A ``ValueError``; pickle saves such graphs by parts instead."""
+
+    __ferry_kind__ = "FunctionInJSONError"
+
+
 # The one list of kinds is libferry's (FerryErrorBuiltinKinds); those Python also has map to
 # its builtin classes.
 _BUILTIN_KINDS = {
@@ -42,7 +56,7 @@ _BUILTIN_KINDS = {
     for name in _core._builtin_error_kinds()
     if isinstance(getattr(builtins, name, None), type)
 }
-_KINDS = dict(_BUILTIN_KINDS, InternalError=InternalError)
+_KINDS = dict(_BUILTIN_KINDS, InternalError=InternalError, FunctionInJSONError=FunctionInJSONError)
 
 
 def register_error(kind, cls=None):
@@ -71,9 +85,18 @@ def _class_of(kind):
     return cls
 
 
+# A string or bytes value is a str or bytes in Python, never a Ferry object: an error that says
+# a value "got ferry.String" names what the Python user passed as "str". Each is followed by the
+# end of the message or a space, parenthesis, comma or colon (type keys never contain those).
+_PYTHON_NAMES = re.compile(r"\bgot ferry\.(String|Bytes)(?=$|[\s),:])")
+_PYTHON_NAME = {"String": "got str", "Bytes": "got bytes"}
+
+
 def _make_error(kind, message, backtrace):
     """Called by ``_core`` to build the exception for a C++ error (``_core`` then adds the C++
     frames to its traceback)."""
+    if "got ferry." in message:
+        message = _PYTHON_NAMES.sub(lambda m: _PYTHON_NAME[m.group(1)], message)
     exc = _class_of(kind)(message)
     exc.__ferry_backtrace__ = backtrace
     return exc

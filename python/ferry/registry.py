@@ -222,14 +222,56 @@ def _without_dict(cls, key):
 _fields_done = weakref.WeakSet()
 
 
+def _split_args(text):
+    """The top-level arguments of type text ``"A[x, B[y, z]]"``: ``["x", "B[y, z]"]``."""
+    inner = text[text.index("[") + 1 : -1]
+    args, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(inner[start:i].strip())
+            start = i + 1
+    if inner.strip():
+        args.append(inner[start:].strip())
+    return args
+
+
+def _tuple_spec(text):
+    """How a value of type text ``text`` reads back: ``None`` (as it is), ``("T", (specs...))``
+    (a tuple of items read by those specs), ``("*", spec)`` (a tuple of items read by spec) or
+    ``("?", spec)`` (None, or read by spec). Only what holds a Tuple gets one."""
+    if text.startswith("Tuple["):
+        return ("T", tuple(_tuple_spec(a) for a in _split_args(text)))
+    if text.startswith("Optional["):
+        inner = _tuple_spec(_split_args(text)[0])
+        return None if inner is None else ("?", inner)
+    return None
+
+
+def _read(spec, value):
+    if spec is None or value is None:
+        return value
+    kind, inner = spec
+    if kind == "T":
+        return tuple(_read(s, v) for s, v in zip(inner, value))
+    if kind == "*":
+        return tuple(_read(inner, v) for v in value)
+    return _read(inner, value)
+
+
 class _TupleField:
-    """A field of type Tuple[...] (C++ ``Tuple<Ts...>``, py_class ``tuple[...]``): stored as an
-    Array, read back as a Python ``tuple``."""
+    """A field that holds a Tuple[...] (C++ ``Tuple<Ts...>``, py_class ``tuple[...]``, a tuple
+    inside one of those, ``tuple[T, ...]``): stored as an Array, read back as a Python
+    ``tuple``, tuples inside it too (`spec`, see _tuple_spec)."""
 
-    __slots__ = ("_field",)
+    __slots__ = ("_field", "_spec")
 
-    def __init__(self, name):
+    def __init__(self, name, spec=("*", None)):
         self._field = _core.Field(name)
+        self._spec = spec
 
     @property
     def name(self):
@@ -238,7 +280,7 @@ class _TupleField:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return tuple(self._field.__get__(instance, owner))
+        return _read(self._spec, self._field.__get__(instance, owner))
 
     def __set__(self, instance, value):
         self._field.__set__(instance, value)
@@ -247,7 +289,7 @@ class _TupleField:
         self._field.__delete__(instance)
 
     def __reduce__(self):
-        return (_TupleField, (self.name,))
+        return (_TupleField, (self.name, self._spec))
 
 
 def _install_fields(cls, key):
@@ -265,8 +307,8 @@ def _install_fields(cls, key):
                 from ._enums import EnumField  # imported here: it imports this module
 
                 setattr(cls, name, EnumField(name, text[len("Enum[") : -1]))
-            elif text.startswith("Tuple["):
-                setattr(cls, name, _TupleField(name))
+            elif _tuple_spec(text) is not None:
+                setattr(cls, name, _TupleField(name, _tuple_spec(text)))
             else:
                 setattr(cls, name, _core.Field(name))
     if names:

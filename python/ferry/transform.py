@@ -24,12 +24,27 @@ _transform = _required("ferry.StructuralTransform")
 _mismatch = _required("ferry.StructuralMismatch")
 
 
+def _add_note(err: BaseException, note: str) -> None:
+    """``err.add_note(note)``; on Python 3.10, which has no ``add_note``, the note goes into
+    ``__notes__`` by hand (PEP 678's attribute: pytest and the ``exceptiongroup`` backport print
+    it, 3.10's own traceback printer does not)."""
+    if hasattr(err, "add_note"):
+        err.add_note(note)
+        return
+    notes = getattr(err, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+    notes.append(note)
+    err.__notes__ = notes  # type: ignore[attr-defined]
+
+
 def _run(name: str, walk: Function, root: Any, fn: Callable[[Any], object]) -> Any:
-    """Runs `walk(root, fn)`. An exception `fn` raises comes back translated, with the access
-    path in its message; when its class is one C++ does not know (a user's own exception
-    class), the original exception is raised instead, with the translated message as a note
-    (Python 3.11+), so that ``except MyError`` still catches it. A `fn` that is not callable is
-    a TypeError before anything is walked."""
+    """Runs `walk(root, fn)`. An exception `fn` raises comes back as the very object `fn`
+    raised (its class, its args and its traceback down to the line in `fn` kept), with a note
+    naming the walk and the access path of the object being visited, e.g.
+    ``StructuralTransform: at root.b (test.IntImm)``. The walk stops at the first exception of
+    `fn`, so the error the walk ends with is always that one, translated on its way through
+    C++. A `fn` that is not callable is a TypeError before anything is walked."""
     if not callable(fn):
         raise TypeError(f"{name}: fn must be callable, not {type(fn).__name__}")
     raised: list[BaseException] = []
@@ -44,12 +59,20 @@ def _run(name: str, walk: Function, root: Any, fn: Callable[[Any], object]) -> A
     try:
         return walk(root, call)
     except BaseException as err:
-        if raised and not isinstance(err, type(raised[-1])):
-            original = raised[-1]
-            if hasattr(original, "add_note"):
-                original.add_note(str(err))
-            raise original from None
-        raise
+        if not raised or err is raised[-1]:
+            raised.clear()
+            raise
+        original = raised[-1]
+        raised.clear()  # no cycle through this frame: the traceback holds it
+        # The walk's message is "<walk>: at <path> (<type>): <message of fn's error>"; the note
+        # keeps the part that is new to the user.
+        note = str(err.args[0]) if err.args else str(err)
+        for tail in (str(original), repr(original)):
+            if tail and note.endswith(": " + tail):
+                note = note[: -len(tail) - 2]
+                break
+        _add_note(original, note)
+        raise original from None
 
 
 def visit(root: Any, fn: Callable[[Any], object]) -> None:

@@ -168,7 +168,12 @@ int IntToAny(PyObject* value, FerryAny* out) {
   int overflow = 0;
   v = PyLong_AsLongLongAndOverflow(value, &overflow);
   if (overflow != 0) {
-    PyErr_Format(PyExc_OverflowError, "int %R does not fit in 64 bits", value);
+    // Not converted to a float here: the target's type is not known yet, and an int stored as
+    // a float would lose digits silently where any value goes (a List, an Any field).
+    PyErr_Format(PyExc_OverflowError,
+                 "int %R does not fit in 64 bits (Ferry's ints are int64; where a float is "
+                 "meant, pass float(x))",
+                 value);
     return -1;
   }
   if (v == -1 && PyErr_Occurred()) return -1;

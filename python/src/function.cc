@@ -802,11 +802,21 @@ void NamePassedFieldType(PyObject* (*find)(PyObject* name, void* context), void*
   Py_XDECREF(name);
   PyErr_Clear();  // a failed lookup leaves the error as it is
   PyErr_Restore(type, value, tb);
-  // An element's mismatch ("field 't': element 0: expected int ...") names that element.
+  // An element's mismatch ("field 't': element 0: expected int ...") names that element, as a
+  // tuple item's does ("field 'p': item 0: item 1: expected int ...").
   constexpr std::string_view kElement = ": element ";
-  while (passed != nullptr && message.compare(colon, kElement.size(), kElement) == 0) {
-    passed = ElementOf(passed, message.c_str() + colon + kElement.size());
-    colon = message.find(": ", colon + kElement.size());
+  constexpr std::string_view kItem = ": item ";
+  while (passed != nullptr) {
+    size_t skip = 0;
+    if (message.compare(colon, kElement.size(), kElement) == 0) {
+      skip = kElement.size();
+    } else if (message.compare(colon, kItem.size(), kItem) == 0) {
+      skip = kItem.size();
+    } else {
+      break;
+    }
+    passed = ElementOf(passed, message.c_str() + colon + skip);
+    colon = message.find(": ", colon + skip);
     if (colon == std::string::npos) return;
   }
   RewritePassedType(passed, std::move(message), colon + 2);

@@ -242,6 +242,40 @@ void AttachNewHandle(PyObject* self, FerryObjectHandle handle) {
   RememberWrapper(handle, self);
 }
 
+namespace {
+
+/// When a value of `kwargs` is an `enum.Enum` member, ferry._enums.check_make_node(key,
+/// kwargs): a member of another enum class than its field's is a TypeError (it would pass as
+/// its value). 0, or -1 with an exception.
+int CheckEnumMembers(PyObject* key, PyObject* kwargs) {
+  static PyObject* enum_class = nullptr;  // enum.Enum, kept for the process
+  if (enum_class == nullptr) {
+    PyObject* module = PyImport_ImportModule("enum");
+    if (module == nullptr) return -1;
+    enum_class = PyObject_GetAttrString(module, "Enum");
+    Py_DECREF(module);
+    if (enum_class == nullptr) return -1;
+  }
+  PyObject *name, *value;
+  Py_ssize_t pos = 0;
+  bool any = false;
+  while (!any && PyDict_Next(kwargs, &pos, &name, &value)) {
+    const int is = PyObject_IsInstance(value, enum_class);
+    if (is < 0) return -1;
+    any = is != 0;
+  }
+  if (!any) return 0;
+  PyObject* module = PyImport_ImportModule("ferry._enums");
+  if (module == nullptr) return -1;
+  PyObject* done = PyObject_CallMethod(module, "check_make_node", "OO", key, kwargs);
+  Py_DECREF(module);
+  if (done == nullptr) return -1;
+  Py_DECREF(done);
+  return 0;
+}
+
+}  // namespace
+
 /// MakeNode(key, **fields) with the fields converted here, so that a value that does not
 /// convert is an error naming its field. A new reference, or NULL with an exception.
 PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {
@@ -252,6 +286,7 @@ PyObject* MakeNodeFromKwargs(PyObject* key, PyObject* kwargs) {
                         Py_TYPE(key)->tp_name);
   }
   Py_ssize_t n = kwargs != nullptr ? PyDict_GET_SIZE(kwargs) : 0;
+  if (n > 0 && CheckEnumMembers(key, kwargs) != 0) return nullptr;
   std::vector<FerryAny> cells(static_cast<size_t>(1 + 2 * n));
   TempScope scope;
   if (PyToAny(key, &cells[0], &scope) != 0) return nullptr;

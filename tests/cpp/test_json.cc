@@ -92,7 +92,7 @@ TEST(JSON, MissingFieldsKeepTheirDefaults) {
 TEST(JSON, SaveRejectsWhatJSONCannotHold) {
   ExpectError([] { SaveJSON(ObjectRef(make_object<OpaqueNode>())); }, "ValueError",
               {"test.Opaque", "not registered"});
-  ExpectError([] { SaveJSON(Function::FromTyped([] { return 1; }, "f")); }, "ValueError",
+  ExpectError([] { SaveJSON(Function::FromTyped([] { return 1; }, "f")); }, "FunctionInJSONError",
               {"ferry.Function"});
   int local = 0;
   ExpectError([&] { SaveJSON(static_cast<void*>(&local)); }, "ValueError", {"void*"});

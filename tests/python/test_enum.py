@@ -149,3 +149,96 @@ def test_json_and_pickle_across_a_fresh_process():
         [sys.executable, "-c", code], input=blob, capture_output=True, timeout=120, env=env
     )
     assert out.stdout.decode().strip() == "ok", out.stderr.decode()
+
+
+def _fresh(code, blob, *, imports="import ferry_testing\n"):
+    here = str(ferry_testing.ROOT / "tests" / "python")
+    env = {**os.environ, "PYTHONPATH": here + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run(
+        [sys.executable, "-c", "import pickle, sys\nimport ferry\n" + imports + code],
+        input=blob,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_bare_members_of_a_cpp_enum_pickle_across_a_fresh_process():
+    blob = pickle.dumps([OpKind.Sub, OpKind.Mul, {OpKind.Add: "a"}])
+    assert pickle.loads(blob) == [OpKind.Sub, OpKind.Mul, {OpKind.Add: "a"}]
+    assert pickle.loads(pickle.dumps(OpKind.Sub)) is OpKind.Sub
+    code = (
+        "sub, mul, d = pickle.loads(sys.stdin.buffer.read())\n"
+        "kind = ferry.get_enum('test.OpKind')\n"
+        "assert sub is kind.Sub and mul is kind.Mul and d == {kind.Add: 'a'}, (sub, mul, d)\n"
+        "print('ok')\n"
+    )
+    out = _fresh(code, blob)
+    assert out.stdout.decode().strip() == "ok", out.stderr.decode()
+    # Without the library that registers the enum: an error naming the key, not a crash.
+    out = _fresh("pickle.loads(sys.stdin.buffer.read())\n", blob, imports="")
+    assert out.returncode != 0
+    assert "test.OpKind" in out.stderr.decode() and "not registered" in out.stderr.decode()
+
+
+class Foreign(enum.IntEnum):
+    Add = 0
+    Mul = 1  # the same values as test.OpKind's: only the class tells them apart
+
+
+def test_a_member_of_another_enum_is_refused_by_an_enum_field():
+    h = ferry.make_node("test.OpHolder", op="Mul")
+    with pytest.raises(
+        TypeError, match=r"field 'op' of 'test.OpHolder'.*test.OpKind.*Foreign.Add.*Foreign"
+    ):
+        h.op = Foreign.Add
+    assert h.op is OpKind.Mul  # unchanged
+    p = Paint(Color.RED)
+    with pytest.raises(TypeError, match=r"field 'op' of 'pytest.Paint'.*test.OpKind.*Foreign"):
+        p.op = Foreign.Mul
+    with pytest.raises(TypeError, match=r"field 'color' of 'pytest.Paint'.*pytest.Color.*OpKind"):
+        p.color = OpKind.Mul
+    with pytest.raises(TypeError, match=r"field 'op' of 'pytest.Paint'.*Foreign"):
+        Paint(Color.RED, op=Foreign.Add)
+    with pytest.raises(TypeError, match=r"field 'color' of 'pytest.Paint'.*Foreign"):
+        Paint(Foreign.Mul)
+    assert p.op is OpKind.Add and p.color is Color.RED
+    h.op = 0  # a plain value or name is still a member's value or name
+    assert h.op is OpKind.Add
+    with pytest.raises(TypeError, match=r"field 'op' of 'test.OpHolder'.*Foreign"):
+        ferry.make_node("test.OpHolder", op=Foreign.Mul)
+    with pytest.raises(TypeError, match=r"field 'color' of 'pytest.Paint'.*Foreign"):
+        ferry.make_node("pytest.Paint", color=Foreign.Mul)
+    assert ferry.make_node("test.OpHolder", op=OpKind.Sub).op is OpKind.Sub
+
+
+def test_a_second_class_under_a_registered_key_is_refused():
+    class Tone(enum.Enum):
+        LOW = 1
+
+    class Tone2(enum.Enum):
+        LOW = 1
+
+    assert ferry.register_enum("pytest.Tone", Tone) is Tone
+    assert ferry.register_enum("pytest.Tone", Tone) is Tone  # the same class again: fine
+    with pytest.raises(ValueError, match=r"'pytest.Tone' is registered already.*Tone2"):
+        ferry.register_enum("pytest.Tone", Tone2)
+    assert ferry.get_enum("pytest.Tone") is Tone
+    with pytest.raises(ValueError, match=r"'pytest.Color' is registered already"):
+        ferry.register_enum("pytest.Color", Foreign)
+    assert ferry.get_enum("pytest.Color") is Color
+
+
+def test_a_reloaded_module_registers_its_new_class(tmp_path, monkeypatch):
+    import importlib
+
+    (tmp_path / "reload_enum_mod.py").write_text(
+        "import enum\nimport ferry\n\n\n"
+        "class Level(enum.Enum):\n    ONE = 1\n\n\n"
+        "ferry.register_enum('pytest.Level', Level)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("reload_enum_mod")
+    first = mod.Level
+    mod = importlib.reload(mod)
+    assert mod.Level is not first and ferry.get_enum("pytest.Level") is mod.Level

@@ -138,3 +138,21 @@ def test_an_object_of_a_registered_cpp_class_holding_a_function_pickles_by_parts
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert run.stdout.decode().strip() == "ok", run.stderr.decode()
+
+
+def test_save_json_of_a_function_is_an_error_kind_of_its_own(f):
+    # The by-parts fallback of pickle is chosen by this kind, not by the text of a message.
+    with pytest.raises(ferry.error.FunctionInJSONError, match="ferry.Function") as info:
+        ferry.save_json(ferry.Array([ferry.convert(double)]))
+    assert isinstance(info.value, ValueError)  # `except ValueError` still catches it
+
+
+def test_a_value_error_whose_text_looks_like_a_function_is_not_pickled_by_parts(monkeypatch):
+    import ferry.container as container
+
+    def save_json(obj):
+        raise ValueError("SaveJSON: cannot save a ferry.Function (but it is something else)")
+
+    monkeypatch.setattr(container, "_save_json", save_json)
+    with pytest.raises(ValueError, match="something else"):
+        pickle.dumps(ferry.Array([1]))

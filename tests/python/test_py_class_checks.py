@@ -272,3 +272,16 @@ def test_init_called_through_the_class_checks_self():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+def test_an_int_too_big_for_int64_says_what_to_do():
+    @ferry.py_class("pytest.checks.Ratio")
+    class Ratio(ferry.Object):
+        value: float = 0.0
+
+    with pytest.raises(OverflowError, match=r"field 'value'.*does not fit in 64 bits.*float\(x\)"):
+        Ratio(2**70)
+    r = Ratio(float(2**70))
+    assert r.value == float(2**70)
+    with pytest.raises(OverflowError, match=r"field 'value' of 'pytest.checks.Ratio'.*float\(x\)"):
+        r.value = -(2**70)

@@ -4,6 +4,7 @@ cycles, deep chains."""
 
 import subprocess
 import sys
+import traceback
 
 import ferry_testing
 import pytest
@@ -149,10 +150,39 @@ def test_errors_from_fn_carry_the_path():
         if isinstance(node, IntImm) and node.value == 4:
             raise ValueError("no fours")
 
-    with pytest.raises(ValueError, match=r"at root\.b\.body\.b \(test\.IntImm\): no fours"):
+    with pytest.raises(ValueError, match="no fours") as info:
         ferry.transform(root, fn)
-    with pytest.raises(ValueError, match=r"StructuralVisit: at root\.b\.body\.b .*no fours"):
+    assert info.value.__notes__ == ["StructuralTransform: at root.b.body.b (test.IntImm)"]
+    with pytest.raises(ValueError, match="no fours") as info:
         ferry.visit(root, fn)
+    assert info.value.__notes__ == ["StructuralVisit: at root.b.body.b (test.IntImm)"]
+
+
+@pytest.mark.parametrize("walk", [ferry.visit, ferry.transform])
+@pytest.mark.parametrize(
+    "make", [lambda: KeyError("k"), lambda: ValueError("v", 2), lambda: RuntimeError("r")]
+)
+def test_a_builtin_exception_from_fn_comes_back_as_the_same_object(walk, make):
+    # The user's own exception object: same identity, same args, a traceback that reaches the
+    # line in `fn` that raised it, and the access path as a note.
+    err = make()
+    args = err.args
+
+    def fn(node):
+        if isinstance(node, IntImm) and node.value == 2:
+            raise err  # the line the traceback must reach
+
+    with pytest.raises(type(err)) as info:
+        walk(Add(IntImm(1), IntImm(2)), fn)
+    assert info.value is err
+    assert err.args == args
+    last = traceback.extract_tb(err.__traceback__)[-1]
+    assert (last.name, last.line) == ("fn", "raise err  # the line the traceback must reach")
+    assert len(err.__notes__) == 1 and err.__notes__[0].endswith(": at root.b (test.IntImm)")
+    # Raised a second time (through a second walk), it gains a second note, not a merged one.
+    with pytest.raises(type(err)):
+        walk(Add(IntImm(1), IntImm(2)), fn)
+    assert len(err.__notes__) == 2
 
 
 def test_exceptions_of_user_classes_keep_their_class():
@@ -165,8 +195,7 @@ def test_exceptions_of_user_classes_keep_their_class():
 
     with pytest.raises(MyError, match="mine") as info:
         ferry.transform(Add(IntImm(1), IntImm(2)), fn)
-    if sys.version_info >= (3, 11):
-        assert "at root.b (test.IntImm)" in info.value.__notes__[0]
+    assert info.value.__notes__ == ["StructuralTransform: at root.b (test.IntImm)"]
     with pytest.raises(MyError):
         ferry.visit(Add(IntImm(1), IntImm(2)), fn)
 
@@ -228,7 +257,7 @@ def test_fn_errors_do_not_leak_or_crash_in_a_fresh_process():
         "try:\n"
         "    ferry.transform(Add(IntImm(1), IntImm(2)), boom)\n"
         "except KeyError as e:\n"
-        "    assert 'at root.a (test.IntImm)' in str(e), str(e)\n"
+        "    assert e.__notes__ == ['StructuralTransform: at root.a (test.IntImm)'], e.__notes__\n"
         "    print('ok')\n"
     )
     env_dir = str(ferry_testing.ROOT / "tests" / "python")
@@ -334,3 +363,22 @@ def test_fn_must_be_callable_and_a_none_root_is_a_no_op():
     assert ferry.transform(None, lambda n: IntImm(1)) is None
     assert ferry.transform(7, lambda n: IntImm(1)) == 7
     assert calls == []
+
+
+def test_a_replacement_error_names_the_python_type_returned():
+    def to_str(node):
+        return "s" if isinstance(node, Lit) and node.value == 2 else None
+
+    with pytest.raises(TypeError, match=r"field 'next' of 'pytest.Lit' .* but got str$"):
+        ferry.transform(Lit(1, Lit(2)), to_str)
+
+
+def test_mismatch_paths_read_the_same_in_every_container():
+    assert ferry.structural_mismatch(ferry.List([1, 2]), ferry.List([1, 3])) == "[1]"
+    assert ferry.structural_mismatch(ferry.Array([1, 2]), ferry.Array([1, 3])) == "[1]"
+    assert ferry.structural_mismatch(ferry.Dict({"a": 1}), ferry.Dict({"a": 2})) == '["a"]'
+    assert ferry.structural_mismatch(ferry.Map({"a": 1}), ferry.Map({"a": 2})) == '["a"]'
+    nested = ferry.List([ferry.Dict({"k": ferry.List([IntImm(1)])})])
+    other = ferry.List([ferry.Dict({"k": ferry.List([IntImm(2)])})])
+    assert ferry.structural_mismatch(nested, other) == '[0]["k"][0].value'
+    assert ferry.structural_mismatch(ferry.List([1]), ferry.List([1, 2])) == ""

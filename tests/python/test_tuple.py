@@ -35,9 +35,12 @@ def test_read_back_as_a_python_tuple():
     assert s.pair == (1, "a")
     assert isinstance(s.pair, tuple)
     assert list(s.many) == [1, 2, 3]
-    # The field's own value is a tuple; a tuple inside it comes back as the Array it is stored as.
-    assert isinstance(s.nested, tuple) and s.nested[1] is None
-    assert list(s.nested[0]) == [0, 0]
+    # tuple[int, ...] and a tuple inside a tuple read back as tuples too.
+    assert s.many == (1, 2, 3) and isinstance(s.many, tuple)
+    assert s.nested == ((0, 0), None) and isinstance(s.nested[0], tuple)
+    other = Span((5, "e"))
+    s.nested = ((3, 4), other)
+    assert s.nested[0] == (3, 4) and s.nested[1] is other
     s2 = Span([2, "b"], nested=((1, 2), s))
     assert s2.pair == (2, "b")
     assert s2.nested[1].same_as(s)
@@ -51,6 +54,8 @@ def test_read_back_as_a_python_tuple():
         ((1,), r"field 'pair': expected Tuple\[int, str\] \(2 items\) but got 1 items"),
         ((1, "a", 3), r"field 'pair': .*but got 3 items"),
         (5, r"field 'pair': expected Tuple\[int, str\] but got int"),
+        (("a", "b"), r"field 'pair': item 0: expected int but got str$"),
+        ((b"a", "b"), r"field 'pair': item 0: expected int but got bytes$"),
     ],
 )
 def test_wrong_items_are_a_type_error_naming_field_and_position(value, message):
@@ -59,8 +64,13 @@ def test_wrong_items_are_a_type_error_naming_field_and_position(value, message):
 
 
 def test_nested_item_errors_name_the_position():
-    with pytest.raises(TypeError, match=r"field 'nested': item 0: item 1: expected int"):
+    with pytest.raises(
+        TypeError, match=r"field 'nested': item 0: item 1: expected int but got str$"
+    ):
         Span((1, "a"), nested=((1, "x"), None))
+    s = Span((1, "a"))
+    with pytest.raises(TypeError, match=r"field 'pair' of 'pytest.Span': item 0: .*but got str$"):
+        s.pair = ("x", "y")
 
 
 def test_structural_equality_json_and_pickle():

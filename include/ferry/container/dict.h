@@ -15,6 +15,7 @@
 #ifndef FERRY_CONTAINER_DICT_H_
 #define FERRY_CONTAINER_DICT_H_
 
+#include <atomic>            // item_type
 #include <cstddef>           // ptrdiff_t
 #include <initializer_list>  // Dict{{k, v}, ...}
 #include <iterator>          // iterator traits
@@ -26,11 +27,18 @@
 
 namespace ferry {
 
+namespace details {
+struct FieldConstraint;
+}  // namespace details
+
 /// The storage of every Dict: its entries, reflected as the one field `data` (so structural
 /// equality and hashing, JSON, pickle and Repr treat a Dict as a node holding a Map).
 class DictNode : public Object {
  public:
   Map<Any, Any> data;
+  /// The type a typed field of a run-time type (a py_class `ferry.Dict[K, V]`) gave this dict
+  /// when the dict went into it, or null; as ListNode::item_type, for keys and values.
+  std::atomic<const details::FieldConstraint*> item_type{nullptr};
 
   template <typename Visitor>
   void VisitAttrs(Visitor* v) {

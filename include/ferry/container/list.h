@@ -15,6 +15,7 @@
 #ifndef FERRY_CONTAINER_LIST_H_
 #define FERRY_CONTAINER_LIST_H_
 
+#include <atomic>            // item_type
 #include <cstddef>           // ptrdiff_t
 #include <initializer_list>  // List{...}
 #include <iterator>          // iterator traits
@@ -27,11 +28,20 @@
 
 namespace ferry {
 
+namespace details {
+struct FieldConstraint;
+}  // namespace details
+
 /// The storage of every List: its elements, reflected as the one field `data` (so structural
 /// equality and hashing, JSON, pickle and Repr treat a List as a node holding an Array).
 class ListNode : public Object {
  public:
   Array<Any> data;
+  /// The type a typed field of a run-time type (a py_class `ferry.List[T]`) gave this list when
+  /// the list went into it, or null. libferry's writes (the Python methods, the C ABI) check new
+  /// items against it, so the list never holds what the field's loader would refuse. Set once:
+  /// a list cannot go into fields of two different item types.
+  std::atomic<const details::FieldConstraint*> item_type{nullptr};
 
   template <typename Visitor>
   void VisitAttrs(Visitor* v) {

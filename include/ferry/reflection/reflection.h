@@ -183,6 +183,11 @@ FERRY_DLL const std::string& FieldConstraintStr(const FieldConstraint* constrain
 /// normalizing where the constraint says how (an enum's value becomes its member's name).
 FERRY_DLL void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* type,
                                      void* addr, const AnyView& value);
+/// After a write of the field at `addr`: gives the List or Dict it now stores (a new one when a
+/// Python list or an Array was converted on the way in) the item type `constraint` says, so
+/// that later writes into it are checked.
+FERRY_DLL void AdoptStoredItemTypes(const FieldConstraint* constraint, const FieldType* type,
+                                    const void* addr);
 }  // namespace details
 
 /// One field of a registered node.

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from . import cpp, inplace, pygen, validate
+from . import cpp, inplace, pygen, ty, validate
 from .errors import DiagnosticList
 from .loader import load_schema
 from .model import NodeDef, Schema
@@ -167,6 +167,7 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
                 f"enum {e.name} is generated only into a whole header (in-place regions hold "
                 "nodes): give --header",
             )
+    _check_enums_in_regions(schema, placed, errors)
     _check_reducers(schema, placed, custom, bool(options.header), errors)
     _check_region_order(schema, placed, errors)
     has_visit = {n.name: cpp.has_visit_attrs(n, custom) for n in emitted}
@@ -239,6 +240,44 @@ def _where(node: NodeDef, placed: Dict[str, Tuple[_CppFile, inplace.Region]]) ->
         f, r = placed[node.name]
         return f.path, r.line
     return node.file, node.line
+
+
+def _enums_in(t: ty.Type) -> List[ty.EnumType]:
+    """The enum types `t` is or holds (an Optional, Array or Map of one)."""
+    if isinstance(t, ty.EnumType):
+        return [t]
+    if isinstance(t, ty.ArrayType):
+        return _enums_in(t.elem)
+    if isinstance(t, ty.MapType):
+        return _enums_in(t.key) + _enums_in(t.value)
+    if isinstance(t, ty.OptionalType):
+        return _enums_in(t.value)
+    return []
+
+
+def _check_enums_in_regions(schema, placed, errors) -> None:
+    """A node in an in-place region may not hold an enum these schema files declare: enums are
+    generated into --header only, which includes the in-place files, so the region would use
+    the enum before its declaration. (An enum of another schema file comes from that file's
+    header, which the user includes.)"""
+    emitted = {e.cls: e for e in schema.emitted_enums}
+    for name, (f, region) in placed.items():
+        node = schema.by_name[name]
+        for fd in node.fields:
+            for t in _enums_in(fd.type):
+                enum = emitted.get(t.cls)
+                if enum is None:
+                    continue
+                errors.add(
+                    f.path,
+                    region.line,
+                    f"{name} holds enum {enum.name} (field '{fd.name}', "
+                    f"{os.path.basename(fd.file)}:{fd.line}), which is generated into --header "
+                    "only, and --header includes this file: the region would use the enum "
+                    f"before its declaration. Generate {name} into --header (remove the region) "
+                    f"or declare {enum.name} in a schema file of its own",
+                )
+                break
 
 
 def _check_custom_regions(

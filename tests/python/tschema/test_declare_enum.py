@@ -262,6 +262,24 @@ def test_error_enum_without_header(tmp_path):
     )
 
 
+def test_error_in_place_region_of_a_node_holding_an_enum(tmp_path):
+    """The enum goes into --header, which includes the in-place files: a node in an in-place
+    region would use the enum before its declaration (a C++ error 60 lines long). tschema says
+    so, at the region's file:line and the field's schema line."""
+    path = write(tmp_path / "schema.py", HEAD + enum_body("    A = 0\n"))
+    ir = write(tmp_path / "ir.h", "#pragma once\n\n// tschema: UseNode\n// tschema: end\n")
+    err = expect_error(
+        tmp_path,
+        ["generate", path, "--in-place", ir, "--header", tmp_path / "all.h"],
+        "ir.h:3: UseNode holds enum Kind (field 'op', schema.py:"
+        f"{line_of(path, 'op: Kind')}), which is generated into --header only",
+    )
+    assert "remove the region" in err
+    # The same node generated into --header instead is fine.
+    code, _, err = run_cli("generate", path, "--header", tmp_path / "all.h")
+    assert code == 0, err
+
+
 def test_error_member_reserved_by_python(tmp_path):
     body = enum_body("    A = 0\n    mro = 1\n")
     check_error(tmp_path, body, "mro = 1", "member 'mro' of enum Kind is reserved by Python enums")
