@@ -18,6 +18,14 @@ pub fn slow_init_library() -> PathBuf {
         .join("libslowinit.so")
 }
 
+/// libshapes.so: tests/tschema/shapes.cc, the registration tschema generates from
+/// tests/tschema/shapes_schema.py (with shapes.h), built like libdemo.so.
+pub fn shapes_library() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_library("../tschema/shapes.cc", "libshapes.so"))
+        .join("libshapes.so")
+}
+
 /// Builds tests/demo/`source` into `name` in the test directory when missing or stale.
 fn build_library(source: &str, name: &str) -> PathBuf {
     {
