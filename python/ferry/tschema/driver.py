@@ -105,7 +105,9 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
     schema_names = ", ".join(os.path.basename(f) for f in schema.files)
     emitted = schema.emitted
 
-    paths = [p for p in [options.header, options.source, options.python, options.pyi, options.rust] if p]
+    paths = [
+        p for p in [options.header, options.source, options.python, options.pyi, options.rust] if p
+    ]
     paths += options.in_place
     seen_paths: Dict[str, str] = {}
     for p in paths:

@@ -43,6 +43,7 @@ fn constructors_take_the_schema_defaults_and_getters_read_typed_fields() -> ferr
     let g = Group::new("both", items)?;
     assert_eq!(g.items()?.len(), 2);
     assert_eq!(g.items()?.get(1).unwrap().name()?, "dot");
+    assert_eq!((g.tags()?.len(), g.r#type()?.is_none()), (0, true));
     assert_eq!(
         (g.scale()?, g.label()?.is_none(), g.extra()?.is_none()),
         (None, true, true)
@@ -53,9 +54,12 @@ fn constructors_take_the_schema_defaults_and_getters_read_typed_fields() -> ferr
         Some(0.5),
         Some("l"),
         Some(c.clone().into()),
+        [(ferry::String::from("k"), 1i64)].into_iter().collect(),
+        Some("t"),
     )?;
     assert_eq!(g.scale()?, Some(0.5));
     assert_eq!(g.label()?.unwrap(), "l");
+    assert_eq!((g.tags()?.len(), g.r#type()?.unwrap()), (1, "t".into()));
     assert!(g.extra()?.unwrap().same_as(c.as_object()));
     Ok(())
 }

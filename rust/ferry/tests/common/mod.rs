@@ -40,6 +40,8 @@ fn build_library(source: &str, name: &str) -> PathBuf {
         let fresh = match modified(&library) {
             Some(built) => {
                 modified(&source).is_some_and(|s| s <= built)
+                    // The header beside a generated source (tests/tschema/shapes.h), if any.
+                    && modified(&source.with_extension("h")).map_or(true, |h| h <= built)
                     && modified(&libferry).is_some_and(|l| l <= built)
             }
             None => false,

@@ -34,6 +34,8 @@ FERRY_REGISTER_NODE_TYPE(GroupNode);
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "scale");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "label");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "extra");
+FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "tags");
+FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "type");
 FERRY_REGISTER_GLOBAL("rs_shapes.Group.__init__")
     .set_body_typed(
         [](
@@ -41,10 +43,12 @@ FERRY_REGISTER_GLOBAL("rs_shapes.Group.__init__")
             ::ferry::Array<Shape> items,
             ::ferry::Optional<double> scale,
             ::ferry::Optional<::ferry::String> label,
-            ::ferry::ObjectRef extra) {
-          return Group(std::move(name), std::move(items), std::move(scale), std::move(label), std::move(extra));
+            ::ferry::ObjectRef extra,
+            ::ferry::Map<::ferry::String, int64_t> tags,
+            ::ferry::Optional<::ferry::String> type) {
+          return Group(std::move(name), std::move(items), std::move(scale), std::move(label), std::move(extra), std::move(tags), std::move(type));
         },
-        {"name", "items", "scale", "label", "extra"})
+        {"name", "items", "scale", "label", "extra", "tags", "type"})
     .quick();
 
 // clang-format on

@@ -104,6 +104,8 @@ class GroupNode : public ShapeNode {
   ::ferry::Optional<double> scale;
   ::ferry::Optional<::ferry::String> label;
   ::ferry::ObjectRef extra;
+  ::ferry::Map<::ferry::String, int64_t> tags;
+  ::ferry::Optional<::ferry::String> type;
 
   void VisitAttrs(::ferry::AttrVisitor* v) {
     v->Visit("name", &name);
@@ -111,10 +113,13 @@ class GroupNode : public ShapeNode {
     v->Visit("scale", &scale);
     v->Visit("label", &label);
     v->Visit("extra", &extra);
+    v->Visit("tags", &tags);
+    v->Visit("type", &type);
   }
   bool SEqualReduce(const GroupNode* other, ::ferry::SEqualReducer equal) const {
     return equal(name, other->name) && equal(items, other->items) && equal(scale, other->scale) &&
-           equal(label, other->label) && equal(extra, other->extra);
+           equal(label, other->label) && equal(extra, other->extra) && equal(tags, other->tags) &&
+           equal(type, other->type);
   }
   void SHashReduce(::ferry::SHashReducer hash_reduce) const {
     hash_reduce(name);
@@ -122,6 +127,8 @@ class GroupNode : public ShapeNode {
     hash_reduce(scale);
     hash_reduce(label);
     hash_reduce(extra);
+    hash_reduce(tags);
+    hash_reduce(type);
   }
 
   static constexpr const char* _type_key = "rs_shapes.Group";
@@ -137,13 +144,17 @@ class Group : public Shape {
       ::ferry::Array<Shape> items,
       ::ferry::Optional<double> scale = ::ferry::Optional<double>(),
       ::ferry::Optional<::ferry::String> label = ::ferry::Optional<::ferry::String>(),
-      ::ferry::ObjectRef extra = ::ferry::ObjectRef()) {
+      ::ferry::ObjectRef extra = ::ferry::ObjectRef(),
+      ::ferry::Map<::ferry::String, int64_t> tags = ::ferry::Map<::ferry::String, int64_t>(),
+      ::ferry::Optional<::ferry::String> type = ::ferry::Optional<::ferry::String>()) {
     ::ferry::ObjectPtr<GroupNode> n = ::ferry::make_object<GroupNode>();
     n->name = std::move(name);
     n->items = std::move(items);
     n->scale = std::move(scale);
     n->label = std::move(label);
     n->extra = std::move(extra);
+    n->tags = std::move(tags);
+    n->type = std::move(type);
     data_ = std::move(n);
   }
   FERRY_DEFINE_OBJECT_REF_METHODS(Group, Shape, GroupNode);

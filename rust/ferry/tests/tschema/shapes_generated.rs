@@ -158,7 +158,7 @@ impl Group {
     }
 
     /// A new `rs_shapes.Group` from every field.
-    pub fn new_full(name: &str, items: ferry::Array<Shape>, scale: Option<f64>, label: Option<&str>, extra: Option<ferry::ObjectRef>) -> ferry::Result<Group> {
+    pub fn new_full(name: &str, items: ferry::Array<Shape>, scale: Option<f64>, label: Option<&str>, extra: Option<ferry::ObjectRef>, tags: ferry::Map<ferry::String, i64>, r#type: Option<&str>) -> ferry::Result<Group> {
         ferry::make_node(
             "rs_shapes.Group",
             &[
@@ -167,6 +167,8 @@ impl Group {
                 ("scale", ferry::IntoAny::into_any(scale)),
                 ("label", ferry::IntoAny::into_any(label)),
                 ("extra", ferry::IntoAny::into_any(extra)),
+                ("tags", ferry::IntoAny::into_any(tags)),
+                ("type", ferry::IntoAny::into_any(r#type)),
             ],
         )?
         .downcast()
@@ -190,5 +192,15 @@ impl Group {
     /// The field `extra`.
     pub fn extra(&self) -> ferry::Result<Option<ferry::ObjectRef>> {
         self.0.get_attr("extra")?.cast()
+    }
+
+    /// The field `tags`.
+    pub fn tags(&self) -> ferry::Result<ferry::Map<ferry::String, i64>> {
+        self.0.get_attr("tags")?.cast()
+    }
+
+    /// The field `type`.
+    pub fn r#type(&self) -> ferry::Result<Option<ferry::String>> {
+        self.0.get_attr("type")?.cast()
     }
 }

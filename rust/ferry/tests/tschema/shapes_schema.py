@@ -44,3 +44,5 @@ class GroupNode(ShapeNode):
     scale: ty.Optional[ty.double] = None
     label: ty.Optional[ty.String] = None
     extra: ty.ObjectRef = None
+    tags: ty.Map[ty.String, ty.int64_t] = {}
+    type: ty.Optional[ty.String] = None
