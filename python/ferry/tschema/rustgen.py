@@ -69,6 +69,8 @@ def _rust_type(t: ty.Type, schema: Schema, nested: bool = False) -> str:
             return "ferry::Any"
         if t.name == "ObjectRef":
             return "Option<ferry::ObjectRef>"
+        if t.name == "DataType":
+            return "ferry::DataType"
         raise _Unsupported(f"ty.{t.name}")
     if isinstance(t, ty.ArrayType):
         return f"ferry::Array<{_rust_type(t.elem, schema, True)}>"
@@ -81,10 +83,23 @@ def _rust_type(t: ty.Type, schema: Schema, nested: bool = False) -> str:
             return inner
         return f"Option<{inner}>"
     if isinstance(t, ty.NodeType):
-        return schema.by_cls[t.cls].ref_name
+        node = schema.by_cls[t.cls]
+        if not node.emitted:
+            raise _Unsupported(_elsewhere(node.name, node.file))
+        return node.ref_name
     if isinstance(t, ty.EnumType):
-        return schema.by_enum[t.cls].name
+        enum = schema.by_enum[t.cls]
+        if not enum.emitted:
+            raise _Unsupported(_elsewhere(enum.name, enum.file))
+        return enum.name
     raise _Unsupported(t.spelling)
+
+
+def _elsewhere(name: str, file: str) -> str:
+    return (
+        f"{name} (declared in {file}, which is not among the schema files of this run; "
+        "give both to one --rust run)"
+    )
 
 
 def _param_type(t: ty.Type, rust: str) -> str:
@@ -216,6 +231,12 @@ def _ctor(node: NodeDef, fn: str, doc: str, fields: List[tuple]) -> List[str]:
 
 def _node(node: NodeDef, schema: Schema, errors: DiagnosticList) -> List[str]:
     parent = node.parent.ref_name if node.parent else "ferry::ObjectRef"
+    if node.parent and not node.parent.emitted:
+        errors.add(
+            node.file,
+            node.line,
+            f"{node.name} derives from {_elsewhere(node.parent.name, node.parent.file)}",
+        )
     out = _doc(node.doc or [f"A reference to a `{node.type_key}` node."])
     out = ["ferry::node_ref! {"] + ["    " + line for line in out]
     out += [f'    pub struct {node.ref_name}: {parent} = "{node.type_key}";', "}", ""]
@@ -230,7 +251,7 @@ def _node(node: NodeDef, schema: Schema, errors: DiagnosticList) -> List[str]:
                     f.file,
                     f.line,
                     f"field {f.name!r} of {node.name}: {e} has no Rust form in "
-                    "`tschema generate --rust` yet",
+                    "`tschema generate --rust`",
                 )
             continue
         typed.append((f, _ident(f, errors) if f.owner is node else _raw(f.name), rust))

@@ -50,6 +50,34 @@ impl DataType {
     }
 }
 
+/// A DataType is a plain value cell (`kFerryDataType`), as C++ `DataType` fields hold.
+impl IntoAny for DataType {
+    fn into_any(self) -> Any {
+        let cell = sys::FerryAny {
+            type_index: sys::kFerryDataType,
+            small_len: 0,
+            value: sys::FerryAnyValue {
+                v_dtype: self.raw(),
+            },
+        };
+        // SAFETY: a POD cell, which owns no reference.
+        unsafe { Any::from_raw(cell) }
+    }
+}
+/// A DataType cell, or the text form of one (`"float32"`), as C++ converts.
+impl FromAny for DataType {
+    fn type_str() -> std::string::String {
+        "DataType".into()
+    }
+    fn from_view(view: &AnyView<'_>) -> Option<DataType> {
+        if view.type_index() == sys::kFerryDataType {
+            // SAFETY: a DataType cell holds v_dtype.
+            return Some(DataType::from(unsafe { view.raw().value.v_dtype }));
+        }
+        DataType::parse(&view.cast::<std::string::String>().ok()?).ok()
+    }
+}
+
 impl From<sys::FerryDataType> for DataType {
     fn from(raw: sys::FerryDataType) -> DataType {
         DataType {

@@ -44,6 +44,7 @@ fn constructors_take_the_schema_defaults_and_getters_read_typed_fields() -> ferr
     assert_eq!(g.items()?.len(), 2);
     assert_eq!(g.items()?.get(1).unwrap().name()?, "dot");
     assert_eq!((g.tags()?.len(), g.r#type()?.is_none()), (0, true));
+    assert_eq!(g.dtype()?, ferry::DataType::parse("float32")?);
     assert_eq!(
         (g.scale()?, g.label()?.is_none(), g.extra()?.is_none()),
         (None, true, true)
@@ -56,10 +57,12 @@ fn constructors_take_the_schema_defaults_and_getters_read_typed_fields() -> ferr
         Some(c.clone().into()),
         [(ferry::String::from("k"), 1i64)].into_iter().collect(),
         Some("t"),
+        ferry::DataType::parse("int8")?,
     )?;
     assert_eq!(g.scale()?, Some(0.5));
     assert_eq!(g.label()?.unwrap(), "l");
     assert_eq!((g.tags()?.len(), g.r#type()?.unwrap()), (1, "t".into()));
+    assert_eq!(g.dtype()?.to_string(), "int8");
     assert!(g.extra()?.unwrap().same_as(c.as_object()));
     Ok(())
 }

@@ -69,6 +69,7 @@ class LeafNode(BaseNode):
     type: ty.Optional[ty.int64_t] = None
     mode: Mode = Mode.Slow
     other: ty.ObjectRef = None
+    dtype: ty.DataType = "int32"
 '''
 
 
@@ -99,6 +100,7 @@ def test_rust_text_for_every_field_kind(tmp_path):
         'pub fn r#type(&self) -> ferry::Result<Option<i64>> {\n        self.0.get_attr("type")',
         "pub fn mode(&self) -> ferry::Result<Mode> {",
         "pub fn other(&self) -> ferry::Result<Option<ferry::ObjectRef>> {",
+        "pub fn dtype(&self) -> ferry::Result<ferry::DataType> {",
         # new: the fields without default (inherited first); new_full: all of them.
         "pub fn new(count: i64, ratio: f64, small: f32, big: u64, text: &str, flag: bool, "
         "kids: ferry::Array<Base>, table: ferry::Map<ferry::String, i32>) "
@@ -106,7 +108,8 @@ def test_rust_text_for_every_field_kind(tmp_path):
         '("big", ferry::Any::try_from(big)?),',
         '("text", ferry::IntoAny::into_any(text)),',
         "#[allow(clippy::too_many_arguments)]\n    pub fn new_full(",
-        "r#type: Option<i64>, mode: Mode, other: Option<ferry::ObjectRef>) -> ferry::Result<Leaf>",
+        "r#type: Option<i64>, mode: Mode, other: Option<ferry::ObjectRef>, dtype: ferry::DataType) "
+        "-> ferry::Result<Leaf>",
     ]
     for snippet in expected:
         assert snippet in text, f"missing:\n{snippet}\n--- in ---\n{text}"
@@ -132,7 +135,6 @@ def test_unsupported_field_types_and_names_name_the_schema_line(tmp_path):
         @declare
         class BadNode(Object):
             type_key = "bad.Bad"
-            dtype: ty.DataType
             downcast: ty.int64_t
             nested: ty.Array[ty.uint64_t]
         """
@@ -141,9 +143,8 @@ def test_unsupported_field_types_and_names_name_the_schema_line(tmp_path):
     code, _, err = generate(tmp_path, schema)
     assert code != 0
     path = str(tmp_path / "schema.py")
-    assert f"{path}:13: " in err and "ty.DataType has no Rust form" in err, err
-    assert f"{path}:14: " in err and "'downcast' would clash with the method downcast" in err, err
-    assert f"{path}:15: " in err and "ty.uint64_t inside a container" in err, err
+    assert f"{path}:13: " in err and "'downcast' would clash with the method downcast" in err, err
+    assert f"{path}:14: " in err and "ty.uint64_t inside a container" in err, err
     assert f"{path}:5: " in err and "member 'name' of enum Kind" in err, err
     assert (tmp_path / "out.rs").read_text() == "old"  # nothing written
 
@@ -157,3 +158,16 @@ def test_rust_output_is_checked_like_the_others(tmp_path):
     code, out, err = run_cli(*args)
     assert code != 0
     assert "out.rs" in out + err
+
+
+def test_nodes_of_schema_files_not_in_the_run_are_errors(tmp_path):
+    fixtures = REPO / "tests" / "python" / "tschema" / "fixtures"
+    code, _, err = run_cli("generate", fixtures / "kitchen_ops.py", "--rust", tmp_path / "o.rs")
+    assert code != 0
+    assert "kitchen_ops.py:8: CallNode derives from ExprNode (declared in " in err, err
+    assert "kitchen_ops.py:22: field 'args' of CallNode: ExprNode (declared in" in err, err
+    assert "give both to one --rust run" in err
+    assert not (tmp_path / "o.rs").exists()
+    both = [fixtures / "kitchen.py", fixtures / "kitchen_ops.py"]
+    assert run_cli("generate", *both, "--rust", tmp_path / "o.rs")[0] == 0
+    assert "pub struct Call: Expr" in (tmp_path / "o.rs").read_text()

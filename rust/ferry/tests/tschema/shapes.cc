@@ -36,6 +36,7 @@ FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "label");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "extra");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "tags");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "type");
+FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "dtype");
 FERRY_REGISTER_GLOBAL("rs_shapes.Group.__init__")
     .set_body_typed(
         [](
@@ -45,10 +46,11 @@ FERRY_REGISTER_GLOBAL("rs_shapes.Group.__init__")
             ::ferry::Optional<::ferry::String> label,
             ::ferry::ObjectRef extra,
             ::ferry::Map<::ferry::String, int64_t> tags,
-            ::ferry::Optional<::ferry::String> type) {
-          return Group(std::move(name), std::move(items), std::move(scale), std::move(label), std::move(extra), std::move(tags), std::move(type));
+            ::ferry::Optional<::ferry::String> type,
+            ::ferry::DataType dtype) {
+          return Group(std::move(name), std::move(items), std::move(scale), std::move(label), std::move(extra), std::move(tags), std::move(type), std::move(dtype));
         },
-        {"name", "items", "scale", "label", "extra", "tags", "type"})
+        {"name", "items", "scale", "label", "extra", "tags", "type", "dtype"})
     .quick();
 
 // clang-format on

@@ -106,6 +106,7 @@ class GroupNode : public ShapeNode {
   ::ferry::ObjectRef extra;
   ::ferry::Map<::ferry::String, int64_t> tags;
   ::ferry::Optional<::ferry::String> type;
+  ::ferry::DataType dtype = ::ferry::DataType("float32");
 
   void VisitAttrs(::ferry::AttrVisitor* v) {
     v->Visit("name", &name);
@@ -115,11 +116,12 @@ class GroupNode : public ShapeNode {
     v->Visit("extra", &extra);
     v->Visit("tags", &tags);
     v->Visit("type", &type);
+    v->Visit("dtype", &dtype);
   }
   bool SEqualReduce(const GroupNode* other, ::ferry::SEqualReducer equal) const {
     return equal(name, other->name) && equal(items, other->items) && equal(scale, other->scale) &&
            equal(label, other->label) && equal(extra, other->extra) && equal(tags, other->tags) &&
-           equal(type, other->type);
+           equal(type, other->type) && equal(dtype, other->dtype);
   }
   void SHashReduce(::ferry::SHashReducer hash_reduce) const {
     hash_reduce(name);
@@ -129,6 +131,7 @@ class GroupNode : public ShapeNode {
     hash_reduce(extra);
     hash_reduce(tags);
     hash_reduce(type);
+    hash_reduce(dtype);
   }
 
   static constexpr const char* _type_key = "rs_shapes.Group";
@@ -146,7 +149,8 @@ class Group : public Shape {
       ::ferry::Optional<::ferry::String> label = ::ferry::Optional<::ferry::String>(),
       ::ferry::ObjectRef extra = ::ferry::ObjectRef(),
       ::ferry::Map<::ferry::String, int64_t> tags = ::ferry::Map<::ferry::String, int64_t>(),
-      ::ferry::Optional<::ferry::String> type = ::ferry::Optional<::ferry::String>()) {
+      ::ferry::Optional<::ferry::String> type = ::ferry::Optional<::ferry::String>(),
+      ::ferry::DataType dtype = ::ferry::DataType("float32")) {
     ::ferry::ObjectPtr<GroupNode> n = ::ferry::make_object<GroupNode>();
     n->name = std::move(name);
     n->items = std::move(items);
@@ -155,6 +159,7 @@ class Group : public Shape {
     n->extra = std::move(extra);
     n->tags = std::move(tags);
     n->type = std::move(type);
+    n->dtype = std::move(dtype);
     data_ = std::move(n);
   }
   FERRY_DEFINE_OBJECT_REF_METHODS(Group, Shape, GroupNode);

@@ -158,7 +158,8 @@ impl Group {
     }
 
     /// A new `rs_shapes.Group` from every field.
-    pub fn new_full(name: &str, items: ferry::Array<Shape>, scale: Option<f64>, label: Option<&str>, extra: Option<ferry::ObjectRef>, tags: ferry::Map<ferry::String, i64>, r#type: Option<&str>) -> ferry::Result<Group> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_full(name: &str, items: ferry::Array<Shape>, scale: Option<f64>, label: Option<&str>, extra: Option<ferry::ObjectRef>, tags: ferry::Map<ferry::String, i64>, r#type: Option<&str>, dtype: ferry::DataType) -> ferry::Result<Group> {
         ferry::make_node(
             "rs_shapes.Group",
             &[
@@ -169,6 +170,7 @@ impl Group {
                 ("extra", ferry::IntoAny::into_any(extra)),
                 ("tags", ferry::IntoAny::into_any(tags)),
                 ("type", ferry::IntoAny::into_any(r#type)),
+                ("dtype", ferry::IntoAny::into_any(dtype)),
             ],
         )?
         .downcast()
@@ -202,5 +204,10 @@ impl Group {
     /// The field `type`.
     pub fn r#type(&self) -> ferry::Result<Option<ferry::String>> {
         self.0.get_attr("type")?.cast()
+    }
+
+    /// The field `dtype`.
+    pub fn dtype(&self) -> ferry::Result<ferry::DataType> {
+        self.0.get_attr("dtype")?.cast()
     }
 }

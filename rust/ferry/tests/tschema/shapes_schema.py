@@ -46,3 +46,4 @@ class GroupNode(ShapeNode):
     extra: ty.ObjectRef = None
     tags: ty.Map[ty.String, ty.int64_t] = {}
     type: ty.Optional[ty.String] = None
+    dtype: ty.DataType = "float32"
