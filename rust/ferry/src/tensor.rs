@@ -15,6 +15,12 @@ use ferry_sys as sys;
 /// assert_eq!((t.code, t.bits, t.lanes), (ferry::sys::kFerryDTypeFloat, 32, 1));
 /// assert_eq!(t.to_string(), "float32");
 /// assert_eq!(ferry::DataType::parse("nonsense").unwrap_err().kind(), "ValueError");
+/// // A value cell of its own, as C++ `DataType` fields hold; its text form converts too.
+/// let any = ferry::IntoAny::into_any(t);
+/// assert_eq!(any.type_key(), "DataType");
+/// assert_eq!(any.cast::<ferry::DataType>()?, t);
+/// assert_eq!(ferry::IntoAny::into_any("int8").cast::<ferry::DataType>()?.to_string(), "int8");
+/// assert_eq!(ferry::IntoAny::into_any(3i64).cast::<ferry::DataType>().unwrap_err().kind(), "TypeError");
 /// # Ok::<(), ferry::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
