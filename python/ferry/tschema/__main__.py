@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--python", help="Python module of register_object classes to write")
         p.add_argument("--pyi", help="stub to write (default: --python with .pyi)")
+        p.add_argument("--rust", help="Rust module of typed node references to write")
         p.add_argument(
             "--in-place",
             nargs="+",
@@ -123,6 +124,7 @@ def _options(args: argparse.Namespace) -> driver.Options:
         source=args.source,
         python=args.python,
         pyi=args.pyi,
+        rust=args.rust,
         in_place=args.in_place,
         scan=args.scan,
         includes=args.include,

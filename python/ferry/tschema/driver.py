@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from . import cpp, inplace, pygen, ty, validate
+from . import cpp, inplace, pygen, rustgen, ty, validate
 from .errors import DiagnosticList
 from .loader import load_schema
 from .model import NodeDef, Schema
@@ -34,6 +34,8 @@ class Options:
     source: Optional[str] = None
     python: Optional[str] = None
     pyi: Optional[str] = None
+    #: Typed Rust references (`ferry::node_ref!`) for the nodes and enums.
+    rust: Optional[str] = None
     #: C++ files whose `// tschema:` regions are regenerated.
     in_place: List[str] = field(default_factory=list)
     #: Hand-written C++ files that are only checked (registrations, type keys).
@@ -103,7 +105,9 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
     schema_names = ", ".join(os.path.basename(f) for f in schema.files)
     emitted = schema.emitted
 
-    paths = [p for p in [options.header, options.source, options.python, options.pyi] if p]
+    paths = [
+        p for p in [options.header, options.source, options.python, options.pyi, options.rust] if p
+    ]
     paths += options.in_place
     seen_paths: Dict[str, str] = {}
     for p in paths:
@@ -214,6 +218,10 @@ def plan(options: Options) -> Tuple[Schema, List[Output]]:
             schema, emitted, schema_names, includes + options.includes, has_visit
         )
         outputs.append(Output(options.source, old, _join(generated, _eol_of(old))))
+    if options.rust:
+        old = _read_existing(options.rust)
+        generated = rustgen.rust_module(schema, emitted, schema_names)
+        outputs.append(Output(options.rust, old, _join(generated, _eol_of(old))))
     if options.python:
         old = _read_existing(options.python)
         generated = pygen.python_module(schema, emitted, schema_names)

@@ -255,3 +255,85 @@ unsafe impl ObjectType for ObjectRef {
         true
     }
 }
+
+/// Declares a typed reference to a node type that C++ (or a run-time registration) defines:
+/// what `tschema generate --rust` writes for each node of a schema.
+///
+/// `node_ref! { pub struct Add: BinaryOp = "arith.Add"; }` makes `Add`, a `#[repr(transparent)]`
+/// [`ObjectType`] over [`ObjectRef`] that [`ObjectRef::downcast`] checks against the type key
+/// (subtypes included), converts to and from [`Any`](crate::Any), and derefs to its parent's
+/// reference (`ferry::ObjectRef` for a root), so the parent's getters apply to it.
+///
+/// ```
+/// ferry::node_ref! {
+///     /// Any object, seen as a `ferry.Object`.
+///     pub struct Thing: ferry::ObjectRef = "ferry.Object";
+/// }
+/// let obj: ferry::ObjectRef = ferry::String::from("x").into();
+/// let thing: Thing = obj.downcast()?;
+/// assert_eq!(thing.type_key(), "ferry.String"); // through Deref
+/// # Ok::<(), ferry::Error>(())
+/// ```
+#[macro_export]
+macro_rules! node_ref {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident : $parent:ty = $key:expr;) => {
+        $(#[$meta])*
+        #[repr(transparent)]
+        #[derive(Clone, Debug)]
+        $vis struct $name($crate::ObjectRef);
+
+        // SAFETY: repr(transparent) over ObjectRef, as ObjectType requires; `accepts` is the
+        // default check of the type key, and the methods of the type read fields only through
+        // checked reflection (`get_attr`), which handles any object.
+        unsafe impl $crate::ObjectType for $name {
+            const TYPE_KEY: &'static str = $key;
+        }
+
+        impl $name {
+            /// This reference as the typed reference `T` (a subtype, usually), or a TypeError
+            /// naming both type keys.
+            pub fn downcast<T: $crate::ObjectType>(self) -> $crate::Result<T> {
+                self.0.downcast()
+            }
+        }
+
+        impl ::std::ops::Deref for $name {
+            type Target = $parent;
+            fn deref(&self) -> &$parent {
+                self.0
+                    .as_ref::<$parent>()
+                    .expect("ferry::node_ref!: the parent type accepts its subtype")
+            }
+        }
+
+        impl $crate::FromAny for $name {
+            fn type_str() -> ::std::string::String {
+                ::std::string::String::from($key)
+            }
+            fn from_view(view: &$crate::AnyView<'_>) -> ::std::option::Option<$name> {
+                <$crate::ObjectRef as $crate::FromAny>::from_view(view)?
+                    .downcast()
+                    .ok()
+            }
+        }
+
+        impl $crate::IntoAny for $name {
+            fn into_any(self) -> $crate::Any {
+                $crate::IntoAny::into_any(self.0)
+            }
+        }
+
+        impl ::std::convert::From<$name> for $crate::ObjectRef {
+            fn from(value: $name) -> $crate::ObjectRef {
+                value.0
+            }
+        }
+
+        impl ::std::convert::TryFrom<$crate::ObjectRef> for $name {
+            type Error = $crate::Error;
+            fn try_from(obj: $crate::ObjectRef) -> $crate::Result<$name> {
+                obj.downcast()
+            }
+        }
+    };
+}

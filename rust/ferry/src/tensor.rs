@@ -15,6 +15,12 @@ use ferry_sys as sys;
 /// assert_eq!((t.code, t.bits, t.lanes), (ferry::sys::kFerryDTypeFloat, 32, 1));
 /// assert_eq!(t.to_string(), "float32");
 /// assert_eq!(ferry::DataType::parse("nonsense").unwrap_err().kind(), "ValueError");
+/// // A value cell of its own, as C++ `DataType` fields hold; its text form converts too.
+/// let any = ferry::IntoAny::into_any(t);
+/// assert_eq!(any.type_key(), "DataType");
+/// assert_eq!(any.cast::<ferry::DataType>()?, t);
+/// assert_eq!(ferry::IntoAny::into_any("int8").cast::<ferry::DataType>()?.to_string(), "int8");
+/// assert_eq!(ferry::IntoAny::into_any(3i64).cast::<ferry::DataType>().unwrap_err().kind(), "TypeError");
 /// # Ok::<(), ferry::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,6 +53,34 @@ impl DataType {
             bits: self.bits,
             lanes: self.lanes,
         }
+    }
+}
+
+/// A DataType is a plain value cell (`kFerryDataType`), as C++ `DataType` fields hold.
+impl IntoAny for DataType {
+    fn into_any(self) -> Any {
+        let cell = sys::FerryAny {
+            type_index: sys::kFerryDataType,
+            small_len: 0,
+            value: sys::FerryAnyValue {
+                v_dtype: self.raw(),
+            },
+        };
+        // SAFETY: a POD cell, which owns no reference.
+        unsafe { Any::from_raw(cell) }
+    }
+}
+/// A DataType cell, or the text form of one (`"float32"`), as C++ converts.
+impl FromAny for DataType {
+    fn type_str() -> std::string::String {
+        "DataType".into()
+    }
+    fn from_view(view: &AnyView<'_>) -> Option<DataType> {
+        if view.type_index() == sys::kFerryDataType {
+            // SAFETY: a DataType cell holds v_dtype.
+            return Some(DataType::from(unsafe { view.raw().value.v_dtype }));
+        }
+        DataType::parse(&view.cast::<std::string::String>().ok()?).ok()
     }
 }
 

@@ -57,6 +57,14 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// libshapes.so: tests/tschema/shapes.cc, the registration tschema generates from
+/// tests/tschema/shapes_schema.py (with shapes.h), built like libdemo.so.
+pub fn shapes_library() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_library("../tschema/shapes.cc", "libshapes.so"))
+        .join("libshapes.so")
+}
+
 /// Builds tests/demo/`source` into `name` in the test directory when missing or stale.
 fn build_library(source: &str, name: &str) -> PathBuf {
     build_library_with(source, name, None)
@@ -77,6 +85,8 @@ fn build_library_with(source: &str, name: &str, include: Option<&Path>) -> PathB
             && match modified(&library) {
                 Some(built) => {
                     modified(&source).is_some_and(|s| s <= built)
+                        // The header beside a generated source (tests/tschema/shapes.h), if any.
+                        && modified(&source.with_extension("h")).map_or(true, |h| h <= built)
                         && modified(&libferry).is_some_and(|l| l <= built)
                 }
                 None => false,

@@ -1,0 +1,105 @@
+//! `tschema generate --rust`: the checked-in output for tests/tschema/shapes_schema.py
+//! compiles against this crate, makes objects of the C++ types tschema generates from the same
+//! schema (tests/tschema/shapes.h and shapes.cc, built into libshapes.so) and reads them with
+//! typed getters. tests/python/tschema/test_rust.py regenerates all three files and fails on a
+//! difference, so this test needs no Python.
+mod common;
+
+use ferry::{ObjectRef, ObjectType};
+
+#[rustfmt::skip]
+#[allow(dead_code)]
+#[path = "tschema/shapes_generated.rs"]
+mod shapes;
+use shapes::{Circle, Color, Group, Shape};
+
+fn setup() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        ferry::load_library(common::shapes_library()).expect("libshapes.so loads");
+    });
+}
+
+#[test]
+fn constructors_take_the_schema_defaults_and_getters_read_typed_fields() -> ferry::Result<()> {
+    setup();
+    let c = Circle::new("wheel", 2.5)?;
+    assert_eq!(c.radius()?, 2.5);
+    assert_eq!(c.sides()?, 0);
+    assert!(!c.filled()?);
+    assert_eq!(c.color()?, Color::Blue);
+    assert_eq!(c.name()?, "wheel"); // the parent's getter, through Deref
+    assert_eq!(c.type_key(), "rs_shapes.Circle"); // ObjectRef's, through Deref twice
+
+    let full = Circle::new_full("gear", 1.0, 12, true, Color::Green)?;
+    assert_eq!(
+        (full.sides()?, full.filled()?, full.color()?),
+        (12, true, Color::Green)
+    );
+
+    let items: ferry::Array<Shape> = [c.clone().downcast::<Shape>()?, Shape::new("dot")?]
+        .into_iter()
+        .collect();
+    let g = Group::new("both", items)?;
+    assert_eq!(g.items()?.len(), 2);
+    assert_eq!(g.items()?.get(1).unwrap().name()?, "dot");
+    assert_eq!((g.tags()?.len(), g.r#type()?.is_none()), (0, true));
+    assert_eq!(g.dtype()?, ferry::DataType::parse("float32")?);
+    assert_eq!(
+        (g.scale()?, g.label()?.is_none(), g.extra()?.is_none()),
+        (None, true, true)
+    );
+    let g = Group::new_full(
+        "x",
+        [].into_iter().collect(),
+        Some(0.5),
+        Some("l"),
+        Some(c.clone().into()),
+        [(ferry::String::from("k"), 1i64)].into_iter().collect(),
+        Some("t"),
+        ferry::DataType::parse("int8")?,
+    )?;
+    assert_eq!(g.scale()?, Some(0.5));
+    assert_eq!(g.label()?.unwrap(), "l");
+    assert_eq!((g.tags()?.len(), g.r#type()?.unwrap()), (1, "t".into()));
+    assert_eq!(g.dtype()?.to_string(), "int8");
+    assert!(g.extra()?.unwrap().same_as(c.as_object()));
+    Ok(())
+}
+
+#[test]
+fn downcasts_are_checked_and_bad_values_are_errors() -> ferry::Result<()> {
+    setup();
+    let obj: ObjectRef = Circle::new("c", 1.0)?.into();
+    let shape: Shape = obj.clone().downcast()?;
+    let back: Circle = shape.clone().downcast()?;
+    assert!(back.as_object().same_as(&obj));
+    let err = shape.downcast::<Group>().unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert!(
+        err.message().contains("rs_shapes.Group"),
+        "{}",
+        err.message()
+    );
+    // C++ refuses an enum value that is no member, naming the enum.
+    let err = ferry::make_node(
+        "rs_shapes.Circle",
+        &[
+            ("name", "o".into()),
+            ("radius", 1.0.into()),
+            ("color", 3i64.into()),
+        ],
+    )
+    .unwrap_err();
+    assert!(
+        err.message().contains("rs_shapes.Color"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(Color::from_value(3), None);
+    assert_eq!(
+        (Color::from_name("Blue"), Color::Blue.name()),
+        (Some(Color::Blue), "Blue")
+    );
+    Ok(())
+}
