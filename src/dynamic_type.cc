@@ -477,6 +477,7 @@ void DestroyParts(const DynamicLayout& layout, Object* obj, size_t num_slots) {
 }
 
 void DynamicDestroy(FerryObject* header) {
+  LeakCheckCount(header->type_index, -1);
   Object* obj = ObjectUnsafe::FromHeader(header);
   const NodeInfo* info = GetNodeInfo(obj);
   const DynamicLayout& layout = *info->dynamic;

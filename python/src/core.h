@@ -316,6 +316,15 @@ int SetFunctionHandleFields(PyObject* function);
 void DecRefWithGil(void* obj);
 /// Makes a Function from a Python callable (new reference in *out).
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
+
+/// Turns the leak check's part of ferry._core on when FERRY_LEAK_CHECK is set (at module init);
+/// -1 with a Python error on failure.
+int InitLeakCheck();
+/// The deleter of a Function made from a Python callable: DecRefWithGil, counted for the leak
+/// check when it is on.
+void (*CallableDeleter())(void*);
+/// Counts a Function made from a Python callable (after it was made with CallableDeleter()).
+void CountCallableFunction();
 /// `call(func, args, n, result)` with the GIL released around it.
 int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
                      int32_t n, FerryAny* result);

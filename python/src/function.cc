@@ -657,11 +657,12 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
 
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   Py_INCREF(callable);
-  if (FerryFunctionCreate(callable, &CallPython, &DecRefWithGil, out) != 0) {
+  if (FerryFunctionCreate(callable, &CallPython, CallableDeleter(), out) != 0) {
     Py_DECREF(callable);
     RaiseFerryError();
     return -1;
   }
+  CountCallableFunction();
   return 0;
 }
 

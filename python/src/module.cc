@@ -599,6 +599,7 @@ PyModuleDef kModule = {
 
 PyMODINIT_FUNC PyInit__core() {
   using namespace ferry_py;
+  if (InitLeakCheck() != 0) return nullptr;
   InitObjectTypes();
   InitFunctionType();
   if (PyType_Ready(&ObjectType) < 0 || PyType_Ready(&FunctionType) < 0 ||
