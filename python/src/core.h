@@ -317,6 +317,19 @@ void DecRefWithGil(void* obj);
 /// Makes a Function from a Python callable (new reference in *out).
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
 
+/// Whether FERRY_LEAK_CHECK is on (set once, at module init).
+extern bool g_leak_check;
+void NoteWrapperMadeSlow(PyObject* wrapper);
+void NoteWrapperFreedSlow(PyObject* wrapper);
+/// Tracks a new ferry.Object / ferry.Function wrapper for the leak check; a branch when off.
+inline void NoteWrapperMade(PyObject* wrapper) {
+  if (__builtin_expect(g_leak_check, 0)) NoteWrapperMadeSlow(wrapper);
+}
+/// Forgets a wrapper being deallocated (ObjectDealloc, which every wrapper's dealloc ends in).
+inline void NoteWrapperFreed(PyObject* wrapper) {
+  if (__builtin_expect(g_leak_check, 0)) NoteWrapperFreedSlow(wrapper);
+}
+
 /// Turns the leak check's part of ferry._core on when FERRY_LEAK_CHECK is set (at module init);
 /// -1 with a Python error on failure.
 int InitLeakCheck();
