@@ -38,9 +38,14 @@ std::vector<FerryLeakCheckReporter>& Reporters() {
 /// The status of a process that leaked.
 constexpr int kLeakExitStatus = 1;
 
-void Report() {
+void ReleaseRegistries() {
   ClearGlobalsForLeakCheck();
   ClearLibraryRecordsForLeakCheck();
+  ClearFieldDefaultsForLeakCheck();
+}
+
+void Report() {
+  ReleaseRegistries();
   std::vector<FerryLeakCheckReporter> reporters;
   {
     std::lock_guard<std::mutex> lock(ReportersMutex());

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ferry/object.h"
+#include "ferry/reflection/reflection.h"  // NodeInfo
 
 namespace ferry {
 namespace details {
@@ -26,6 +27,10 @@ void ClearGlobalsForLeakCheck();
 /// Drops what library.cc keeps of past loads: the errors of failed loads and its references to
 /// the globals each library registered.
 void ClearLibraryRecordsForLeakCheck();
+/// Drops the recorded field defaults of every type registered at run time (reflection.cc), and
+/// of one type (dynamic_type.cc): a default factory made from a Python callable is the type's.
+void ClearFieldDefaultsForLeakCheck();
+void ClearFieldDefaults(const NodeInfo& info);
 
 }  // namespace details
 }  // namespace ferry

@@ -330,9 +330,13 @@ inline void NoteWrapperFreed(PyObject* wrapper) {
   if (__builtin_expect(g_leak_check, 0)) NoteWrapperFreedSlow(wrapper);
 }
 
-/// Turns the leak check's part of ferry._core on when FERRY_LEAK_CHECK is set (at module init);
-/// -1 with a Python error on failure.
-int InitLeakCheck();
+/// Frees every py_class __init__ plan (each holds its class, __init__ and defaults): the leak
+/// check's teardown. Classes called after it take the generic path.
+void DropInitPlans();
+
+/// Turns the leak check's part of ferry._core on when FERRY_LEAK_CHECK is set (at module init,
+/// once `module` exists); -1 with a Python error on failure.
+int InitLeakCheck(PyObject* module);
 /// The deleter of a Function made from a Python callable: DecRefWithGil, counted for the leak
 /// check when it is on.
 void (*CallableDeleter())(void*);

@@ -70,10 +70,10 @@ int64_t Report() {
   return leaks;
 }
 
-/// Drops the Python objects g_state holds for the life of the process (classes, hooks,
-/// cached Functions): they keep modules' classes, and through their functions' globals the
-/// modules' own wrappers, alive past finalization. Each stays usable: dicts are emptied, hooks
-/// set to NULL (which every user checks), the class cache forgotten.
+/// Drops the Python objects g_state holds for the life of the process (classes, hooks, cached
+/// Functions, py_class __init__ plans): they keep modules' classes, and through their functions'
+/// globals the modules' own wrappers, alive past finalization. Each stays usable: dicts are
+/// emptied, hooks set to NULL (which every user checks), the class cache forgotten.
 void DropStateAtTeardown(PyObject*) {
   SavedError saved;
   g_state.class_cache.clear();  // borrowed from the dicts below
@@ -85,18 +85,17 @@ void DropStateAtTeardown(PyObject*) {
   Py_CLEAR(g_state.class_hook);
   Py_CLEAR(g_state.dtype_class);
   Py_CLEAR(g_state.error_factory);
+  DropInitPlans();
 }
 
-/// Python's atexit hook: puts a capsule into ferry._core's module dict whose destructor runs
+/// Python's atexit hook (bound to the module, whatever name it was imported under): puts a
+/// capsule into ferry._core's module dict whose destructor runs
 /// DropStateAtTeardown. The interpreter wipes that dict late in finalization, after the
 /// package's modules went (an earlier drop would break a later atexit hook that uses Ferry).
-PyObject* ReleaseCaches(PyObject*, PyObject*) {
-  PyObject* module = PyImport_ImportModule("ferry._core");
-  if (module == nullptr) return nullptr;
+PyObject* ReleaseCaches(PyObject* module, PyObject*) {
   PyObject* capsule = PyCapsule_New(&g_state, "ferry._core leak check", &DropStateAtTeardown);
   int rc = capsule != nullptr ? PyModule_AddObjectRef(module, "_leak_check_teardown", capsule) : -1;
   Py_XDECREF(capsule);
-  Py_DECREF(module);
   if (rc != 0) return nullptr;
   Py_RETURN_NONE;
 }
@@ -118,7 +117,7 @@ void NoteWrapperMadeSlow(PyObject* wrapper) {
 
 void NoteWrapperFreedSlow(PyObject* wrapper) { g_wrappers->Erase(wrapper); }
 
-int InitLeakCheck() {
+int InitLeakCheck(PyObject* module) {
   int32_t enabled = 0;
   if (FerryLeakCheckEnabled(&enabled) != 0) {
     RaiseFerryError();
@@ -126,7 +125,7 @@ int InitLeakCheck() {
   }
   if (enabled == 0 || g_leak_check) return 0;
   PyObject* atexit = PyImport_ImportModule("atexit");
-  PyObject* hook = atexit != nullptr ? PyCFunction_New(&kReleaseCaches, nullptr) : nullptr;
+  PyObject* hook = atexit != nullptr ? PyCFunction_New(&kReleaseCaches, module) : nullptr;
   PyObject* done = hook != nullptr ? PyObject_CallMethod(atexit, "register", "O", hook) : nullptr;
   Py_XDECREF(atexit);
   Py_XDECREF(hook);

@@ -158,3 +158,22 @@ def test_an_atexit_hook_that_runs_after_ferrys_own_still_works_under_the_check()
     assert r.returncode == 0, r.stderr
     assert r.stdout == "2 True\n"
     assert report_lines(r.stderr) == []
+
+
+def test_callables_the_registries_hold_are_not_leaks():
+    # A default factory and a registered global made from Python callables: libferry's
+    # registries hold them for the process, and drop them before counting.
+    r = run(
+        """
+        import ferry
+
+        @ferry.py_class("leak_test.WithFactory")
+        class WithFactory(ferry.Object):
+            x: int = ferry.field(default_factory=lambda: 1)
+
+        assert WithFactory().x == 1
+        ferry.register_func("leak_test.twice", lambda v: 2 * v)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert report_lines(r.stderr) == []
