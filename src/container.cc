@@ -17,6 +17,7 @@
 #include "ferry/error.h"
 #include "ferry/function.h"
 #include "ferry/tensor.h"
+#include "leak_check_internal.h"
 
 namespace ferry {
 
@@ -41,6 +42,7 @@ size_t ArrayBytes(int64_t capacity) {
 }
 
 void DestroyArray(FerryObject* header) noexcept {
+  LeakCheckCount(header->type_index, -1);
   auto* array = static_cast<ArrayObj*>(ObjectUnsafe::FromHeader(header));
   array->~ArrayObj();
   std::free(array);
@@ -98,7 +100,8 @@ ArrayObj* ArrayAccess::PrepareWrite(ObjectPtr<Object>* data, int64_t capacity) {
 
 const ObjectPtr<Object>& EmptyArray() {
   // Never destroyed, so Array() stays valid during static destruction.
-  static const ObjectPtr<Object>* empty = new ObjectPtr<Object>(ArrayAccess::New(0));
+  static const ObjectPtr<Object>* empty =
+      LeakCheckExempt(new ObjectPtr<Object>(ArrayAccess::New(0)));
   return *empty;
 }
 
@@ -440,7 +443,9 @@ void MapObj::Rehash(size_t slot_count) {
 namespace details {
 
 const ObjectPtr<Object>& EmptyMap() {
-  static const ObjectPtr<Object>* empty = new ObjectPtr<Object>(make_object<MapObj>());
+  // Never destroyed, as EmptyArray.
+  static const ObjectPtr<Object>* empty =
+      LeakCheckExempt(new ObjectPtr<Object>(make_object<MapObj>()));
   return *empty;
 }
 

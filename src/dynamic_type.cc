@@ -26,6 +26,7 @@
 #include "ferry/function.h"
 #include "ferry/reflection/enum.h"
 #include "ferry/reflection/reflection.h"
+#include "leak_check_internal.h"
 #include "library_internal.h"
 
 namespace ferry {
@@ -605,6 +606,7 @@ void DestroyParts(const DynamicLayout& layout, Object* obj, size_t num_slots) {
 }
 
 void DynamicDestroy(FerryObject* header) {
+  LeakCheckCount(header->type_index, -1);
   Object* obj = ObjectUnsafe::FromHeader(header);
   const NodeInfo* info = GetNodeInfo(obj);
   const DynamicLayout& layout = *info->dynamic;
@@ -744,6 +746,14 @@ void SetFieldDefault(int32_t type_index, const char* field_name, const AnyView& 
   defaults[k].value = Any(value);
   defaults[k].factory = factory;
   defaults[k].set = true;
+}
+
+void ClearFieldDefaults(const NodeInfo& info) {
+  if (info.dynamic == nullptr) return;
+  std::vector<DynamicLayout::Default>
+      cleared;  // released unlocked: a factory's deleter may call in
+  std::lock_guard<std::mutex> lock(RegistrationMutex());
+  cleared.swap(info.dynamic->defaults);
 }
 
 namespace {

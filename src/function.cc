@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "c_api_internal.h"
+#include "leak_check_internal.h"
 #include "library_internal.h"
 #include "tensor_internal.h"  // the read-only refusal of a tensor argument
 
@@ -90,6 +91,14 @@ class GlobalTable {
     if (it == table_.end() || it->second->func.get() != func) return;
     removed = std::move(it->second);
     table_.erase(it);
+    lock.unlock();
+  }
+
+  /// Empties the table (the leak check at exit: the registry's own references are not leaks).
+  void Clear() {
+    std::unordered_map<std::string_view, std::unique_ptr<Entry>> cleared;  // freed unlocked
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    cleared.swap(table_);
     lock.unlock();
   }
 
@@ -230,6 +239,8 @@ void RegisterGlobalFromStatic(const char* name, ObjectRef f, const char* file, i
 void RegisterGlobalFailed(const char* name, const char* file, int line) {
   ReportRegistrationError(name, file, line);
 }
+
+void ClearGlobalsForLeakCheck() { GlobalTable::Global()->Clear(); }
 
 void RemoveGlobalIfSame(const std::string& name, const Object* func) {
   GlobalTable::Global()->RemoveIfSame(name, func);

@@ -30,6 +30,7 @@
 #include "c_api_internal.h"
 #include "ferry/details/abi_record.h"
 #include "ferry/function.h"
+#include "leak_check_internal.h"
 #include "library_internal.h"
 
 namespace ferry {
@@ -56,6 +57,12 @@ class FailedLoads {
     if (it == errors_.end()) return false;
     *out = it->second;
     return true;
+  }
+  /// Forgets every failed load (the leak check at exit).
+  void Clear() {
+    std::unordered_map<void*, Error> cleared;  // freed unlocked
+    std::lock_guard<std::mutex> lock(mutex_);
+    cleared.swap(errors_);
   }
 
  private:
@@ -161,6 +168,12 @@ class LibraryRecords {
     if (it == globals_.end() || it->second.second.get() != current) return nullptr;
     return it->second.first->c_str();
   }
+  /// Drops the held functions (the leak check at exit); the paths stay, handed out as they are.
+  void ClearFunctions() {
+    std::unordered_map<std::string, std::pair<const std::string*, Function>> cleared;
+    std::lock_guard<std::mutex> lock(mutex_);
+    cleared.swap(globals_);
+  }
 
  private:
   std::mutex mutex_;
@@ -219,6 +232,15 @@ class Closer {
   bool requested_ = false;
   bool started_ = false;
 };
+
+}  // namespace
+
+void ClearLibraryRecordsForLeakCheck() {
+  FailedLoads::Global()->Clear();
+  LibraryRecords::Global()->ClearFunctions();
+}
+
+namespace {
 
 /// `path` made absolute with symbolic links resolved, or as given when that fails.
 std::string ResolvedPath(const std::string& path) {

@@ -69,6 +69,14 @@ class PointerMap {
 
   size_t size() const { return size_; }
 
+  /// Calls `fn(key, value)` for every entry, in no particular order.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    for (const Slot& slot : slots_) {
+      if (slot.key != nullptr) fn(slot.key, slot.value);
+    }
+  }
+
  private:
   struct Slot {
     const void* key = nullptr;

@@ -17,6 +17,7 @@
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "leak_check_internal.h"
 #include "library_internal.h"
 
 namespace ferry {
@@ -153,6 +154,15 @@ class NodeRegistry {
     return it == by_key_.end() ? nullptr : it->second;
   }
 
+  /// Every node ever registered (retired ones too), for the leak check at exit.
+  std::vector<const NodeInfo*> AllNodes() {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    std::vector<const NodeInfo*> all;
+    for (const auto& node : nodes_) all.push_back(node.get());
+    for (const auto& node : retired_) all.push_back(node.get());
+    return all;
+  }
+
  private:
   void UnregisterLocked(const NodeInfo* info) {
     auto it = std::find_if(nodes_.begin(), nodes_.end(),
@@ -221,6 +231,10 @@ void RegisterNode(NodeInfo info) {
 
 void UnregisterNode(const NodeInfo* info) { NodeRegistry::Global()->Unregister(info); }
 const NodeInfo* FindNodeInfoFast(int32_t index) { return NodeRegistry::Global()->FindFast(index); }
+
+void ClearFieldDefaultsForLeakCheck() {
+  for (const NodeInfo* info : NodeRegistry::Global()->AllNodes()) ClearFieldDefaults(*info);
+}
 }  // namespace details
 
 const NodeInfo* GetNodeInfo(const Object* obj) { return NodeRegistry::Global()->Find(obj); }

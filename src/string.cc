@@ -124,6 +124,7 @@ inline void GiveBlock(void* mem, int c = kStringClass) {
 template <typename T>
 void SmallDeleter(FerryObject* header) noexcept {
   static_assert(std::is_trivially_destructible_v<T>, "released without the release guard");
+  LeakCheckCount(header->type_index, -1);
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
   obj->~T();
   GiveBlock(obj);

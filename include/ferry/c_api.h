@@ -485,6 +485,20 @@ FERRY_DLL int FerryLibraryOfTypeKey(const char* type_key, const char** out_path)
 FERRY_DLL int FerryLibraryOfGlobal(const char* name, const char** out_path);
 
 // ---------------------------------------------------------------------------------------------
+// The leak check (FERRY_LEAK_CHECK=1 in the environment; docs/python.md "Leak check").
+
+/// A part of the leak report that a language frontend adds: called once at exit, after Ferry's
+/// own registries let go of their references and before Ferry counts the objects left. It drops
+/// the frontend's own process-lifetime references, prints what the frontend itself leaked (its
+/// wrappers, say) to stderr, and returns how many such leaks it printed.
+typedef int64_t (*FerryLeakCheckReporter)(void);
+/// Whether the leak check is on in this process: *out_enabled is 1 or 0.
+FERRY_DLL int FerryLeakCheckEnabled(int32_t* out_enabled);
+/// Adds `reporter` to the report at exit (reporters run last-added first). Does nothing when
+/// the check is off.
+FERRY_DLL int FerryLeakCheckAddReporter(FerryLeakCheckReporter reporter);
+
+// ---------------------------------------------------------------------------------------------
 // Errors.
 
 /// Creates an Error object (new reference) from a kind ("ValueError"), message and backtrace

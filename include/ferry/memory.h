@@ -77,6 +77,7 @@ void ObjectDestroy(FerryObject* header) noexcept {
   // The last owner's drop leaves the count at 1 (DecRef's fast path) or 0; more means a holder
   // still points at the block being freed.
   FERRY_DCHECK(__atomic_load_n(&header->ref_counter, __ATOMIC_RELAXED) <= 1);
+  LeakCheckCount(header->type_index, -1);
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
   obj->~T();
   FreeBytes<T>(obj);
@@ -86,6 +87,7 @@ void ObjectDestroy(FerryObject* header) noexcept {
 template <typename T>
 void ObjectDestroyCached(FerryObject* header) noexcept {
   FERRY_DCHECK(__atomic_load_n(&header->ref_counter, __ATOMIC_RELAXED) <= 1);
+  LeakCheckCount(header->type_index, -1);
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));
   obj->~T();
   GiveCachedBlock(obj, kBlockClass<T>);

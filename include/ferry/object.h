@@ -52,6 +52,19 @@ FERRY_DLL const char* TypeIndexToKey(int32_t type_index) noexcept;
 [[noreturn]] FERRY_DLL void ThrowError(const char* kind, const char* message);
 /// Throws the TypeError of a failed Downcast, naming both type keys.
 [[noreturn]] FERRY_DLL void ThrowDowncastError(int32_t from_type_index, const char* to_type_key);
+
+/// The live objects of each type index while the leak check (`FERRY_LEAK_CHECK=1`) is on, else
+/// nullptr. Set once by libferry's first initializer, before any object exists, and never
+/// changed after, so that with the check off counting costs one load and a branch not taken.
+FERRY_DLL extern int64_t* leak_check_counts;
+/// Counts an object of `type_index` made (`delta` 1) or freed (-1) when the leak check is on.
+/// Called by every allocator (SetHeader) and every deleter's destroy step.
+inline void LeakCheckCount(int32_t type_index, int64_t delta) noexcept {
+  int64_t* counts = leak_check_counts;
+  if (FERRY_UNLIKELY(counts != nullptr)) {
+    __atomic_fetch_add(counts + type_index, delta, __ATOMIC_RELAXED);
+  }
+}
 }  // namespace details
 
 /// The base of every object. It carries the 16-byte FerryObject header and nothing else: no
@@ -269,9 +282,12 @@ struct ObjectUnsafe {
         __atomic_exchange_n(&shared->data_.data_, own->data_.data_, __ATOMIC_ACQ_REL);
   }
   static ObjectPtr<Object>&& MovePtr(ObjectRef&& ref) { return std::move(ref.data_); }
+  /// Stamps a new object's type and deleter and counts it for the leak check; whoever calls
+  /// it must call LeakCheckCount(type_index, -1) when the object is destroyed.
   static void SetHeader(Object* obj, int32_t type_index, void (*deleter)(FerryObject*)) {
     obj->header_.type_index = type_index;
     obj->header_.deleter = deleter;
+    LeakCheckCount(type_index, 1);
   }
 };
 }  // namespace details

@@ -316,6 +316,32 @@ int SetFunctionHandleFields(PyObject* function);
 void DecRefWithGil(void* obj);
 /// Makes a Function from a Python callable (new reference in *out).
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
+
+/// Whether FERRY_LEAK_CHECK is on (set once, at module init).
+extern bool g_leak_check;
+void NoteWrapperMadeSlow(PyObject* wrapper);
+void NoteWrapperFreedSlow(PyObject* wrapper);
+/// Tracks a new ferry.Object / ferry.Function wrapper for the leak check; a branch when off.
+inline void NoteWrapperMade(PyObject* wrapper) {
+  if (__builtin_expect(g_leak_check, 0)) NoteWrapperMadeSlow(wrapper);
+}
+/// Forgets a wrapper being deallocated (ObjectDealloc, which every wrapper's dealloc ends in).
+inline void NoteWrapperFreed(PyObject* wrapper) {
+  if (__builtin_expect(g_leak_check, 0)) NoteWrapperFreedSlow(wrapper);
+}
+
+/// Frees every py_class __init__ plan (each holds its class, __init__ and defaults): the leak
+/// check's teardown. Classes called after it take the generic path.
+void DropInitPlans();
+
+/// Turns the leak check's part of ferry._core on when FERRY_LEAK_CHECK is set (at module init,
+/// once `module` exists); -1 with a Python error on failure.
+int InitLeakCheck(PyObject* module);
+/// The deleter of a Function made from a Python callable: DecRefWithGil, counted for the leak
+/// check when it is on.
+void (*CallableDeleter())(void*);
+/// Counts a Function made from a Python callable (after it was made with CallableDeleter()).
+void CountCallableFunction();
 /// `call(func, args, n, result)` with the GIL released around it.
 int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,
                      int32_t n, FerryAny* result);

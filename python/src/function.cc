@@ -366,6 +366,7 @@ void SetGilPolicy(PyFerryFunction* self, bool release_gil) {
 PyObject* FunctionNew(PyTypeObject* type, PyObject*, PyObject*) {
   PyObject* obj = type->tp_alloc(type, 0);
   if (obj == nullptr) return nullptr;
+  NoteWrapperMade(obj);
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->safe_call = &FerryFunctionCall;  // the checked entry until the handle is set
   SetGilPolicy(self, true);
@@ -665,6 +666,7 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
     DecRef(handle);
     return nullptr;
   }
+  NoteWrapperMade(obj);
   auto* self = reinterpret_cast<PyFerryFunction*>(obj);
   self->base.handle = handle;
   SetGilPolicy(self, true);  // until SetFunctionHandleFields reads the function's flags
@@ -678,11 +680,12 @@ PyObject* WrapFunction(FerryObjectHandle handle) {
 
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   Py_INCREF(callable);
-  if (FerryFunctionCreate(callable, &CallPython, &DecRefWithGil, out) != 0) {
+  if (FerryFunctionCreate(callable, &CallPython, CallableDeleter(), out) != 0) {
     Py_DECREF(callable);
     RaiseFerryError();
     return -1;
   }
+  CountCallableFunction();
   return 0;
 }
 

@@ -661,7 +661,8 @@ PyMODINIT_FUNC PyInit__core() {
       PyModule_AddObjectRef(module, "Function", reinterpret_cast<PyObject*>(&FunctionType)) < 0 ||
       PyModule_AddObjectRef(module, "Field", reinterpret_cast<PyObject*>(&FieldType)) < 0 ||
       PyModule_AddStringConstant(module, "__ferry_version__", FERRY_VERSION_STRING) < 0 ||
-      AddTensorFunctions(module) < 0 || AddPickleFunctions(module) < 0) {
+      AddTensorFunctions(module) < 0 || AddPickleFunctions(module) < 0 ||
+      InitLeakCheck(module) != 0) {
     Py_DECREF(module);
     return nullptr;
   }

@@ -123,11 +123,14 @@ void ForgetWrapper(FerryObjectHandle h, PyObject* obj) {
 // ferry.Object
 
 PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
-  return type->tp_alloc(type, 0);  // handle NULL until __init__ or __setstate__
+  PyObject* obj = type->tp_alloc(type, 0);  // handle NULL until __init__ or __setstate__
+  if (obj != nullptr) NoteWrapperMade(obj);
+  return obj;
 }
 
 void ObjectDealloc(PyObject* obj) {
   auto* self = reinterpret_cast<PyFerryObject*>(obj);
+  NoteWrapperFreed(obj);
   // First: weak reference callbacks may bring the object back to Python.
   if (self->handle != nullptr) ForgetWrapper(self->handle, obj);
   if (self->weakrefs != nullptr) PyObject_ClearWeakRefs(obj);
@@ -778,6 +781,7 @@ PyObject* WrapObject(FerryObjectHandle h, bool owned) {
     DecRef(h);
     return nullptr;
   }
+  NoteWrapperMade(obj);
   reinterpret_cast<PyFerryObject*>(obj)->handle = h;
   RememberWrapper(h, obj);
   return obj;

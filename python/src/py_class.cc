@@ -228,6 +228,24 @@ ferry::details::PointerMap<InitPlan*>& Plans() {
   return *plans;
 }
 
+/// The plans of redecorated classes, replaced in Plans(): a call may still be reading one, so
+/// they are kept until DropInitPlans.
+std::vector<InitPlan*>& ReplacedPlans() {
+  static auto* plans = new std::vector<InitPlan*>();
+  return *plans;
+}
+
+void FreePlan(InitPlan* plan) {
+  for (InitField& field : plan->fields) {
+    Py_XDECREF(field.name);
+    Py_XDECREF(field.fallback);
+  }
+  Py_XDECREF(plan->init);
+  Py_XDECREF(plan->names);
+  Py_XDECREF(reinterpret_cast<PyObject*>(plan->type));
+  delete plan;
+}
+
 PyObject* InternedStr(const char* text) {
   PyObject* s = PyUnicode_InternFromString(text);
   if (s == nullptr) PyErr_Clear();
@@ -413,10 +431,21 @@ PyObject* InstallInit(PyObject*, PyObject* args) {
   Py_INCREF(names);
   InitPlan* raw = plan.release();
   auto [slot, inserted] = Plans().Insert(cls, raw);
-  if (!inserted) *slot = raw;  // the class is redecorated: the older plan stays allocated
+  if (!inserted) {  // the class is redecorated
+    ReplacedPlans().push_back(*slot);
+    *slot = raw;
+  }
   (void)PlanIsCurrent(*raw);
   type->tp_vectorcall = PyClassVectorcall;
   Py_RETURN_NONE;
+}
+
+void DropInitPlans() {
+  std::vector<InitPlan*> plans;
+  plans.swap(ReplacedPlans());
+  Plans().ForEach([&](const void*, InitPlan* plan) { plans.push_back(plan); });
+  Plans() = ferry::details::PointerMap<InitPlan*>();  // classes called later take the generic path
+  for (InitPlan* plan : plans) FreePlan(plan);
 }
 
 }  // namespace ferry_py

@@ -718,21 +718,23 @@ struct BlockedCall {
   }
 };
 
+// Death-test children leave with std::_Exit: they hold their objects, and no exit-time check
+// (FERRY_LEAK_CHECK) should judge a test cut short.
 void CancelABlockedThread(BlockedCall* blocked) {
   int fds[2];
-  if (::pipe(fds) != 0) std::exit(10);
+  if (::pipe(fds) != 0) std::_Exit(10);
   blocked->read_fd = fds[0];
   pthread_t thread;
   auto run = [](void* arg) -> void* {
     static_cast<BlockedCall*>(arg)->call();
     return nullptr;  // not reached: the call is cancelled
   };
-  if (pthread_create(&thread, nullptr, run, blocked) != 0) std::exit(11);
+  if (pthread_create(&thread, nullptr, run, blocked) != 0) std::_Exit(11);
   while (!blocked->entered) std::this_thread::yield();
   pthread_cancel(thread);
   void* result = nullptr;
   pthread_join(thread, &result);
-  std::exit(result == PTHREAD_CANCELED ? 0 : 12);
+  std::_Exit(result == PTHREAD_CANCELED ? 0 : 12);
 }
 
 int BlockingCallback(void* resource, const FerryAny*, int32_t, FerryAny*) {
@@ -758,7 +760,7 @@ TEST_F(ThreadCancellation, InsideACCallbackCalledThroughTheCAbi) {
       {
         BlockedCall blocked;
         FerryObjectHandle func = nullptr;
-        if (FerryFunctionCreate(&blocked, BlockingCallback, nullptr, &func) != 0) std::exit(20);
+        if (FerryFunctionCreate(&blocked, BlockingCallback, nullptr, &func) != 0) std::_Exit(20);
         blocked.call = [func] {
           FerryAny result;
           FerryFunctionCall(func, nullptr, 0, &result);
@@ -788,7 +790,7 @@ TEST_F(ThreadCancellation, InsideACallbackCalledFromCpp) {
       {
         BlockedCall blocked;
         FerryObjectHandle func = nullptr;
-        if (FerryFunctionCreate(&blocked, BlockingCallback, nullptr, &func) != 0) std::exit(20);
+        if (FerryFunctionCreate(&blocked, BlockingCallback, nullptr, &func) != 0) std::_Exit(20);
         FerryAny cell{};
         cell.type_index = kFerryFunction;
         cell.v_obj = static_cast<FerryObject*>(func);

@@ -750,4 +750,69 @@ TEST(DCheck, OnWithoutNdebugAndNotEvaluatedWithIt) {
   EXPECT_DEATH(FERRY_DCHECK(evaluated == 2), "test_object.cc.*FERRY_DCHECK failed: evaluated == 2");
 #endif
 }
+
+// FERRY_LEAK_CHECK=1 is read once, when libferry loads: each child below is this binary run
+// again (the "threadsafe" death-test style) with the variable set, and exits through exit(),
+// where the check reports.
+class LeakCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const char* old = std::getenv("FERRY_LEAK_CHECK");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("FERRY_LEAK_CHECK", "1", 1);
+  }
+  void TearDown() override {
+    if (had_) {
+      setenv("FERRY_LEAK_CHECK", old_.c_str(), 1);
+    } else {
+      unsetenv("FERRY_LEAK_CHECK");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+[[noreturn]] void LeakTwoArraysAndExit() {
+  new Array<int64_t>{7};  // the handle is lost: its object is never freed
+  new Array<int64_t>{8};
+  std::exit(0);
+}
+
+[[noreturn]] void LeakACycleAndExit() {
+  {
+    List<ObjectRef> a;
+    List<ObjectRef> b;
+    a.push_back(b);
+    b.push_back(a);  // each list's only owner is the other once the handles are gone
+  }
+  std::exit(0);
+}
+
+[[noreturn]] void FreeEverythingAndExit() {
+  {
+    Array<int64_t> x{7};
+    Array<ObjectRef> arr{x, String("a string long enough to leave the small-string cache")};
+    Map<String, ObjectRef> m{{"k", arr}};
+    // The global table's references (and what its functions capture) are not leaks.
+    Function::SetGlobal("leak_check_test.f",
+                        Function::FromTyped([m](int64_t v) { return v + m.size(); }));
+  }
+  std::exit(0);
+}
+
+TEST_F(LeakCheck, AnObjectLeftAliveFailsTheExitNamingItsTypeKeyAndCount) {
+  EXPECT_EXIT(LeakTwoArraysAndExit(), ::testing::ExitedWithCode(1), "ferry: +2  ferry.Array");
+}
+
+TEST_F(LeakCheck, ACycleIsALeak) {
+  EXPECT_EXIT(LeakACycleAndExit(), ::testing::ExitedWithCode(1), "ferry: +2  ferry.List");
+}
+
+TEST_F(LeakCheck, EverythingFreedAndRegisteredGlobalsExitZeroSilently) {
+  EXPECT_EXIT(FreeEverythingAndExit(), ::testing::ExitedWithCode(0), "^$");
+}
 }  // namespace

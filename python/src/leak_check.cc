@@ -1,0 +1,149 @@
+/// \file leak_check.cc
+/// ferry._core's part of the leak check (FERRY_LEAK_CHECK=1, docs/python.md "Leak check"):
+/// libferry calls Report at exit, after Py_Finalize returned, and it prints the Python wrappers
+/// of Ferry objects that the interpreter never freed and the Functions made from Python
+/// callables that are still alive. It reads only the extension's own C++ state: the
+/// interpreter is gone by then.
+#include <cinttypes>  // PRId64
+#include <cstdio>
+#include <map>
+#include <new>  // std::bad_alloc
+#include <string>
+
+#include "core.h"
+
+namespace ferry_py {
+
+namespace {
+
+int64_t g_callable_functions = 0;
+/// Every live wrapper (keys; the values are unused), while the check is on. GIL held.
+ferry::details::PointerMap<char>* g_wrappers = nullptr;
+
+/// The deleter of a Function made from a Python callable while the check is on.
+void ReleaseCounted(void* callable) {
+  __atomic_fetch_sub(&g_callable_functions, 1, __ATOMIC_RELAXED);
+  DecRefWithGil(callable);
+}
+
+int64_t Report() {
+  // The cached global functions are the global table's (libferry dropped its own references
+  // just before); the extension's handles on them are not leaks either.
+  FerryObjectHandle* cached[] = {
+      &g_state.globals.array,         &g_state.globals.map,        &g_state.globals.list,
+      &g_state.globals.list_to_array, &g_state.globals.repr,       &g_state.globals.save_json,
+      &g_state.globals.load_json,     &g_state.globals.make_node,  &g_state.globals.list_attr_names,
+      &g_state.globals.dict_size,     &g_state.globals.dict_get,   &g_state.globals.dict_set,
+      &g_state.globals.dict_erase,    &g_state.globals.dict_count,
+  };
+  for (FerryObjectHandle* slot : cached) {
+    if (*slot != nullptr) FerryObjectDecRef(*slot);
+    *slot = nullptr;
+  }
+  int64_t leaks = 0;
+  // The interpreter never freed these wrappers; their memory stays, so their handles can be read.
+  std::map<std::string, int64_t> wrappers;
+  g_wrappers->ForEach([&](const void* wrapper, char) {
+    const FerryObjectHandle handle = static_cast<const PyFerryObject*>(wrapper)->handle;
+    const char* key = "<no object>";
+    if (handle != nullptr &&
+        FerryTypeIndexToKey(static_cast<const FerryObject*>(handle)->type_index, &key) != 0) {
+      key = "<unknown>";
+    }
+    ++wrappers[key];
+  });
+  if (!wrappers.empty()) {
+    std::fprintf(stderr, "ferry: leak check: Python wrappers alive at exit, by type key:\n");
+    for (const auto& [key, count] : wrappers) {
+      std::fprintf(stderr, "ferry:   %8" PRId64 "  %s\n", count, key.c_str());
+      leaks += count;
+    }
+  }
+  const int64_t callables = __atomic_load_n(&g_callable_functions, __ATOMIC_RELAXED);
+  if (callables != 0) {
+    std::fprintf(stderr,
+                 "ferry: leak check: %" PRId64
+                 " Function(s) made from Python callables alive at exit\n",
+                 callables);
+    leaks += callables;
+  }
+  return leaks;
+}
+
+/// Drops the Python objects g_state holds for the life of the process (classes, hooks, cached
+/// Functions, py_class __init__ plans): they keep modules' classes, and through their functions'
+/// globals the modules' own wrappers, alive past finalization. Each stays usable: dicts are
+/// emptied, hooks set to NULL (which every user checks), the class cache forgotten.
+void DropStateAtTeardown(PyObject*) {
+  SavedError saved;
+  g_state.class_cache.clear();  // borrowed from the dicts below
+  for (PyObject* dict :
+       {g_state.classes_by_key, g_state.auto_classes, g_state.field_names, g_state.global_funcs}) {
+    if (dict != nullptr) PyDict_Clear(dict);
+  }
+  Py_CLEAR(g_state.last_object_type);
+  Py_CLEAR(g_state.class_hook);
+  Py_CLEAR(g_state.dtype_class);
+  Py_CLEAR(g_state.error_factory);
+  DropInitPlans();
+}
+
+/// Python's atexit hook (bound to the module, whatever name it was imported under): puts a
+/// capsule into ferry._core's module dict whose destructor runs
+/// DropStateAtTeardown. The interpreter wipes that dict late in finalization, after the
+/// package's modules went (an earlier drop would break a later atexit hook that uses Ferry).
+PyObject* ReleaseCaches(PyObject* module, PyObject*) {
+  PyObject* capsule = PyCapsule_New(&g_state, "ferry._core leak check", &DropStateAtTeardown);
+  int rc = capsule != nullptr ? PyModule_AddObjectRef(module, "_leak_check_teardown", capsule) : -1;
+  Py_XDECREF(capsule);
+  if (rc != 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kReleaseCaches = {"_leak_check_release_caches", ReleaseCaches, METH_NOARGS,
+                              "Drops ferry._core's caches at exit (FERRY_LEAK_CHECK=1)."};
+
+}  // namespace
+
+bool g_leak_check = false;
+
+void NoteWrapperMadeSlow(PyObject* wrapper) {
+  try {
+    g_wrappers->Insert(wrapper, 0);
+  } catch (const std::bad_alloc&) {
+    // Not tracked: this wrapper is never reported.
+  }
+}
+
+void NoteWrapperFreedSlow(PyObject* wrapper) { g_wrappers->Erase(wrapper); }
+
+int InitLeakCheck(PyObject* module) {
+  int32_t enabled = 0;
+  if (FerryLeakCheckEnabled(&enabled) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  if (enabled == 0 || g_leak_check) return 0;
+  PyObject* atexit = PyImport_ImportModule("atexit");
+  PyObject* hook = atexit != nullptr ? PyCFunction_New(&kReleaseCaches, module) : nullptr;
+  PyObject* done = hook != nullptr ? PyObject_CallMethod(atexit, "register", "O", hook) : nullptr;
+  Py_XDECREF(atexit);
+  Py_XDECREF(hook);
+  if (done == nullptr) return -1;
+  Py_DECREF(done);
+  if (FerryLeakCheckAddReporter(&Report) != 0) {
+    RaiseFerryError();
+    return -1;
+  }
+  g_wrappers = new ferry::details::PointerMap<char>();  // never destroyed: read at exit
+  g_leak_check = true;
+  return 0;
+}
+
+void (*CallableDeleter())(void*) { return g_leak_check ? &ReleaseCounted : &DecRefWithGil; }
+
+void CountCallableFunction() {
+  if (g_leak_check) __atomic_fetch_add(&g_callable_functions, 1, __ATOMIC_RELAXED);
+}
+
+}  // namespace ferry_py
