@@ -191,8 +191,8 @@ static inline void FerryObjectIncRefInline(FerryObjectHandle obj) {
 }
 /// FerryObjectDecRef inline: one acq_rel decrement, the deleter when it took the count to zero
 /// (the acquire half orders the free after every other owner's release). One locked
-/// instruction and no load before it: a load of the count ahead of the decrement made a copy
-/// and drop 1.03-1.13x slower (docs/benchmarks.md, "ObjectRef release").
+/// instruction and no load of the count before it: a copy and drop is 9 instructions, not 12,
+/// and up to 1.1x faster (docs/benchmarks.md, "ObjectRef release").
 static inline void FerryObjectDecRefInline(FerryObjectHandle obj) {
   FerryObject* header = (FerryObject*)obj;
   if (__atomic_fetch_sub(&header->ref_counter, 1, __ATOMIC_ACQ_REL) == 1) {
