@@ -10,6 +10,9 @@ FERRY_BENCHMARK(TvmFfi_MakeDrop);
 #endif
 FERRY_BENCHMARK(Ferry_CopyDrop);
 FERRY_BENCHMARK(Floor_CopyDrop);
+#ifdef FERRY_BENCH_TVM_FFI
+FERRY_BENCHMARK(TvmFfi_CopyDrop);
+#endif
 FERRY_BENCHMARK(Ferry_IsInstanceHit);
 FERRY_BENCHMARK(Floor_IsInstanceHit);
 FERRY_BENCHMARK(Ferry_IsInstanceMiss);

@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
 #endif
   MEASURE(Ferry_CopyDrop);
   MEASURE(Floor_CopyDrop);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_CopyDrop);
+#endif
   MEASURE(Ferry_IsInstanceHit);
   MEASURE(Floor_IsInstanceHit);
   MEASURE(Ferry_IsInstanceMiss);

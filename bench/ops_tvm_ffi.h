@@ -72,6 +72,15 @@ struct TvmFfi_MakeDrop {
   }
 };
 
+/// Copy a tvm::ffi::ObjectRef and drop the copy: its count increment and decrement.
+struct TvmFfi_CopyDrop {
+  tvm::ffi::ObjectRef ref{tvm::ffi::make_object<tvmffi_types::SmallObj>()};
+  void operator()() {
+    tvm::ffi::ObjectRef copy = ref;
+    DoNotOptimize(copy.get());
+  }
+};
+
 /// A Leaf as a Mid: tvm-ffi's ObjectRef::as<MidObj>() without its null test (Ferry's row calls
 /// Object::as, which has none either), i.e. Object::IsInstance and the cast. The constructor
 /// checks that the Leaf's index does fall in Mid's reserved slots.

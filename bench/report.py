@@ -18,6 +18,7 @@ are left out and a note says so.
 """
 
 import json
+import os
 import re
 import sys
 
@@ -59,8 +60,19 @@ NO_PEER_NOTE = (
 )
 
 
+def level_suffix(path, paths):
+    """ " (-O3)" for a program built at -O3 (bench_X_O3.json), " (-O2)" for its -O2 twin
+    (bench_X.json when bench_X_O3.json is among `paths`), "" otherwise."""
+    stem = os.path.basename(path).removesuffix(".json")
+    if stem.endswith("_O3"):
+        return " (-O3)"
+    stems = {os.path.basename(p).removesuffix(".json") for p in paths}
+    return " (-O2)" if stem + "_O3" in stems else ""
+
+
 def report_json(paths):
     all_results = [load_aggregates(path) for path in paths]
+    suffixes = [level_suffix(path, paths) for path in paths]
     peer = any(name.startswith("BM_TvmFfi_") for r in all_results for name in r)
     if peer:
         print(
@@ -71,7 +83,7 @@ def report_json(paths):
     else:
         print("| benchmark | Ferry median | cv | floor median | cv | ratio | per item |")
         print("|---|---|---|---|---|---|---|")
-    for results in all_results:
+    for results, suffix in zip(all_results, suffixes):
         for name, aggs in results.items():
             if not name.startswith("BM_Ferry_") or "median" not in aggs:
                 continue
@@ -86,7 +98,7 @@ def report_json(paths):
             if med.get("bytes_per_second"):
                 extra.append(f"{med['bytes_per_second'] / 1e6:.0f} MB/s")
             cells = [
-                name[len("BM_Ferry_") :],
+                name[len("BM_Ferry_") :] + suffix,
                 fmt_time(med),
                 fmt_cv(aggs),
                 fmt_time(floor) if floor else "",

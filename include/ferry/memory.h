@@ -74,8 +74,8 @@ inline constexpr int kBlockClass = CachedBlockClass(sizeof(T));
 /// Runs the destructor of a `T` made by the allocators below and frees its block.
 template <typename T>
 void ObjectDestroy(FerryObject* header) noexcept {
-  // The last owner's drop leaves the count at 1 (DecRef's fast path) or 0; more means a holder
-  // still points at the block being freed.
+  // The last owner's drop leaves the count at 0 (at 1 when a never-shared object is freed
+  // without a decrement); more means a holder still points at the block being freed.
   FERRY_DCHECK(__atomic_load_n(&header->ref_counter, __ATOMIC_RELAXED) <= 1);
   LeakCheckCount(header->type_index, -1);
   T* obj = static_cast<T*>(ObjectUnsafe::FromHeader(header));

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "core.h"
+#include "state.h"
 
 namespace ferry_py {
 namespace {
@@ -267,6 +268,28 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
   return 0;
 }
 
+/// The wrapper of the argument whose object the call returned (`result` owns a reference to
+/// it), or NULL. Returned as it is, that is what WrapObject would find in the wrapper table,
+/// without the lookup: while no object has had two live wrappers (g_state.wrapper_aliases),
+/// the live wrapper holding an object is the table's entry for it. Only for the results
+/// OwnedCellToPy wraps as objects (dynamic types; a Function result gets a wrapper of its own).
+[[gnu::always_inline]] inline PyObject* ReturnedArgument(const FerryAny& result,
+                                                         PyObject* const* args,
+                                                         const FerryAny* cells, Py_ssize_t nargs) {
+  if (result.type_index < kFerryDynamicObjectBegin || g_state.wrapper_aliases) return nullptr;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (cells[i].v_obj != result.v_obj || cells[i].type_index != result.type_index) continue;
+    PyObject* arg = args[i];
+    // The class the argument conversion just confirmed first: PyObject_TypeCheck of a
+    // subclass of ferry.Object walks the MRO.
+    if ((IsLastObjectType(Py_TYPE(arg)) || IsFerryObject(arg)) && HandleOf(arg) == result.v_obj) {
+      DecRef(result.v_obj);  // the wrapper holds a reference of its own
+      return Py_NewRef(arg);
+    }
+  }
+  return nullptr;
+}
+
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
 /// waits, and those need the GIL (keeping it would deadlock them).
@@ -281,6 +304,7 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
     NamePassedArgType(args, nargs);
     return nullptr;
   }
+  if (PyObject* same = ReturnedArgument(result, args, cells, nargs)) return same;
   return OwnedCellToPy(result);
 }
 

@@ -102,9 +102,14 @@ void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
     auto [slot, inserted] = g_state.wrappers.Insert(h, obj);
     // A wrapper in its deallocation (reference count 0: clearing its __dict__ or weak references
     // ran code that brought the object back) gives way; it does not remove the new entry.
-    if (!inserted && Py_REFCNT(*slot) == 0) *slot = obj;
+    if (!inserted && Py_REFCNT(*slot) == 0) {
+      *slot = obj;
+    } else if (!inserted && *slot != obj) {
+      g_state.wrapper_aliases = true;  // `obj` is a second live wrapper of `h`
+    }
   } catch (const std::bad_alloc&) {
     // Only identity is lost: the object gets a new wrapper next time.
+    g_state.wrapper_aliases = true;
   }
 }
 

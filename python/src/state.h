@@ -92,6 +92,11 @@ struct CoreState {
   // -- Identity (object.cc).
   /// Ferry object -> its live Python wrapper (borrowed entries; see object.cc).
   ferry::details::PointerMap<PyObject*> wrappers;
+  /// Set for good once a live object has had a second wrapper, or a wrapper could not be
+  /// entered in `wrappers` (RememberWrapper). While it is false, a live wrapper that holds an
+  /// object of a non-Function type is that object's entry, so a call whose result is one of its
+  /// arguments returns the argument's wrapper without looking it up (function.cc).
+  bool wrapper_aliases = false;
 };
 
 /// The one instance.

@@ -661,6 +661,34 @@ TEST(Threads, ConcurrentCopiesKeepTheCountExact) {
   EXPECT_EQ(live_nodes, before);
 }
 
+// The release is one atomic decrement, with no load of the count before it (docs/benchmarks.md,
+// "ObjectRef release"): the deleter runs once, after the decrement that took the count to 0,
+// whether the object was shared or not.
+uint32_t count_seen_by_deleter = 99;
+int deleter_runs = 0;
+void RecordingDeleter(FerryObject* self) {
+  count_seen_by_deleter = __atomic_load_n(&self->ref_counter, __ATOMIC_RELAXED);
+  ++deleter_runs;
+}
+
+TEST(Release, TheLastDropDecrementsToZeroThenDeletes) {
+  FerryObject header{};
+  header.ref_counter = 1;
+  header.deleter = &RecordingDeleter;
+  deleter_runs = 0;
+  FerryObjectDecRefInline(&header);  // never shared
+  EXPECT_EQ(deleter_runs, 1);
+  EXPECT_EQ(count_seen_by_deleter, 0u);
+  header.ref_counter = 1;
+  FerryObjectIncRefInline(&header);
+  FerryObjectDecRefInline(&header);
+  EXPECT_EQ(deleter_runs, 1) << "a drop that leaves an owner must not delete";
+  EXPECT_EQ(header.ref_counter, 1u);
+  FerryObjectDecRefInline(&header);  // shared once, now the last owner
+  EXPECT_EQ(deleter_runs, 2);
+  EXPECT_EQ(count_seen_by_deleter, 0u);
+}
+
 // A singly linked list node: releasing the head releases the whole chain.
 class LinkNode : public Object {
  public:

@@ -2,6 +2,9 @@
 
 import multiprocessing
 import pickle
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from ferry_testing import Add, Expr, IntImm, Var
@@ -53,6 +56,57 @@ def test_identity_equality_and_hash():
     assert len({a, b, a}) == 2
     assert ferry.structural_equal(a, b)
     assert ferry.structural_hash(a) == ferry.structural_hash(b)
+
+
+def test_a_call_returning_its_argument_gives_back_the_same_wrapper(f):
+    # The result is the argument's object: its wrapper comes back as it is (without the round trip
+    # through the wrapper table), with the references of both sides exact.
+    a = IntImm(5)
+    before = sys.getrefcount(a)
+    for _ in range(100):
+        assert f.echo(a) is a
+    assert sys.getrefcount(a) == before
+    assert f.echo(a).value == 5 and type(f.echo(a)) is IntImm
+    y = Var("y")
+    assert f.echo(y) is y and f.echo(IntImm(2)).value == 2
+    # A Function result is a fresh wrapper (its GIL policy is its own), as before.
+    g = f.echo
+    assert f.echo(g) is not g and f.echo(g).same_as(g)
+
+
+def test_a_second_wrapper_of_an_object_gets_back_the_live_entry():
+    # Once an object has two live wrappers, the one the wrapper table holds is the object's
+    # Python identity: a call returning the object through the other wrapper gives the entry,
+    # not the argument. In a child process: the aliasing stays noted for the process's life.
+    script = textwrap.dedent(
+        """
+        import ferry, ferry_testing
+        from ferry_testing import IntImm
+        echo = ferry.get_global_func("test.echo")
+        a = IntImm(3)
+        assert echo(a) is a
+        b = IntImm.__new__(IntImm)
+        b.__init_handle_by_constructor__(echo, a)  # b holds a's object; a stays its entry
+        assert b is not a and b.same_as(a)
+        assert echo(b) is a, "the argument's wrapper came back, not the object's entry"
+        assert echo(a) is a
+        del a
+        c = echo(b)  # a is gone: b is no entry, so the object gets a wrapper of its own
+        assert c.same_as(b) and echo(c) is c
+        print("ok")
+        """
+    )
+    import os
+
+    import ferry_testing
+
+    paths = [os.path.dirname(ferry_testing.__file__), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"
 
 
 def test_structural_equality_maps_variables():
