@@ -109,7 +109,7 @@ def test_an_exported_rust_fn(library):
     with pytest.raises(
         TypeError,
         match=r"Mismatched type on argument 1 when calling "
-        r"`rs_lib.scaled_sum\(factor: float, values: ferry.Array\[float\]\)`: expected ferry.Array\[float\] but got ferry.String",
+        r"`rs_lib.scaled_sum\(factor: float, values: ferry.Array\[float\]\)`: expected ferry.Array\[float\] but got str",
     ):
         f(2.0, "not an array")
     with pytest.raises(TypeError, match=r"rs_lib.scaled_sum\(\) takes 2 arguments but 1 were"):
