@@ -13,7 +13,9 @@
 # Ninja, which would inherit the preloaded runtime and report the compiler's own leaks),
 # test_core_stub.py, test_subproject.py, test_dev_build.py and test_typing.py (they run mypy,
 # its stubtest and CMake, which would report their own leaks and take minutes under ASan; they
-# check stubs, types, configures and the tree, no memory), tests/python/tschema (the schema compiler is pure Python plus C++ compiles of generated code; its C++ runs under build-asan's ctest), the worked
+# check stubs, types, configures and the tree, no memory), test_wheel_script.py (it runs
+# scripts/wheel.sh's argument checks in bash, whose own allocations LeakSanitizer reports under
+# the preloaded runtime; no Ferry code runs), tests/python/tschema (the schema compiler is pure Python plus C++ compiles of generated code; its C++ runs under build-asan's ctest), the worked
 # example and the documentation (they run compilers and build trees of their own), test_dask.py
 # (a Dask cluster under ASan takes minutes, and `import distributed` alone leaves CPython
 # allocations LSan reports; the pickles it sends run under ASan in test_multiprocessing.py and
@@ -43,7 +45,7 @@ for t in tests/python/test_*.py; do
   case "$t" in
     tests/python/test_packaging.py|tests/python/test_cpp.py|tests/python/test_dask.py) ;;
     tests/python/test_core_stub.py|tests/python/test_subproject.py|tests/python/test_dev_build.py) ;;
-    tests/python/test_typing.py) ;;
+    tests/python/test_typing.py|tests/python/test_wheel_script.py) ;;
     *) tests+=("$t") ;;
   esac
 done
