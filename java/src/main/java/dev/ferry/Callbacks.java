@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The upcall side: three stubs made once for the process, shared by every Java function.
+ * The upcall side: stubs made once for the process, shared by every Java function.
  *
  * <p>A Java {@link Function.Body} becomes a Ferry Function through FerryFunctionCreate with the
  * stub {@link #CALLBACK} and, as its resource, a number that keys {@link #BODIES}. The body stays
@@ -45,24 +45,21 @@ final class Callbacks {
               MemorySegment.class)),
           FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS),
           Arena.global());
-      RELEASE = C.LINKER.upcallStub(
-          lookup.findStatic(Callbacks.class, "release",
-              MethodType.methodType(void.class, MemorySegment.class)),
-          FunctionDescriptor.ofVoid(ADDRESS),
-          Arena.global());
-      PAYLOAD_DELETER = C.LINKER.upcallStub(
-          lookup.findStatic(Callbacks.class, "releasePayload",
-              MethodType.methodType(void.class, MemorySegment.class)),
-          FunctionDescriptor.ofVoid(ADDRESS),
-          Arena.global());
-      OWNER_RELEASE = C.LINKER.upcallStub(
-          lookup.findStatic(Callbacks.class, "releaseOwner",
-              MethodType.methodType(void.class, MemorySegment.class)),
-          FunctionDescriptor.ofVoid(ADDRESS),
-          Arena.global());
+      RELEASE = deleterStub("release");
+      PAYLOAD_DELETER = deleterStub("releasePayload");
+      OWNER_RELEASE = deleterStub("releaseOwner");
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
+  }
+
+  /** A stub for C++ of the {@code void(void*)} deleter {@code name} of this class. */
+  private static MemorySegment deleterStub(String name) throws ReflectiveOperationException {
+    return C.LINKER.upcallStub(
+        MethodHandles.lookup().findStatic(Callbacks.class, name,
+            MethodType.methodType(void.class, MemorySegment.class)),
+        FunctionDescriptor.ofVoid(ADDRESS),
+        Arena.global());
   }
 
   /** A new id for `body`, kept until the Function made with it dies. */

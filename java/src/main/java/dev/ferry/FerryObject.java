@@ -19,7 +19,9 @@ import java.lang.foreign.MemorySegment;
 public sealed interface FerryObject extends AutoCloseable
     permits Node, Function, FerryArray, FerryMap, FerryList, FerryDict, Tensor {
   /** The object's address (a {@code FerryObjectHandle}), for hand-written FFM calls. */
-  MemorySegment address();
+  default MemorySegment address() {
+    return MemorySegment.ofAddress(Values.addr(this));
+  }
 
   /** The registered type key, e.g. {@code "demo.IntImm"}. */
   default String typeKey() {
@@ -67,9 +69,13 @@ public sealed interface FerryObject extends AutoCloseable
   }
 
   /** Whether this wrapper was closed. */
-  boolean isClosed();
+  default boolean isClosed() {
+    return Owned.of(this).isClosed();
+  }
 
   /** Releases this wrapper's reference; later uses of the wrapper throw. Idempotent. */
   @Override
-  void close();
+  default void close() {
+    Owned.of(this).close();
+  }
 }

@@ -16,7 +16,7 @@ import java.lang.ref.Reference;
  * long r = (Long) Ferry.getGlobalFunc("demo.call").call(cb);   // C++ calls the lambda: 42
  * }</pre>
  */
-public final class Function implements FerryObject, Owned {
+public final class Function extends Wrapper implements FerryObject {
   /** A Java function over the converted arguments; what it returns is converted back. */
   @FunctionalInterface
   public interface Body {
@@ -29,10 +29,8 @@ public final class Function implements FerryObject, Owned {
     Object call(Object... args) throws Exception;
   }
 
-  private final Handle handle;
-
   Function(long address) {
-    this.handle = new Handle(this, address);
+    super(address);
   }
 
   /**
@@ -75,41 +73,5 @@ public final class Function implements FerryObject, Owned {
     } finally {
       Reference.reachabilityFence(this);
     }
-  }
-
-  @Override
-  public Handle handle() {
-    return handle;
-  }
-
-  @Override
-  public MemorySegment address() {
-    return MemorySegment.ofAddress(handle.get(this));
-  }
-
-  /** Equal when both wrap the very same object (C++ {@code same_as}). */
-  @Override
-  public boolean equals(Object other) {
-    return other instanceof Owned o && o.handle().identity == handle.identity;
-  }
-
-  @Override
-  public int hashCode() {
-    return Long.hashCode(handle.identity);
-  }
-
-  @Override
-  public boolean isClosed() {
-    return handle.isClosed();
-  }
-
-  @Override
-  public void close() {
-    handle.close();
-  }
-
-  @Override
-  public String toString() {
-    return handle.isClosed() ? "<closed ferry.Function>" : Values.repr(this);
   }
 }

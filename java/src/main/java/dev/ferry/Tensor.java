@@ -20,14 +20,12 @@ import java.lang.ref.Reference;
  * }</pre>
  */
 @SuppressWarnings("restricted") // a sized view of memory the tensor owns
-public final class Tensor implements FerryObject, Owned {
+public final class Tensor extends Wrapper implements FerryObject {
   /** DLPack's kDLCPU. */
   public static final int CPU = 1;
 
-  private final Handle handle;
-
   Tensor(long address) {
-    this.handle = new Handle(this, address);
+    super(address);
   }
 
   /** A new compact CPU tensor of {@code shape} and {@code dtype} (contents not initialized). */
@@ -189,41 +187,5 @@ public final class Tensor implements FerryObject, Owned {
     } finally {
       Reference.reachabilityFence(this);
     }
-  }
-
-  @Override
-  public Handle handle() {
-    return handle;
-  }
-
-  @Override
-  public MemorySegment address() {
-    return MemorySegment.ofAddress(handle.get(this));
-  }
-
-  /** Equal when both wrap the very same object (C++ {@code same_as}). */
-  @Override
-  public boolean equals(Object other) {
-    return other instanceof Owned o && o.handle().identity == handle.identity;
-  }
-
-  @Override
-  public int hashCode() {
-    return Long.hashCode(handle.identity);
-  }
-
-  @Override
-  public boolean isClosed() {
-    return handle.isClosed();
-  }
-
-  @Override
-  public void close() {
-    handle.close();
-  }
-
-  @Override
-  public String toString() {
-    return handle.isClosed() ? "<closed ferry.Tensor>" : Values.repr(this);
   }
 }

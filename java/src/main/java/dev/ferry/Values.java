@@ -30,7 +30,7 @@ final class Values {
 
   /** The address of a wrapper's object; a FerryException when it was closed. */
   static long addr(FerryObject o) {
-    return ((Owned) o).handle().get(o);
+    return Owned.of(o).get(o);
   }
 
   static void setNone(long cell) {
@@ -93,7 +93,7 @@ final class Values {
       setHeader(cell, C.OPAQUE_PTR, 0);
       C.ALL.set(JAVA_LONG, cell + C.CELL_VALUE, segment.address());
     } else if (value instanceof byte[] bytes) {
-      storeNew(newBytes(bytes, scratch), cell, scratch, owned);
+      storeNew(newStringOrBytes(bytes, false, scratch), cell, scratch, owned);
     } else if (value instanceof Collection<?> items) {
       storeNew(callBuiltinForObject("ferry.Array", items.toArray(), scratch), cell, scratch, owned);
     } else if (value instanceof Object[] items) {
@@ -142,30 +142,20 @@ final class Values {
 
   /** A new ferry.String holding `utf8`. */
   static long newString(byte[] utf8, Scratch scratch) {
-    long mark = scratch.mark();
-    try {
-      long data = scratch.cString(utf8);
-      long out = scratch.alloc(8);
-      int rc = (int) C.STRING_CREATE.invokeExact(
-          MemorySegment.ofAddress(data), (long) utf8.length, MemorySegment.ofAddress(out));
-      check(rc);
-      return C.ALL.get(JAVA_LONG, out);
-    } catch (Throwable t) {
-      throw C.rethrow(t);
-    } finally {
-      scratch.release(mark);
-    }
+    return newStringOrBytes(utf8, true, scratch);
   }
 
-  private static long newBytes(byte[] bytes, Scratch scratch) {
+  /** A new ferry.String (`text`) or ferry.Bytes holding a copy of `data`. */
+  private static long newStringOrBytes(byte[] data, boolean text, Scratch scratch) {
     long mark = scratch.mark();
     try {
-      long data = scratch.cString(bytes);
-      long out = scratch.alloc(8);
-      int rc = (int) C.BYTES_CREATE.invokeExact(
-          MemorySegment.ofAddress(data), (long) bytes.length, MemorySegment.ofAddress(out));
+      MemorySegment copy = MemorySegment.ofAddress(scratch.cString(data));
+      MemorySegment out = MemorySegment.ofAddress(scratch.alloc(8));
+      int rc = text
+          ? (int) C.STRING_CREATE.invokeExact(copy, (long) data.length, out)
+          : (int) C.BYTES_CREATE.invokeExact(copy, (long) data.length, out);
       check(rc);
-      return C.ALL.get(JAVA_LONG, out);
+      return C.ALL.get(JAVA_LONG, out.address());
     } catch (Throwable t) {
       throw C.rethrow(t);
     } finally {
@@ -258,24 +248,22 @@ final class Values {
     }
   }
 
-  /** Calls the function at `fn` with Java arguments; the result converted (owned). */
+  /**
+   * Calls the function at `fn` with Java arguments; the result converted (owned). One frame
+   * from here to the downcall: a lambda recursing through C++ without end must run out of stack
+   * where the upcall catches it (CallbackTest.endlessRecursionThroughCppIsAnErrorNotACrash
+   * aborted the JVM when a helper frame stood between this method and the downcall).
+   */
   static Object call(long fn, Object[] args) {
     Scratch scratch = Scratch.get();
     long mark = scratch.mark();
     try {
-      int n = args.length;
-      long cells = scratch.alloc(C.CELL * (n + 1L));
-      for (int i = 0; i < n; i++) {
-        store(args[i], cells + C.CELL * i, scratch, false);
-      }
-      long result = cells + C.CELL * n;
-      setNone(result);
+      long cells = argumentCells(args, scratch);
+      long result = cells + C.CELL * args.length;
       int rc = (int) C.FUNCTION_CALL.invokeExact(
-          MemorySegment.ofAddress(fn), MemorySegment.ofAddress(cells), n,
+          MemorySegment.ofAddress(fn), MemorySegment.ofAddress(cells), args.length,
           MemorySegment.ofAddress(result));
-      if (rc != 0) {
-        throw Errors.take();
-      }
+      check(rc);
       return load(result, true);
     } catch (Throwable t) {
       throw C.rethrow(t);
@@ -283,6 +271,20 @@ final class Values {
       scratch.release(mark);
       Reference.reachabilityFence(args);
     }
+  }
+
+  /**
+   * `args` converted into new cells of the current frame of `scratch`, followed by one more
+   * cell set to None for the result; the address of the first.
+   */
+  private static long argumentCells(Object[] args, Scratch scratch) {
+    int n = args.length;
+    long cells = scratch.alloc(C.CELL * (n + 1L));
+    for (int i = 0; i < n; i++) {
+      store(args[i], cells + C.CELL * i, scratch, false);
+    }
+    setNone(cells + C.CELL * n);
+    return cells;
   }
 
   /** A global function of libferry itself, looked up once and kept. */
@@ -329,21 +331,14 @@ final class Values {
   /** Calls a builtin that returns an object; a new reference to it. */
   private static long callBuiltinForObject(String name, Object[] args, Scratch scratch) {
     long mark = scratch.mark();
-    long result;
     try {
-      int n = args.length;
-      long cells = scratch.alloc(C.CELL * (n + 1L));
-      for (int i = 0; i < n; i++) {
-        store(args[i], cells + C.CELL * i, scratch, false);
-      }
-      result = cells + C.CELL * n;
-      setNone(result);
+      long cells = argumentCells(args, scratch);
+      long result = cells + C.CELL * args.length;
       int rc = (int) C.FUNCTION_CALL.invokeExact(
-          MemorySegment.ofAddress(builtin(name)), MemorySegment.ofAddress(cells), n,
+          MemorySegment.ofAddress(builtin(name)), MemorySegment.ofAddress(cells), args.length,
           MemorySegment.ofAddress(result));
       check(rc);
-      int type = C.ALL.get(JAVA_INT, result + C.CELL_TYPE);
-      if (type < C.STATIC_OBJECT_BEGIN) {
+      if (C.ALL.get(JAVA_INT, result + C.CELL_TYPE) < C.STATIC_OBJECT_BEGIN) {
         throw new FerryException("InternalError", name + " returned no object");
       }
       return C.ALL.get(JAVA_LONG, result + C.CELL_VALUE);
