@@ -4,9 +4,13 @@
 #include <ferry/ferry.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>  // ptrdiff_t
 #include <cstdint>
-#include <cstdlib>  // std::exit in death tests
+#include <cstdlib>   // std::exit in death tests
+#include <iterator>  // iterator traits, distance, advance
 #include <string>
+#include <type_traits>
+#include <utility>  // pair
 #include <vector>
 
 #include "test_util.h"
@@ -178,6 +182,51 @@ TEST(Dict, ALoopWhoseBodyClearsOrGrowsTheDictNeitherCrashesNorSeesTheChange) {
   EXPECT_EQ(found.value().cast<int64_t>(), 2);
   EXPECT_EQ(++found, d.end());
   EXPECT_EQ(d.find("b"), d.end());
+}
+
+/// The iterator contract List and Dict share (details::SnapshotIterator), on `c` holding `n`
+/// items: a forward iterator; a default one is the end() sentinel, which every iterator equals
+/// once its own snapshot is exhausted; post-increment returns the old place; walks begun on
+/// the same storage are at the same places, and one begun after `write` walks the new storage.
+template <typename Container, typename Write>
+void ExpectSnapshotIteratorContract(Container c, Write write, std::ptrdiff_t n) {
+  using It = typename Container::iterator;
+  static_assert(std::is_same_v<typename std::iterator_traits<It>::iterator_category,
+                               std::forward_iterator_tag>);
+  EXPECT_TRUE(It() == It());
+  EXPECT_TRUE(It() == c.end());
+  It first = c.begin();
+  EXPECT_TRUE(first == c.begin());
+  EXPECT_FALSE(first == c.end());
+  It old = first++;
+  EXPECT_TRUE(old == c.begin());
+  EXPECT_TRUE(old != first);
+  write(c);
+  EXPECT_TRUE(old != c.begin()) << "a walk begun after the write walks the copied storage";
+  EXPECT_EQ(std::distance(old, c.end()), n) << "the walk begun before the write";
+  EXPECT_EQ(std::distance(c.begin(), It()), n + 1);
+  It last = old;
+  std::advance(last, n);
+  EXPECT_TRUE(last == c.end() && c.end() == last && last == It());
+}
+
+TEST(List, ListAndDictIteratorsKeepOneContract) {
+  static_assert(std::is_same_v<List<int64_t>::iterator::value_type, int64_t>);
+  static_assert(std::is_same_v<List<int64_t>::iterator::reference, int64_t>);
+  static_assert(std::is_same_v<List<Any>::iterator::reference, const Any&>);
+  static_assert(
+      std::is_same_v<Dict<String, int64_t>::iterator::value_type, std::pair<String, int64_t>>);
+  static_assert(
+      std::is_same_v<Dict<String, int64_t>::iterator::reference, std::pair<String, int64_t>>);
+  ExpectSnapshotIteratorContract(
+      List<int64_t>{1, 2, 3}, [](List<int64_t>& l) { l.push_back(4); }, 3);
+  ExpectSnapshotIteratorContract(
+      Dict<String, int64_t>{{"a", 1}, {"b", 2}, {"c", 3}},
+      [](Dict<String, int64_t>& d) { d.Set("d", 4); }, 3);
+  Dict<String, int64_t> d = {{"a", 1}};
+  auto it = d.begin();
+  EXPECT_EQ(it.key().cast<std::string>(), "a");
+  EXPECT_EQ(it.value().cast<int64_t>(), 1);
 }
 
 TEST(Dict, AMutationIsSeenByEveryHolder) {

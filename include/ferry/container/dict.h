@@ -16,7 +16,6 @@
 #define FERRY_CONTAINER_DICT_H_
 
 #include <atomic>            // item_type
-#include <cstddef>           // ptrdiff_t
 #include <initializer_list>  // Dict{{k, v}, ...}
 #include <iterator>          // iterator traits
 #include <string>            // TypeStr
@@ -24,6 +23,7 @@
 
 #include "ferry/any.h"
 #include "ferry/container/map.h"
+#include "ferry/details/snapshot_iterator.h"
 
 namespace ferry {
 
@@ -60,45 +60,10 @@ class Dict : public ObjectRef {
   using key_type = K;
   using mapped_type = V;
 
-  /// Walks the entries the dict held when the walk began, in insertion order: it keeps that
-  /// storage (an O(1) snapshot, as ToMap), so setting, erasing or clearing inside the loop
-  /// neither invalidates it nor shows in it (the first such write copies the storage once).
-  /// `end()` is a sentinel every iterator compares equal to once its own snapshot is exhausted.
-  class iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = std::pair<K, V>;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = value_type;
-
-    iterator() = default;
-    value_type operator*() const { return *it_; }
-    /// The stored key and value cells, without conversion.
-    const Any& key() const { return it_.key(); }
-    const Any& value() const { return it_.value(); }
-    iterator& operator++() { return ++it_, *this; }
-    iterator operator++(int) {
-      iterator old = *this;
-      ++it_;
-      return old;
-    }
-    bool operator==(const iterator& other) const {
-      if (sentinel_ || other.sentinel_) return Done() == other.Done();
-      return it_ == other.it_;
-    }
-    bool operator!=(const iterator& other) const { return !(*this == other); }
-
-   private:
-    friend class Dict;
-    iterator(Map<K, V> snapshot, typename Map<K, V>::iterator it)
-        : snapshot_(std::move(snapshot)), it_(it), sentinel_(false) {}
-    bool Done() const { return sentinel_ || it_ == snapshot_.end(); }
-
-    Map<K, V> snapshot_;
-    typename Map<K, V>::iterator it_;
-    bool sentinel_ = true;
-  };
+  /// Walks the entries the dict held when the walk began, in insertion order
+  /// (details::SnapshotIterator): setting, erasing or clearing inside the loop neither
+  /// invalidates it nor shows in it. `key()` and `value()` give the stored cells unconverted.
+  using iterator = details::SnapshotIterator<Map<K, V>>;
 
   /// A new empty dict (each one its own object).
   Dict() : ObjectRef(make_object<DictNode>()) {}
@@ -134,11 +99,7 @@ class Dict : public ObjectRef {
     auto it = snapshot.find(key);
     return iterator(std::move(snapshot), it);
   }
-  iterator begin() const {
-    Map<K, V> snapshot = Typed();
-    auto it = snapshot.begin();
-    return iterator(std::move(snapshot), it);
-  }
+  iterator begin() const { return iterator(Typed()); }
   iterator end() const { return iterator(); }
 
   /// Sets `key` to `value`, keeping the key's place when it exists.

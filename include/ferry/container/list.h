@@ -16,7 +16,6 @@
 #define FERRY_CONTAINER_LIST_H_
 
 #include <atomic>            // item_type
-#include <cstddef>           // ptrdiff_t
 #include <initializer_list>  // List{...}
 #include <iterator>          // iterator traits
 #include <string>            // TypeStr
@@ -25,6 +24,7 @@
 
 #include "ferry/any.h"
 #include "ferry/container/array.h"
+#include "ferry/details/snapshot_iterator.h"
 
 namespace ferry {
 
@@ -63,42 +63,9 @@ class List : public ObjectRef {
  public:
   using value_type = T;
 
-  /// Walks the elements the list held when the walk began: it keeps that storage (an O(1)
-  /// snapshot, as ToArray), so writing the list inside the loop, even clearing it, neither
-  /// invalidates it nor shows in it (the first such write copies the storage once). `end()` is a
-  /// sentinel every iterator compares equal to once its own snapshot is exhausted.
-  class iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = T;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = typename Array<T>::iterator::reference;
-
-    iterator() = default;
-    reference operator*() const { return *it_; }
-    iterator& operator++() { return ++it_, *this; }
-    iterator operator++(int) {
-      iterator old = *this;
-      ++it_;
-      return old;
-    }
-    bool operator==(const iterator& other) const {
-      if (sentinel_ || other.sentinel_) return Done() == other.Done();
-      return it_ == other.it_;
-    }
-    bool operator!=(const iterator& other) const { return !(*this == other); }
-
-   private:
-    friend class List;
-    explicit iterator(Array<T> snapshot)
-        : snapshot_(std::move(snapshot)), it_(snapshot_.begin()), sentinel_(false) {}
-    bool Done() const { return sentinel_ || it_ == snapshot_.end(); }
-
-    Array<T> snapshot_;
-    typename Array<T>::iterator it_;
-    bool sentinel_ = true;
-  };
+  /// Walks the elements the list held when the walk began (details::SnapshotIterator): writing
+  /// the list inside the loop, even clearing it, neither invalidates it nor shows in it.
+  using iterator = details::SnapshotIterator<Array<T>>;
 
   /// A new empty list (each one its own object).
   List() : ObjectRef(make_object<ListNode>()) {}
