@@ -7,6 +7,7 @@
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
 #include "ferry/function.h"
+#include "globals_internal.h"
 
 namespace ferry {
 
@@ -22,14 +23,16 @@ const MapObj& ArgMap(const AnyView& arg, const char* func) {
   FERRY_THROW(TypeError) << func << ": expected ferry.Map but got " << arg.GetTypeKey();
 }
 
-void CheckArgCount(int32_t num_args, int32_t expected, const char* func) {
-  if (num_args != expected) {
-    FERRY_THROW(TypeError) << func << "() takes " << expected << " argument"
-                           << (expected == 1 ? "" : "s") << " but " << num_args << " were given";
-  }
-}
-
 }  // namespace
+
+namespace details {
+void ThrowGlobalArgCountError(const char* func, int32_t expected, int32_t given) {
+  FERRY_THROW(TypeError) << func << "() takes " << expected << " argument"
+                         << (expected == 1 ? "" : "s") << " but " << given << " were given";
+}
+}  // namespace details
+
+using details::CheckArgCount;
 
 /// ferry.Array(*items) -> Array
 FERRY_REGISTER_GLOBAL("ferry.Array")

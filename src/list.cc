@@ -13,6 +13,7 @@
 #include "ferry/container/dict.h"
 #include "ferry/function.h"
 #include "ferry/reflection/reflection.h"
+#include "globals_internal.h"
 
 namespace ferry {
 
@@ -36,6 +37,8 @@ ObjectPtr<Object> DictFromMapCell(const FerryAny* map) {
 
 }  // namespace details
 
+using details::CheckArgCount;
+
 namespace {
 
 List<Any> ArgList(const AnyView& arg, const char* func) {
@@ -49,12 +52,6 @@ Dict<Any, Any> ArgDict(const AnyView& arg, const char* func) {
     FERRY_THROW(TypeError) << func << ": expected ferry.Dict, got " << arg.GetTypeKey();
   }
   return arg.cast<Dict<Any, Any>>();
-}
-void CheckArgs(int32_t n, int32_t expected, const char* func) {
-  if (n != expected) {
-    FERRY_THROW(TypeError) << func << " takes " << expected << " arguments but " << n
-                           << " were given";
-  }
 }
 
 }  // namespace
@@ -75,7 +72,7 @@ FERRY_REGISTER_GLOBAL("ferry.List")
 /// ferry.ListInsert(list, index, value): inserts before index (0 <= index <= size).
 FERRY_REGISTER_GLOBAL("ferry.ListInsert")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 3, "ferry.ListInsert");
+      CheckArgCount(n, 3, "ferry.ListInsert");
       List<Any> list = ArgList(args[0], "ferry.ListInsert");
       details::CheckNewListItems(*list.get(), args + 2, 1, args[1].cast<int64_t>());
       list.insert(args[1].cast<int64_t>(), Any(args[2]));
@@ -85,7 +82,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListInsert")
 /// ferry.ListErase(list, first, last): removes the elements [first, last).
 FERRY_REGISTER_GLOBAL("ferry.ListErase")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 3, "ferry.ListErase");
+      CheckArgCount(n, 3, "ferry.ListErase");
       ArgList(args[0], "ferry.ListErase").erase(args[1].cast<int64_t>(), args[2].cast<int64_t>());
     })
     .quick();
@@ -93,7 +90,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListErase")
 /// ferry.ListClear(list)
 FERRY_REGISTER_GLOBAL("ferry.ListClear")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 1, "ferry.ListClear");
+      CheckArgCount(n, 1, "ferry.ListClear");
       ArgList(args[0], "ferry.ListClear").clear();
     })
     .quick();
@@ -101,7 +98,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListClear")
 /// ferry.ListToArray(list) -> an Array snapshot of the elements (O(1)).
 FERRY_REGISTER_GLOBAL("ferry.ListToArray")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 1, "ferry.ListToArray");
+      CheckArgCount(n, 1, "ferry.ListToArray");
       *out = ArgList(args[0], "ferry.ListToArray").ToArray();
     })
     .quick();
@@ -220,7 +217,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListSetSlice")
 /// ferry.ListDelSlice(list, start, stop, step): `del list[start:stop:step]`.
 FERRY_REGISTER_GLOBAL("ferry.ListDelSlice")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 4, "ferry.ListDelSlice");
+      CheckArgCount(n, 4, "ferry.ListDelSlice");
       ListNode* list = ListArg(args, n, 4, "ferry.ListDelSlice");
       DeleteSlice(&list->data, ResolveSlice(args[1], args[2], args[3], list->data.size()));
     })
@@ -229,7 +226,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListDelSlice")
 /// ferry.ListPop(list, index) -> the element removed from `index` (negative from the end).
 FERRY_REGISTER_GLOBAL("ferry.ListPop")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 2, "ferry.ListPop");
+      CheckArgCount(n, 2, "ferry.ListPop");
       ListNode* list = ListArg(args, n, 2, "ferry.ListPop");
       const int64_t size = list->data.size();
       if (size == 0) FERRY_THROW(IndexError) << "pop from an empty List";
@@ -243,7 +240,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListPop")
 /// either end means that end).
 FERRY_REGISTER_GLOBAL("ferry.ListInsertClamped")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 3, "ferry.ListInsertClamped");
+      CheckArgCount(n, 3, "ferry.ListInsertClamped");
       ListNode* list = ListArg(args, n, 3, "ferry.ListInsertClamped");
       const int64_t size = list->data.size();
       int64_t at = args[1].cast<int64_t>();
@@ -266,7 +263,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListExtend")
 /// ferry.ListReverse(list): reverses in place.
 FERRY_REGISTER_GLOBAL("ferry.ListReverse")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 1, "ferry.ListReverse");
+      CheckArgCount(n, 1, "ferry.ListReverse");
       ListNode* list = ListArg(args, n, 1, "ferry.ListReverse");
       list->data.assign(std::make_reverse_iterator(list->data.end()),
                         std::make_reverse_iterator(list->data.begin()));
@@ -295,7 +292,7 @@ FERRY_REGISTER_GLOBAL("ferry.ListReplaceIfUnchanged")
 /// index is found by Python equality on the snapshot).
 FERRY_REGISTER_GLOBAL("ferry.ListEraseIfUnchanged")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 3, "ferry.ListEraseIfUnchanged");
+      CheckArgCount(n, 3, "ferry.ListEraseIfUnchanged");
       ListNode* list = ListArg(args, n, 3, "ferry.ListEraseIfUnchanged");
       if (!list->data.same_as(args[1].cast<Array<Any>>())) {
         *out = false;
@@ -324,7 +321,7 @@ FERRY_REGISTER_GLOBAL("ferry.Dict")
 /// ferry.DictSize(dict) -> int
 FERRY_REGISTER_GLOBAL("ferry.DictSize")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 1, "ferry.DictSize");
+      CheckArgCount(n, 1, "ferry.DictSize");
       *out = static_cast<int64_t>(ArgDict(args[0], "ferry.DictSize").size());
     })
     .quick();
@@ -332,7 +329,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictSize")
 /// ferry.DictGetItem(dict, key) -> the value; KeyError naming the key.
 FERRY_REGISTER_GLOBAL("ferry.DictGetItem")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 2, "ferry.DictGetItem");
+      CheckArgCount(n, 2, "ferry.DictGetItem");
       *out = ArgDict(args[0], "ferry.DictGetItem").at(args[1]);
     })
     .quick();
@@ -340,7 +337,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictGetItem")
 /// ferry.DictSetItem(dict, key, value)
 FERRY_REGISTER_GLOBAL("ferry.DictSetItem")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 3, "ferry.DictSetItem");
+      CheckArgCount(n, 3, "ferry.DictSetItem");
       Dict<Any, Any> dict = ArgDict(args[0], "ferry.DictSetItem");
       details::CheckNewDictEntry(*dict.get(), args[1], args[2]);
       dict.Set(Any(args[1]), Any(args[2]));
@@ -350,7 +347,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictSetItem")
 /// ferry.DictErase(dict, key) -> how many entries were removed (0 or 1).
 FERRY_REGISTER_GLOBAL("ferry.DictErase")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 2, "ferry.DictErase");
+      CheckArgCount(n, 2, "ferry.DictErase");
       *out = static_cast<int64_t>(ArgDict(args[0], "ferry.DictErase").erase(args[1]));
     })
     .quick();
@@ -358,7 +355,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictErase")
 /// ferry.DictCount(dict, key) -> 0 or 1.
 FERRY_REGISTER_GLOBAL("ferry.DictCount")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 2, "ferry.DictCount");
+      CheckArgCount(n, 2, "ferry.DictCount");
       *out = static_cast<int64_t>(ArgDict(args[0], "ferry.DictCount").count(args[1]));
     })
     .quick();
@@ -366,7 +363,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictCount")
 /// ferry.DictClear(dict)
 FERRY_REGISTER_GLOBAL("ferry.DictClear")
     .set_body([](const AnyView* args, int32_t n, Any*) {
-      CheckArgs(n, 1, "ferry.DictClear");
+      CheckArgCount(n, 1, "ferry.DictClear");
       ArgDict(args[0], "ferry.DictClear").clear();
     })
     .quick();
@@ -374,7 +371,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictClear")
 /// ferry.DictPop(dict, key) -> Array [value] of the removed entry, or [] when `key` is absent.
 FERRY_REGISTER_GLOBAL("ferry.DictPop")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 2, "ferry.DictPop");
+      CheckArgCount(n, 2, "ferry.DictPop");
       Dict<Any, Any> dict = ArgDict(args[0], "ferry.DictPop");
       Array<Any> found;
       if (const Any* value = dict.get()->data.get()->Find(args[1])) {
@@ -390,7 +387,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictPop")
 /// entries are dropped at once, see MapObj::Erase).
 FERRY_REGISTER_GLOBAL("ferry.DictPopItem")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 1, "ferry.DictPopItem");
+      CheckArgCount(n, 1, "ferry.DictPopItem");
       Dict<Any, Any> dict = ArgDict(args[0], "ferry.DictPopItem");
       Array<Any> item;
       const MapObj* map = dict.get()->data.get();
@@ -410,7 +407,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictPopItem")
 /// when absent.
 FERRY_REGISTER_GLOBAL("ferry.DictSetDefault")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 3, "ferry.DictSetDefault");
+      CheckArgCount(n, 3, "ferry.DictSetDefault");
       Dict<Any, Any> dict = ArgDict(args[0], "ferry.DictSetDefault");
       if (const Any* value = dict.get()->data.get()->Find(args[1])) {
         *out = *value;
@@ -440,7 +437,7 @@ FERRY_REGISTER_GLOBAL("ferry.DictUpdate")
 /// ferry.DictToMap(dict) -> a Map snapshot of the entries (O(1)).
 FERRY_REGISTER_GLOBAL("ferry.DictToMap")
     .set_body([](const AnyView* args, int32_t n, Any* out) {
-      CheckArgs(n, 1, "ferry.DictToMap");
+      CheckArgCount(n, 1, "ferry.DictToMap");
       *out = ArgDict(args[0], "ferry.DictToMap").ToMap();
     })
     .quick();

@@ -364,6 +364,22 @@ TEST(ListDict, TheGlobalsOtherLanguagesUseWorkAndNameBadArguments) {
   ExpectError([&] { global("ferry.Dict")("k"); }, "ValueError", {"pairs", "1 argument"});
 }
 
+TEST(ListDict, TheContainerGlobalsShareOneArgumentCountError) {
+  // ferry.Map* (container_globals.cc) and ferry.List*/Dict* (list.cc) had a check each; the
+  // second said "takes 1 arguments". One check now, one message.
+  auto global = [](const char* name) { return Function::GetGlobalRequired(name); };
+  Dict<Any, Any> d;
+  Map<Any, Any> m;
+  ExpectError([&] { global("ferry.DictSize")(d, 1); }, "TypeError",
+              {"ferry.DictSize() takes 1 argument but 2 were given"});
+  ExpectError([&] { global("ferry.MapSize")(m, 1); }, "TypeError",
+              {"ferry.MapSize() takes 1 argument but 2 were given"});
+  ExpectError([&] { global("ferry.ListErase")(List<Any>()); }, "TypeError",
+              {"ferry.ListErase() takes 3 arguments but 1 were given"});
+  ExpectError([&] { global("ferry.MapGetItem")(m); }, "TypeError",
+              {"ferry.MapGetItem() takes 2 arguments but 1 were given"});
+}
+
 TEST(ListDict, TheOneCallPerPythonOperationGlobalsFollowPythonRules) {
   auto global = [](const char* name) { return Function::GetGlobalRequired(name); };
   auto ints = [](const List<Any>& xs) {
