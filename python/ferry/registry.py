@@ -29,19 +29,23 @@ _T = typing.TypeVar("_T")
 _F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
 
 
+def _path_arg(path: object, func: str) -> str:
+    """The ``path`` argument of ``func`` as a str: bytes are decoded as the file system does; a
+    value of another type is a TypeError naming ``func`` and the type."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{func}: path must be a str or os.PathLike, not {type(path).__name__}")
+    return os.fspath(path)
+
+
 def load_library(path: "str | bytes | os.PathLike[str]") -> None:
     """Loads a shared library and runs its registrations (``FERRY_REGISTER_GLOBAL``,
     ``FERRY_REGISTER_NODE_TYPE``). The library stays loaded for the life of the process.
     A missing file or a library that fails to load is a RuntimeError naming the path; a
     library built against Ferry headers of another ABI is an :class:`AbiMismatchError` (an
     ImportError and a RuntimeError) naming both ABIs, raised before any of its code runs."""
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(
-            f"load_library: path must be a str or os.PathLike, not {type(path).__name__}"
-        )
-    path = os.fspath(path)
+    path = _path_arg(path, "load_library")
     # Checked here too, so that Python raises an ImportError (C++ raises a RuntimeError).
     mismatch = _core._library_abi_mismatch(path) if os.path.exists(path) else None
     if mismatch is not None:
@@ -56,13 +60,7 @@ def unload_library(path: "str | bytes | os.PathLike[str]") -> None:
     it made stay valid and keep it mapped; once the last one is gone it is closed, a moment
     later, and the path can be loaded again. RuntimeError naming the path when it was never
     loaded (or is unloaded already)."""
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(
-            f"unload_library: path must be a str or os.PathLike, not {type(path).__name__}"
-        )
-    path = os.fspath(path)
+    path = _path_arg(path, "unload_library")
     _core.unload_library(path)
     _fields_done.clear()
     cpp = sys.modules.get("ferry.cpp")

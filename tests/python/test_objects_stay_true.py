@@ -326,6 +326,13 @@ def test_bad_arguments_are_type_errors_naming_them(tmp_path):
     ferry.load_library(os.fsencode(str(TESTING_LIB)))
     with pytest.raises(RuntimeError, match="nope.so"):
         ferry.load_library(os.fsencode(str(tmp_path / "nope.so")))
+    # unload_library checks its path as load_library does (one shared check), naming itself.
+    with pytest.raises(
+        TypeError, match="unload_library: path must be a str or os.PathLike, not int"
+    ):
+        ferry.unload_library(3)
+    with pytest.raises(RuntimeError, match="never.so"):
+        ferry.unload_library(os.fsencode(str(tmp_path / "never.so")))
 
 
 def test_deep_nesting_is_a_recursion_error_even_with_a_raised_limit():
