@@ -11,19 +11,10 @@ import pickle
 import threading
 from typing import Any
 
-from ._core import Function
-from .registry import get_global_func
+from .registry import _libferry_global, get_global_func
 
-
-def _required(name: str) -> Function:
-    func = get_global_func(name)
-    if func is None:  # libferry always registers these
-        raise ImportError(f"libferry lacks the global function {name}")
-    return func
-
-
-_enum_get = _required("ferry.EnumGet")
-_enum_register = _required("ferry.EnumRegister")
+_enum_get = _libferry_global("ferry.EnumGet")
+_enum_register = _libferry_global("ferry.EnumRegister")
 _lock = threading.Lock()
 _by_key: dict[str, type[enum.Enum]] = {}
 _key_of: dict[type[enum.Enum], str] = {}

@@ -29,6 +29,15 @@ _T = typing.TypeVar("_T")
 _F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
 
 
+def _libferry_global(name: str) -> _core.Function:
+    """The global ``name`` that libferry itself registers; ImportError naming it if missing
+    (a libferry older than this package)."""
+    func = get_global_func(name, allow_missing=True)
+    if func is None:
+        raise ImportError(f"libferry lacks the global function {name}")
+    return func
+
+
 def _path_arg(path: object, func: str) -> str:
     """The ``path`` argument of ``func`` as a str: bytes are decoded as the file system does; a
     value of another type is a TypeError naming ``func`` and the type."""

@@ -9,19 +9,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ._core import Function
-from .registry import get_global_func
+from .registry import _libferry_global
 
-
-def _required(name: str) -> Function:
-    func = get_global_func(name)
-    if func is None:  # libferry always registers these
-        raise ImportError(f"libferry lacks the global function {name}")
-    return func
-
-
-_visit = _required("ferry.StructuralVisit")
-_transform = _required("ferry.StructuralTransform")
-_mismatch = _required("ferry.StructuralMismatch")
+_visit = _libferry_global("ferry.StructuralVisit")
+_transform = _libferry_global("ferry.StructuralTransform")
+_mismatch = _libferry_global("ferry.StructuralMismatch")
 
 
 def _add_note(err: BaseException, note: str) -> None:

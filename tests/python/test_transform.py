@@ -382,3 +382,12 @@ def test_mismatch_paths_read_the_same_in_every_container():
     other = ferry.List([ferry.Dict({"k": ferry.List([IntImm(2)])})])
     assert ferry.structural_mismatch(nested, other) == '[0]["k"][0].value'
     assert ferry.structural_mismatch(ferry.List([1]), ferry.List([1, 2])) == ""
+
+
+def test_the_libferry_globals_of_transform_and_enums_come_from_one_lookup():
+    # ferry.transform and ferry._enums each had their own copy of this lookup.
+    from ferry.registry import _libferry_global
+
+    assert isinstance(_libferry_global("ferry.StructuralVisit"), ferry.Function)
+    with pytest.raises(ImportError, match="libferry lacks the global function ferry.NoSuchWalk"):
+        _libferry_global("ferry.NoSuchWalk")
