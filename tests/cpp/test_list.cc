@@ -229,6 +229,35 @@ TEST(List, ListAndDictIteratorsKeepOneContract) {
   EXPECT_EQ(it.value().cast<int64_t>(), 1);
 }
 
+/// The TypeTraits List and Dict share (details::MutableContainerTraits), on `echo` (a typed
+/// function returning its `C` argument): the container itself passes shared; its immutable
+/// `storage` passes as a new container holding a copy; items of the wrong type and values of
+/// another type are TypeErrors naming the expected type.
+template <typename C, typename Storage>
+void ExpectMutableContainerTraits(C c, Storage storage, const AnyView& bad_items,
+                                  const char* type_str, const char* bad_detail) {
+  Function echo = Function::FromTyped([](C x) { return x; });
+  EXPECT_EQ(TypeTraits<C>::TypeStr(), type_str);
+  EXPECT_TRUE(echo(c).template cast<C>().same_as(c)) << "the container passes shared";
+  C copy = echo(storage).template cast<C>();
+  EXPECT_FALSE(copy.same_as(storage));
+  EXPECT_EQ(copy.size(), storage.size());
+  copy.clear();
+  EXPECT_NE(storage.size(), 0u) << "the storage passed in does not see the copy's writes";
+  ExpectError([&] { echo(bad_items); }, "TypeError", {type_str, bad_detail});
+  ExpectError([&] { echo(1.5); }, "TypeError", {type_str, "float"});
+  EXPECT_FALSE(AnyView(bad_items).try_cast<C>().has_value());
+}
+
+TEST(List, ListAndDictTypeTraitsKeepOneContract) {
+  ExpectMutableContainerTraits(List<int64_t>{1, 2}, Array<int64_t>{1, 2},
+                               List<Any>{Any(1), Any("x")}, "List[int]",
+                               "(element 1: expected int but got ferry.String)");
+  ExpectMutableContainerTraits(Dict<String, int64_t>{{"a", 1}}, Map<String, int64_t>{{"a", 1}},
+                               Dict<Any, Any>{{Any("a"), Any("x")}}, "Dict[ferry.String, int]",
+                               "(value of key \"a\": expected int but got ferry.String)");
+}
+
 TEST(Dict, AMutationIsSeenByEveryHolder) {
   Dict<String, int64_t> d = {{"a", 1}};
   Dict<String, int64_t> same = d;

@@ -23,7 +23,7 @@
 
 #include "ferry/any.h"
 #include "ferry/container/map.h"
-#include "ferry/details/snapshot_iterator.h"
+#include "ferry/details/mutable_container.h"
 
 namespace ferry {
 
@@ -132,43 +132,10 @@ FERRY_DLL ObjectPtr<Object> DictFromMapCell(const FerryAny* map);
 /// shares the dict; a Map (a Python dict, say) is accepted too, as a new Dict holding its
 /// entries.
 template <typename K, typename V>
-struct TypeTraits<Dict<K, V>> {
-  static constexpr bool kEnabled = true;
-  static void CopyToAnyView(const Dict<K, V>& src, FerryAny* out) {
-    TypeTraits<ObjectRef>::CopyToAnyView(src, out);
-  }
-  static void MoveToAny(Dict<K, V> src, FerryAny* out) {
-    TypeTraits<ObjectRef>::MoveToAny(std::move(src), out);
-  }
-  static bool Check(const FerryAny* v) {
-    FerryAny entries;
-    return EntriesOf(v, &entries) && TypeTraits<Map<K, V>>::Check(&entries);
-  }
-  static std::optional<Dict<K, V>> TryCast(const FerryAny* v) {
-    if (!Check(v)) return std::nullopt;
-    if (v->type_index == kFerryMap) return Dict<K, V>(details::DictFromMapCell(v));
-    return Dict<K, V>(
-        details::ObjectUnsafe::PtrFromRaw<Object>(details::ObjectUnsafe::FromHeader(v->v_obj)));
-  }
-  static std::string MismatchDetail(const FerryAny* v) {
-    FerryAny entries;
-    return EntriesOf(v, &entries) ? TypeTraits<Map<K, V>>::MismatchDetail(&entries) : std::string();
-  }
+struct TypeTraits<Dict<K, V>>
+    : details::MutableContainerTraits<Dict<K, V>, DictNode, Map<K, V>, &details::DictFromMapCell> {
   static std::string TypeStr() {
     return "Dict[" + TypeTraitsOf<K>::TypeStr() + ", " + TypeTraitsOf<V>::TypeStr() + "]";
-  }
-
- private:
-  /// A cell borrowing the entries' MapObj of a Dict or a Map; false for anything else.
-  static bool EntriesOf(const FerryAny* v, FerryAny* out) {
-    if (v->type_index == kFerryMap) {
-      *out = *v;
-      return true;
-    }
-    if (v->type_index != kFerryDict) return false;
-    const auto* dict = static_cast<const DictNode*>(details::ObjectUnsafe::FromHeader(v->v_obj));
-    TypeTraits<ObjectRef>::CopyToAnyView(dict->data, out);
-    return true;
   }
 };
 

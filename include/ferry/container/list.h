@@ -24,7 +24,7 @@
 
 #include "ferry/any.h"
 #include "ferry/container/array.h"
-#include "ferry/details/snapshot_iterator.h"
+#include "ferry/details/mutable_container.h"
 
 namespace ferry {
 
@@ -156,43 +156,10 @@ FERRY_DLL ObjectPtr<Object> ListFromArrayCell(const FerryAny* array);
 /// shares the list; an Array (a Python list, say) is accepted too, as a new List holding its
 /// elements.
 template <typename T>
-struct TypeTraits<List<T>> {
+struct TypeTraits<List<T>>
+    : details::MutableContainerTraits<List<T>, ListNode, Array<T>, &details::ListFromArrayCell> {
   using ElemTraits = TypeTraitsOf<T>;
-  static constexpr bool kEnabled = true;
-  static void CopyToAnyView(const List<T>& src, FerryAny* out) {
-    TypeTraits<ObjectRef>::CopyToAnyView(src, out);
-  }
-  static void MoveToAny(List<T> src, FerryAny* out) {
-    TypeTraits<ObjectRef>::MoveToAny(std::move(src), out);
-  }
-  static bool Check(const FerryAny* v) {
-    FerryAny cells;
-    return ElementsOf(v, &cells) && TypeTraits<Array<T>>::Check(&cells);
-  }
-  static std::optional<List<T>> TryCast(const FerryAny* v) {
-    if (!Check(v)) return std::nullopt;
-    if (v->type_index == kFerryArray) return List<T>(details::ListFromArrayCell(v));
-    return List<T>(
-        details::ObjectUnsafe::PtrFromRaw<Object>(details::ObjectUnsafe::FromHeader(v->v_obj)));
-  }
-  static std::string MismatchDetail(const FerryAny* v) {
-    FerryAny cells;
-    return ElementsOf(v, &cells) ? TypeTraits<Array<T>>::MismatchDetail(&cells) : std::string();
-  }
   static std::string TypeStr() { return "List[" + ElemTraits::TypeStr() + "]"; }
-
- private:
-  /// A cell borrowing the elements' ArrayObj of a List or an Array; false for anything else.
-  static bool ElementsOf(const FerryAny* v, FerryAny* out) {
-    if (v->type_index == kFerryArray) {
-      *out = *v;
-      return true;
-    }
-    if (v->type_index != kFerryList) return false;
-    const auto* list = static_cast<const ListNode*>(details::ObjectUnsafe::FromHeader(v->v_obj));
-    TypeTraits<ObjectRef>::CopyToAnyView(list->data, out);
-    return true;
-  }
 };
 
 /// The name of ListNode before it was a node by the naming rule of docs/object_model.md; kept.
