@@ -64,6 +64,7 @@ pub const kFerryFieldNoRepr: i32 = 2;
 pub const kFerryTypeFinal: i32 = 1;
 pub const kFerryTypeFrozen: i32 = 2;
 pub const kFerryFunctionQuick: i32 = 1;
+pub const kFerryDefaultFactory: i32 = 1;
 
 // ferry/version.h
 pub const FERRY_VERSION_MAJOR: i32 = 0;
@@ -242,6 +243,8 @@ pub type FerryFunctionCallback = unsafe extern "C" fn(
     num_args: i32,
     result: *mut FerryAny,
 ) -> c_int;
+/// A frontend's part of the leak report (`FerryLeakCheckAddReporter`): how many leaks it printed.
+pub type FerryLeakCheckReporter = unsafe extern "C" fn() -> i64;
 
 extern "C" {
     // Objects and the type registry.
@@ -266,6 +269,12 @@ extern "C" {
         fields: *const FerryFieldSpec,
         num_fields: i32,
         out_type_index: *mut i32,
+    ) -> c_int;
+    pub fn FerryTypeSetFieldDefault(
+        type_index: i32,
+        field_name: *const c_char,
+        value: *const FerryAny,
+        flags: i32,
     ) -> c_int;
     pub fn FerryObjectCreate(
         type_index: i32,
@@ -356,6 +365,12 @@ extern "C" {
         out_count: *mut i32,
         out_names: *mut *const *const c_char,
     ) -> c_int;
+    pub fn FerryFunctionGetSignature(
+        func: FerryObjectHandle,
+        out_name: *mut *const c_char,
+        out_num_types: *mut i32,
+        out_types: *mut *const *const c_char,
+    ) -> c_int;
     pub fn FerryFunctionGetFlags(func: FerryObjectHandle, out_flags: *mut i32) -> c_int;
     pub fn FerryFunctionGetGlobal(name: *const c_char, out_func: *mut FerryObjectHandle) -> c_int;
     pub fn FerryFunctionSetGlobal(
@@ -409,8 +424,14 @@ extern "C" {
 
     // Libraries.
     pub fn FerryLibraryLoad(path: *const c_char) -> c_int;
+    pub fn FerryLibraryUnload(path: *const c_char) -> c_int;
+    pub fn FerryLibraryAbiMismatch(path: *const c_char, out_problem: *mut *const c_char) -> c_int;
     pub fn FerryLibraryOfTypeKey(type_key: *const c_char, out_path: *mut *const c_char) -> c_int;
     pub fn FerryLibraryOfGlobal(name: *const c_char, out_path: *mut *const c_char) -> c_int;
+
+    // The leak check.
+    pub fn FerryLeakCheckEnabled(out_enabled: *mut i32) -> c_int;
+    pub fn FerryLeakCheckAddReporter(reporter: FerryLeakCheckReporter) -> c_int;
 
     // Errors.
     pub fn FerryErrorCreate(
@@ -481,6 +502,24 @@ pub unsafe fn FerryObjectDecRefInline(obj: FerryObjectHandle) {
             }
         }
     }
+}
+
+/// `FerryRawStrLength` of the header (a `static inline` C function): the length of the
+/// kFerryRawStr in `cell`, the producer's `small_len` when it gave one, else counted up to the
+/// NUL.
+///
+/// # Safety
+/// `cell` holds a kFerryRawStr whose `v_c_str` points at a NUL-terminated string (or at least
+/// `small_len` bytes when that is not 0).
+#[inline]
+pub unsafe fn FerryRawStrLength(cell: &FerryAny) -> usize {
+    if cell.small_len != 0 {
+        return cell.small_len as usize;
+    }
+    // SAFETY: the caller guarantees a NUL-terminated string behind v_c_str.
+    unsafe { core::ffi::CStr::from_ptr(cell.value.v_c_str) }
+        .to_bytes()
+        .len()
 }
 
 /// One entry of the layout probe compiled from `csrc/layout.c`: a C expression such as

@@ -42,7 +42,7 @@ pub use object::{ObjectRef, ObjectType};
 pub use tensor::{DataType, Device, Element, Tensor};
 #[doc(hidden)]
 pub use types::{check_object_type, read_field, FieldCache};
-pub use types::{register_type, FieldDef, FieldType, Object};
+pub use types::{register_type, FieldDef, FieldDefault, FieldType, Object};
 
 /// The raw C ABI, for what this crate does not wrap.
 pub use ferry_sys as sys;
