@@ -536,3 +536,58 @@ extern "C" {
     #[doc(hidden)]
     pub fn ferry_sys_layout(count: *mut usize) -> *const FerrySysLayoutEntry;
 }
+
+/// The pure-Rust parts of this crate (the header's inline functions) on objects made here, no
+/// libferry involved: what Miri can check (`cargo +nightly miri test -p ferry-sys --lib`).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::sync::atomic::AtomicUsize;
+
+    static FREED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn free_header(obj: *mut FerryObject) {
+        FREED.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: made by Box::into_raw in the test, freed once (the count reached zero).
+        drop(unsafe { Box::from_raw(obj) });
+    }
+
+    extern crate std;
+    use std::boxed::Box;
+
+    #[test]
+    fn inline_counting_frees_once_at_zero() {
+        let header = Box::into_raw(Box::new(FerryObject {
+            ref_counter: 1,
+            type_index: kFerryObject,
+            deleter: Some(free_header),
+        }));
+        let obj = header as FerryObjectHandle;
+        // SAFETY: a live header with one reference, then two, then one, then none.
+        unsafe {
+            FerryObjectIncRefInline(obj);
+            assert_eq!((*header).ref_counter, 2);
+            FerryObjectDecRefInline(obj);
+            assert_eq!(FREED.load(Ordering::SeqCst), 0);
+            FerryObjectDecRefInline(obj);
+        }
+        assert_eq!(FREED.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn raw_str_length_takes_small_len_or_counts_to_the_nul() {
+        let text = c"hello";
+        let mut cell = FerryAny {
+            type_index: kFerryRawStr,
+            small_len: 0,
+            value: FerryAnyValue {
+                v_c_str: text.as_ptr(),
+            },
+        };
+        // SAFETY: a NUL-terminated string behind v_c_str.
+        assert_eq!(unsafe { FerryRawStrLength(&cell) }, 5);
+        cell.small_len = 3; // the producer's length wins (a prefix, say)
+                            // SAFETY: as above.
+        assert_eq!(unsafe { FerryRawStrLength(&cell) }, 3);
+    }
+}
