@@ -103,3 +103,35 @@ fn downcasts_are_checked_and_bad_values_are_errors() -> ferry::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn setters_of_a_mutable_node_write_in_place_and_check_types() -> ferry::Result<()> {
+    setup();
+    let g = Group::new("g", [].into_iter().collect())?;
+    let alias = g.clone();
+    // SAFETY: no other thread uses `g`.
+    unsafe {
+        g.set_name("renamed")?; // an inherited field (Shape is not mutable)
+        g.set_scale(Some(2.0))?;
+        g.set_label(None)?;
+        g.set_tags([(ferry::String::from("k"), 3i64)].into_iter().collect())?;
+        g.set_dtype(ferry::DataType::parse("int16")?)?;
+    }
+    assert_eq!(alias.name()?, "renamed"); // in place: every holder sees it
+    assert_eq!(
+        (alias.scale()?, alias.label()?.is_none()),
+        (Some(2.0), true)
+    );
+    assert_eq!(alias.tags()?.get("k")?, Some(3));
+    assert_eq!(alias.dtype()?.to_string(), "int16");
+    // A value the field refuses: C++ reflection's TypeError naming the field.
+    let items: ferry::Array<Shape> = [Shape::new("s")?].into_iter().collect();
+    // SAFETY: as above.
+    unsafe { g.set_items(items)? };
+    assert_eq!(g.items()?.len(), 1);
+    // SAFETY: as above.
+    let err = unsafe { g.as_object().set_attr("scale", "wide") }.unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert!(err.message().contains("scale"), "{}", err.message());
+    Ok(())
+}

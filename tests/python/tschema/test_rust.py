@@ -171,3 +171,52 @@ def test_nodes_of_schema_files_not_in_the_run_are_errors(tmp_path):
     both = [fixtures / "kitchen.py", fixtures / "kitchen_ops.py"]
     assert run_cli("generate", *both, "--rust", tmp_path / "o.rs")[0] == 0
     assert "pub struct Call: Expr" in (tmp_path / "o.rs").read_text()
+
+
+def test_mutable_nodes_get_unsafe_setters_and_others_none(tmp_path):
+    mutable = SCHEMA.replace(
+        '    type_key = "rt.Leaf"\n', '    type_key = "rt.Leaf"\n    mutable = True\n'
+    )
+    assert mutable != SCHEMA
+    code, _, err = generate(tmp_path, mutable)
+    assert code == 0, err
+    text = (tmp_path / "out.rs").read_text()
+    for snippet in [
+        # Its own fields, and the inherited one of its immutable parent.
+        "pub unsafe fn set_count(&self, value: i64) -> ferry::Result<()> {",
+        'unsafe { self.0.set_attr("count", ferry::IntoAny::into_any(value)) }',
+        "pub unsafe fn set_text(&self, value: &str) -> ferry::Result<()> {",
+        'unsafe { self.0.set_attr("big", ferry::Any::try_from(value)?) }',
+        "pub unsafe fn set_type(&self, value: Option<i64>) -> ferry::Result<()> {",
+        "pub unsafe fn set_mode(&self, value: Mode) -> ferry::Result<()> {",
+        "    /// # Safety\n",
+    ]:
+        assert snippet in text, f"missing:\n{snippet}\n--- in ---\n{text}"
+    assert text.count("pub unsafe fn set_count(") == 1
+    # Immutable nodes (the default) have none.
+    code, _, err = generate(tmp_path, SCHEMA)
+    assert code == 0, err
+    assert "pub unsafe fn set_" not in (tmp_path / "out.rs").read_text()
+
+
+def test_a_setter_clashing_with_a_field_names_the_schema_line(tmp_path):
+    schema = textwrap.dedent(
+        """\
+        from ferry.tschema import Object, declare, ty
+
+
+        @declare
+        class ClashNode(Object):
+            type_key = "bad.Clash"
+            mutable = True
+            size: ty.int64_t
+            set_size: ty.int64_t
+            attr: ty.int64_t
+        """
+    )
+    code, _, err = generate(tmp_path, schema)
+    assert code != 0
+    path = str(tmp_path / "schema.py")
+    assert f"{path}:8: the setter set_size of field 'size' would clash with the field" in err, err
+    assert f"{path}:10: the setter set_attr of field 'attr' would clash with the method" in err, err
+    assert not (tmp_path / "out.rs").exists()

@@ -135,6 +135,7 @@ class GroupNode : public ShapeNode {
   }
 
   static constexpr const char* _type_key = "rs_shapes.Group";
+  static constexpr bool _type_mutable = true;
   FERRY_DECLARE_FINAL_OBJECT_INFO(GroupNode, ShapeNode);
 };
 

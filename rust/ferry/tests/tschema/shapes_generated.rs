@@ -210,4 +210,92 @@ impl Group {
     pub fn dtype(&self) -> ferry::Result<ferry::DataType> {
         self.0.get_attr("dtype")?.cast()
     }
+
+    /// Sets the field `name`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_name(&self, value: &str) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("name", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `items`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_items(&self, value: ferry::Array<Shape>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("items", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `scale`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_scale(&self, value: Option<f64>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("scale", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `label`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_label(&self, value: Option<&str>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("label", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `extra`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_extra(&self, value: Option<ferry::ObjectRef>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("extra", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `tags`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_tags(&self, value: ferry::Map<ferry::String, i64>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("tags", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `type`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_type(&self, value: Option<&str>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("type", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `dtype`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_dtype(&self, value: ferry::DataType) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("dtype", ferry::IntoAny::into_any(value)) }
+    }
 }

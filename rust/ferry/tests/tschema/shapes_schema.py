@@ -40,6 +40,7 @@ class CircleNode(ShapeNode):
 @declare
 class GroupNode(ShapeNode):
     type_key = "rs_shapes.Group"
+    mutable = True
     items: ty.Array[ShapeNode]
     scale: ty.Optional[ty.double] = None
     label: ty.Optional[ty.String] = None
