@@ -73,11 +73,13 @@ def _rust_type(t: ty.Type, schema: Schema, nested: bool = False) -> str:
         if t.name == "DataType":
             return "ferry::DataType"
         raise _Unsupported(f"ty.{t.name}")
-    if isinstance(t, ty.ArrayType):
-        return f"ferry::Array<{_rust_type(t.elem, schema, True)}>"
-    if isinstance(t, ty.MapType):
+    if isinstance(t, ty.ArrayType):  # and ListType
+        kind = "List" if isinstance(t, ty.ListType) else "Array"
+        return f"ferry::{kind}<{_rust_type(t.elem, schema, True)}>"
+    if isinstance(t, ty.MapType):  # and DictType
+        kind = "Dict" if isinstance(t, ty.DictType) else "Map"
         key = _rust_type(t.key, schema, True)
-        return f"ferry::Map<{key}, {_rust_type(t.value, schema, True)}>"
+        return f"ferry::{kind}<{key}, {_rust_type(t.value, schema, True)}>"
     if isinstance(t, ty.OptionalType):
         inner = _rust_type(t.value, schema, True)
         if inner.startswith("Option<"):

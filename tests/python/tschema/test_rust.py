@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from tschema_support import REPO, run_cli
 
 RUST_DIR = REPO / "rust" / "ferry" / "tests" / "tschema"
@@ -220,3 +221,58 @@ def test_a_setter_clashing_with_a_field_names_the_schema_line(tmp_path):
     assert f"{path}:8: the setter set_size of field 'size' would clash with the field" in err, err
     assert f"{path}:10: the setter set_attr of field 'attr' would clash with the method" in err, err
     assert not (tmp_path / "out.rs").exists()
+
+
+LISTS = """\
+from ferry.tschema import Object, declare, ty
+
+
+@declare
+class BagNode(Object):
+    type_key = "rt_lists.Bag"
+    fixed: ty.List[ty.String]
+    items: ty.List[ty.int64_t] = []
+    names: ty.Dict[ty.String, ty.int64_t] = {}
+"""
+
+
+def test_list_and_dict_fields_in_every_output(tmp_path):
+    (tmp_path / "schema.py").write_text(LISTS)
+    outs = {k: tmp_path / f"out.{k}" for k in ("h", "cc", "py", "rs")}
+    code, _, err = run_cli(
+        "generate",
+        tmp_path / "schema.py",
+        *("--header", outs["h"], "--source", outs["cc"]),
+        *("--python", outs["py"], "--rust", outs["rs"]),
+    )
+    assert code == 0, err
+    header, stub, rust = (outs[k].read_text() for k in ("h", "py", "rs"))
+    assert "::ferry::List<int64_t> items;" in header
+    assert "::ferry::Dict<::ferry::String, int64_t> names;" in header
+    assert "items: typing.MutableSequence[int] = []," in stub
+    assert "names: typing.MutableMapping[str, int] = {}," in stub
+    assert "pub fn items(&self) -> ferry::Result<ferry::List<i64>> {" in rust
+    assert "pub fn names(&self) -> ferry::Result<ferry::Dict<ferry::String, i64>> {" in rust
+    assert "pub fn new(fixed: ferry::List<ferry::String>) -> ferry::Result<Bag> {" in rust
+
+
+def test_list_and_dict_fields_at_run_time(tmp_path):
+    import ferry
+    from ferry import tschema
+
+    (tmp_path / "schema.py").write_text(LISTS)
+    ns = tschema.register(str(tmp_path / "schema.py"))
+    a, b = ns.Bag(fixed=["x"]), ns.Bag(fixed=[])
+    a.items.append(3)  # in place, and each object has its own list
+    assert (list(a.items), list(b.items), dict(a.names)) == ([3], [], {})
+    assert isinstance(a.items, ferry.List) and isinstance(a.names, ferry.Dict)
+    with pytest.raises(TypeError, match="items"):
+        a.items.append("three")
+
+
+def test_a_list_default_other_than_empty_names_the_line(tmp_path):
+    code, _, err = generate(
+        tmp_path, LISTS.replace("ty.List[ty.int64_t] = []", "ty.List[ty.int64_t] = [1]")
+    )
+    assert code != 0
+    assert f"{tmp_path / 'schema.py'}:8: " in err and "only an empty list" in err, err

@@ -48,3 +48,5 @@ class GroupNode(ShapeNode):
     tags: ty.Map[ty.String, ty.int64_t] = {}
     type: ty.Optional[ty.String] = None
     dtype: ty.DataType = "float32"
+    history: ty.List[ty.int64_t] = []
+    notes: ty.Dict[ty.String, ty.String] = {}
