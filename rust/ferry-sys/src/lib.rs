@@ -11,6 +11,7 @@
 //! [`FOUND_BY`]; see the crate's build script and `rust/README.md`.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![no_std]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicU32, Ordering};

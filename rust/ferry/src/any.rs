@@ -513,8 +513,8 @@ macro_rules! int_conversions {
             #[inline]
             fn from_view(view: &AnyView<'_>) -> Option<$t> {
                 match view.cell.type_index {
-                    // SAFETY: bool and int cells hold v_int64.
                     sys::kFerryInt | sys::kFerryBool => {
+                        // SAFETY: bool and int cells hold v_int64.
                         <$t>::try_from(unsafe { view.cell.value.v_int64 }).ok()
                     }
                     _ => None,
