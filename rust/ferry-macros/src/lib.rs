@@ -8,7 +8,9 @@ use proc_macro::{Delimiter, Spacing, TokenStream, TokenTree};
 /// does): `#[derive(ferry::Object)] #[ferry(type_key = "demo.Point")] struct Point { x: i64,
 /// y: f64 }`, then `ferry::register_type::<Point>()?`. C++ reflection, `make_node`, JSON and
 /// structural equality then see `demo.Point` like any other type. Every field type implements
-/// `Clone`, `ferry::IntoAny`, `ferry::FromAny` and `ferry::FieldType`.
+/// `Clone`, `ferry::IntoAny`, `ferry::FromAny` and `ferry::FieldType`. A field may carry
+/// `#[ferry(default = EXPR)]` or `#[ferry(default_factory = EXPR)]` (a `fn() -> FieldType`):
+/// the default an object made without that field takes (`ferry::Object::field_defaults`).
 #[proc_macro_derive(Object, attributes(ferry))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
     match expand(input) {
