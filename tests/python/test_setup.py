@@ -51,7 +51,7 @@ def test_the_demo_installs_what_it_builds_with_and_no_linter_or_fuzzer(bare_path
     packages = packages.split()
     assert {"g++", "cmake", "ninja-build"} <= set(packages)
     assert not set(packages) & set(LINTERS_AND_FUZZERS), packages
-    assert "libgtest-dev" not in packages
+    assert "libgtest-dev" not in packages and "valgrind" not in packages
 
 
 def test_the_tests_get_their_python_tools_in_the_venv_never_the_system(bare_path, tmp_path):
@@ -60,6 +60,7 @@ def test_the_tests_get_their_python_tools_in_the_venv_never_the_system(bare_path
     assert len(apt) == 1 and "-o DPkg::Lock::Timeout=600 install" in apt[0]
     assert {"clang", "clang-format", "clang-tidy"} <= set(apt[0].split())
     assert "maven" in apt[0].split()  # the java stage (its JDK 22+ is not an apt package here)
+    assert "valgrind" in apt[0].split()  # the rust stage's memcheck (scripts/rust_memcheck.sh)
     python = [line for line in lines if "apt-get" not in line]
     assert python == [
         "setup: would run: python3 -m venv .venv",

@@ -59,7 +59,8 @@ def _default(f: FieldDef, names: _PyNames) -> str:
             return f"{f.type.python(names)}.{value}"
         return repr(value)  # an enum of another module: its member's name
     if isinstance(value, (list, tuple)):
-        return "()"
+        # A MutableSequence (ty.List) takes no tuple; either is only passed on, never mutated.
+        return "[]" if isinstance(f.type, ty.ListType) else "()"
     if isinstance(value, dict):
         return "{}"  # never mutated: only passed on to the constructor
     return repr(value)

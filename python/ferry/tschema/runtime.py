@@ -20,10 +20,12 @@ def _text(t: ty.Type, schema: Schema) -> str:
         return {"bool": "bool", "int": "int", "float": "float"}[t.kind]
     if isinstance(t, ty.Builtin):
         return {"String": "str", "DataType": "dtype", "ObjectRef": "Object", "Any": "Any"}[t.name]
-    if isinstance(t, ty.ArrayType):
-        return f"Array[{_text(t.elem, schema)}]"
-    if isinstance(t, ty.MapType):
-        return f"Map[{_text(t.key, schema)}, {_text(t.value, schema)}]"
+    if isinstance(t, ty.ArrayType):  # and ListType
+        kind = "List" if isinstance(t, ty.ListType) else "Array"
+        return f"{kind}[{_text(t.elem, schema)}]"
+    if isinstance(t, ty.MapType):  # and DictType
+        kind = "Dict" if isinstance(t, ty.DictType) else "Map"
+        return f"{kind}[{_text(t.key, schema)}, {_text(t.value, schema)}]"
     if isinstance(t, ty.OptionalType):
         return f"Optional[{_text(t.value, schema)}]"
     if isinstance(t, ty.NodeType):

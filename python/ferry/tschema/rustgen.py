@@ -4,13 +4,14 @@ The types are registered by the C++ library the schema generates (or at run time
 output only views them. Each node becomes a `ferry::node_ref!` struct (a checked typed
 reference over `ferry::ObjectRef` that derefs to its parent's), with `new` (the fields without
 a default, through `ferry.MakeNode`, so the others take the schema's defaults), `new_full`
-(every field) when some field has a default, and a getter per own field; each enum becomes a
-Rust `enum` with the schema's values that converts to and from Ferry ints.
+(every field) when some field has a default, a getter per own field and, for a mutable node, an
+`unsafe` setter per field (`set_<field>`); each enum becomes a Rust `enum` with the schema's
+values that converts to and from Ferry ints.
 """
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from . import ty
 from .errors import DiagnosticList
@@ -72,11 +73,13 @@ def _rust_type(t: ty.Type, schema: Schema, nested: bool = False) -> str:
         if t.name == "DataType":
             return "ferry::DataType"
         raise _Unsupported(f"ty.{t.name}")
-    if isinstance(t, ty.ArrayType):
-        return f"ferry::Array<{_rust_type(t.elem, schema, True)}>"
-    if isinstance(t, ty.MapType):
+    if isinstance(t, ty.ArrayType):  # and ListType
+        kind = "List" if isinstance(t, ty.ListType) else "Array"
+        return f"ferry::{kind}<{_rust_type(t.elem, schema, True)}>"
+    if isinstance(t, ty.MapType):  # and DictType
+        kind = "Dict" if isinstance(t, ty.DictType) else "Map"
         key = _rust_type(t.key, schema, True)
-        return f"ferry::Map<{key}, {_rust_type(t.value, schema, True)}>"
+        return f"ferry::{kind}<{key}, {_rust_type(t.value, schema, True)}>"
     if isinstance(t, ty.OptionalType):
         inner = _rust_type(t.value, schema, True)
         if inner.startswith("Option<"):
@@ -156,34 +159,31 @@ def _enum(e: EnumDef, errors: DiagnosticList) -> List[str]:
         "    /// The schema's type key of the enum.",
         f'    pub const TYPE_KEY: &\'static str = "{e.type_key}";',
         "",
-        "    /// The member with this value, if any.",
-        f"    pub fn from_value(value: i64) -> Option<{name}> {{",
-        "        match value {",
     ]
-    out += [f"            {value} => Some({name}::{member})," for member, value in e.members]
+    out += _match_fn(
+        "The member with this value, if any.",
+        f"from_value(value: i64) -> Option<{name}>",
+        "value",
+        [(str(value), f"Some({name}::{member})") for member, value in e.members],
+        "None",
+    )
+    out.append("")
+    out += _match_fn(
+        "The member with this name, if any.",
+        f"from_name(name: &str) -> Option<{name}>",
+        "name",
+        [(f'"{member}"', f"Some({name}::{member})") for member, _ in e.members],
+        "None",
+    )
+    out.append("")
+    out += _match_fn(
+        "The member's name, as the schema spells it.",
+        "name(self) -> &'static str",
+        "self",
+        [(f"{name}::{member}", f'"{member}"') for member, _ in e.members],
+        None,
+    )
     out += [
-        "            _ => None,",
-        "        }",
-        "    }",
-        "",
-        "    /// The member with this name, if any.",
-        f"    pub fn from_name(name: &str) -> Option<{name}> {{",
-        "        match name {",
-    ]
-    out += [f'            "{member}" => Some({name}::{member}),' for member, _ in e.members]
-    out += [
-        "            _ => None,",
-        "        }",
-        "    }",
-        "",
-        "    /// The member's name, as the schema spells it.",
-        "    pub fn name(self) -> &'static str {",
-        "        match self {",
-    ]
-    out += [f'            {name}::{member} => "{member}",' for member, _ in e.members]
-    out += [
-        "        }",
-        "    }",
         "}",
         "",
         "/// C++ hands an enum field out as its member's name; an int is read as a member's value.",
@@ -206,6 +206,17 @@ def _enum(e: EnumDef, errors: DiagnosticList) -> List[str]:
         "}",
     ]
     return out
+
+
+def _match_fn(
+    doc: str, signature: str, scrutinee: str, arms: List[tuple], otherwise: Optional[str]
+) -> List[str]:
+    """A method of a generated enum that is one `match` over its members."""
+    out = [f"    /// {doc}", f"    pub fn {signature} {{", f"        match {scrutinee} {{"]
+    out += [f"            {pattern} => {value}," for pattern, value in arms]
+    if otherwise is not None:
+        out.append(f"            _ => {otherwise},")
+    return out + ["        }", "    }"]
 
 
 def _ctor(node: NodeDef, fn: str, doc: str, fields: List[tuple]) -> List[str]:
@@ -266,9 +277,8 @@ def _node(node: NodeDef, schema: Schema, errors: DiagnosticList) -> List[str]:
     if len(required) != len(typed):
         out.append("")
         out += _ctor(node, "new_full", f"A new `{node.type_key}` from every field.", typed)
-    for f, ident, rust in typed:
-        if f.owner is not node:
-            continue
+    own = [item for item in typed if item[0].owner is node]
+    for f, ident, rust in own:
         out.append("")
         out += _doc(f.doc.splitlines() if f.doc else [f"The field `{f.name}`."], "    ")
         out += [
@@ -276,8 +286,41 @@ def _node(node: NodeDef, schema: Schema, errors: DiagnosticList) -> List[str]:
             f'        self.0.get_attr("{f.name}")?.cast()',
             "    }",
         ]
+    if node.is_mutable:
+        # Setters of its own fields, and of inherited ones whose node has none (an immutable
+        # parent, whose fields the mutable child still writes through reflection).
+        names = {f.name for f in node.all_fields}
+        writable = [t for t in typed if t[0].owner is node or not t[0].owner.is_mutable]
+        for f, _, rust in writable:
+            out.append("")
+            out += _setter(f, rust, names, errors)
     out.append("}")
     return out
+
+
+def _setter(f: FieldDef, rust: str, names: set, errors: DiagnosticList) -> List[str]:
+    """`set_<field>` of a mutable node's field: C++ reflection's setter, `unsafe` as
+    `ObjectRef::set_attr` is (Ferry does not synchronize writes)."""
+    name = f"set_{f.name}"
+    if name in names or name in _RESERVED:
+        errors.add(
+            f.file,
+            f.line,
+            f"the setter {name} of field {f.name!r} would clash with "
+            + (f"the field {name!r}" if name in names else f"the method {name} of the reference"),
+        )
+    return [
+        f"    /// Sets the field `{f.name}`, in place: every holder of the object sees it (a",
+        "    /// TypeError when the value does not convert, as C++ reflection's setter says).",
+        "    ///",
+        "    /// # Safety",
+        "    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize",
+        "    /// writes in any language (`ferry::ObjectRef::set_attr`).",
+        f"    pub unsafe fn {name}(&self, value: {_param_type(f.type, rust)}) -> ferry::Result<()> {{",
+        "        // SAFETY: the caller's promise, passed on.",
+        f'        unsafe {{ self.0.set_attr("{f.name}", {_to_any("value", rust)}) }}',
+        "    }",
+    ]
 
 
 def _raw(name: str) -> str:

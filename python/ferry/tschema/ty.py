@@ -15,7 +15,8 @@ from __future__ import annotations
 import builtins
 import math
 from typing import Any as _AnyT
-from typing import Callable, Dict, Tuple
+from typing import Callable, Tuple
+from typing import Dict as _Dict
 from typing import Optional as _Opt
 
 __all__ = [
@@ -78,7 +79,7 @@ class Type:
         """The Python annotation used in generated modules and stubs."""
         raise NotImplementedError
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         raise NotImplementedError
 
     def nodes(self) -> Tuple["NodeType", ...]:
@@ -121,7 +122,7 @@ class Scalar(Type):
     def python(self, ctx: "NameContext") -> str:
         return {"bool": "bool", "int": "int", "float": "float"}[self.kind]
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": "scalar", "name": self.name}
 
     def check_default(self, value: _AnyT) -> _Opt[str]:
@@ -178,7 +179,7 @@ class Builtin(Type):
     def python(self, ctx: "NameContext") -> str:
         return self._python
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": self.name}
 
     def check_default(self, value: _AnyT) -> _Opt[str]:
@@ -227,7 +228,7 @@ class ArrayType(Type):
     def python(self, ctx: "NameContext") -> str:
         return f"typing.Sequence[{self.elem.python(ctx)}]"
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": "Array", "elem": self.elem.to_json()}
 
     def nodes(self) -> Tuple["NodeType", ...]:
@@ -254,7 +255,7 @@ class MapType(Type):
     def python(self, ctx: "NameContext") -> str:
         return f"typing.Mapping[{self.key.python(ctx)}, {self.value.python(ctx)}]"
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": "Map", "key": self.key.to_json(), "value": self.value.to_json()}
 
     def nodes(self) -> Tuple["NodeType", ...]:
@@ -269,6 +270,41 @@ class MapType(Type):
         return f"{self.cpp(ctx)}()"
 
 
+class ListType(ArrayType):
+    """A mutable list (`ferry::List<T>`): written in place, seen by every holder. Like Array,
+    only an empty list can be the default (each object gets its own)."""
+
+    def __init__(self, elem: Type):
+        super().__init__(elem)
+        self.spelling = f"ty.List[{elem.spelling}]"
+
+    def cpp(self, ctx: "NameContext") -> str:
+        return f"{ctx.ferry('List')}<{self.elem.cpp(ctx)}>"
+
+    def python(self, ctx: "NameContext") -> str:
+        return f"typing.MutableSequence[{self.elem.python(ctx)}]"
+
+    def to_json(self) -> _Dict[str, _AnyT]:
+        return {"kind": "List", "elem": self.elem.to_json()}
+
+
+class DictType(MapType):
+    """A mutable dict (`ferry::Dict<K, V>`), as ListType is to ArrayType."""
+
+    def __init__(self, key: Type, value: Type):
+        super().__init__(key, value)
+        self.spelling = f"ty.Dict[{key.spelling}, {value.spelling}]"
+
+    def cpp(self, ctx: "NameContext") -> str:
+        return f"{ctx.ferry('Dict')}<{self.key.cpp(ctx)}, {self.value.cpp(ctx)}>"
+
+    def python(self, ctx: "NameContext") -> str:
+        return f"typing.MutableMapping[{self.key.python(ctx)}, {self.value.python(ctx)}]"
+
+    def to_json(self) -> _Dict[str, _AnyT]:
+        return {"kind": "Dict", "key": self.key.to_json(), "value": self.value.to_json()}
+
+
 class OptionalType(Type):
     def __init__(self, value: Type):
         self.value = value
@@ -280,7 +316,7 @@ class OptionalType(Type):
     def python(self, ctx: "NameContext") -> str:
         return f"typing.Optional[{self.value.python(ctx)}]"
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": "Optional", "value": self.value.to_json()}
 
     def nodes(self) -> Tuple["NodeType", ...]:
@@ -310,7 +346,7 @@ class NodeType(Type):
     def python(self, ctx: "NameContext") -> str:
         return ctx.py_ref(self.cls)
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": "node", "name": self.cls.__name__}
 
     def nodes(self) -> Tuple["NodeType", ...]:
@@ -339,7 +375,7 @@ class EnumType(Type):
     def python(self, ctx: "NameContext") -> str:
         return ctx.py_enum(self.cls)
 
-    def to_json(self) -> Dict[str, _AnyT]:
+    def to_json(self) -> _Dict[str, _AnyT]:
         return {"kind": "enum", "name": self.cls.__name__, "type_key": self.type_key}
 
     def member_name(self, value: _AnyT) -> _Opt[str]:
@@ -494,9 +530,21 @@ ObjectRef = Builtin("ObjectRef", "typing.Optional[ferry.Object]")
 Any = Builtin("Any", "typing.Any")
 Array = _Generic("Array", 1, lambda t: ArrayType(t))
 Map = _Generic("Map", 2, lambda k, v: MapType(k, v))
+List = _Generic("List", 1, lambda t: ListType(t))
+Dict = _Generic("Dict", 2, lambda k, v: DictType(k, v))
 Optional = _Generic("Optional", 1, lambda t: OptionalType(t))
 
-_PUBLIC = SCALAR_NAMES + ("String", "DataType", "ObjectRef", "Any", "Array", "Map", "Optional")
+_PUBLIC = SCALAR_NAMES + (
+    "String",
+    "DataType",
+    "ObjectRef",
+    "Any",
+    "Array",
+    "Map",
+    "List",
+    "Dict",
+    "Optional",
+)
 __all__ += list(_PUBLIC)
 
 

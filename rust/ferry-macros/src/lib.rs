@@ -8,7 +8,9 @@ use proc_macro::{Delimiter, Spacing, TokenStream, TokenTree};
 /// does): `#[derive(ferry::Object)] #[ferry(type_key = "demo.Point")] struct Point { x: i64,
 /// y: f64 }`, then `ferry::register_type::<Point>()?`. C++ reflection, `make_node`, JSON and
 /// structural equality then see `demo.Point` like any other type. Every field type implements
-/// `Clone`, `ferry::IntoAny`, `ferry::FromAny` and `ferry::FieldType`.
+/// `Clone`, `ferry::IntoAny`, `ferry::FromAny` and `ferry::FieldType`. A field may carry
+/// `#[ferry(default = EXPR)]` or `#[ferry(default_factory = EXPR)]` (a `fn() -> FieldType`):
+/// the default an object made without that field takes (`ferry::Object::field_defaults`).
 #[proc_macro_derive(Object, attributes(ferry))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
     match expand(input) {
@@ -22,6 +24,8 @@ pub fn derive_object(input: TokenStream) -> TokenStream {
 struct Field {
     name: String,
     ty: String,
+    /// `#[ferry(default = EXPR)]` (false, EXPR) or `#[ferry(default_factory = EXPR)]` (true).
+    default: Option<(bool, String)>,
 }
 
 fn expand(input: TokenStream) -> Result<String, String> {
@@ -80,6 +84,7 @@ fn expand(input: TokenStream) -> Result<String, String> {
     let mut values = String::new();
     let mut reads = String::new();
     let mut names = String::new();
+    let mut defaults = String::new();
     for (k, f) in fields.iter().enumerate() {
         let (n, t) = (&f.name, &f.ty);
         specs += &format!(
@@ -88,7 +93,25 @@ fn expand(input: TokenStream) -> Result<String, String> {
         values += &format!("::ferry::IntoAny::into_any(::core::clone::Clone::clone(&self.{n})),");
         reads += &format!("{n}: ::ferry::read_field::<{t}>(obj, getters[{k}], {n:?})?,");
         names += &format!("{n:?},");
+        match &f.default {
+            Some((false, e)) => {
+                defaults += &format!("({n:?}, ::ferry::FieldDefault::value::<{t}>({e})),")
+            }
+            Some((true, e)) => {
+                defaults += &format!("({n:?}, ::ferry::FieldDefault::factory::<{t}>({e})),")
+            }
+            None => {}
+        }
     }
+    let defaults = if defaults.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "fn field_defaults() -> ::std::vec::Vec<(&'static str, ::ferry::FieldDefault)> {{
+        ::std::vec![{defaults}]
+    }}"
+        )
+    };
     Ok(format!(
         r#"
 impl ::ferry::Object for {name} {{
@@ -105,6 +128,7 @@ impl ::ferry::Object for {name} {{
         let getters = FIELDS.getters::<Self>(obj, &[{names}])?;
         ::core::result::Result::Ok({name} {{ {reads} }})
     }}
+    {defaults}
 }}
 impl ::ferry::FieldType for {name} {{
     fn type_text() -> ::std::string::String {{
@@ -194,11 +218,54 @@ fn parse_fields(body: TokenStream) -> Result<Vec<Field>, String> {
     Ok(fields)
 }
 
+/// The default of a field attribute `ferry(default = EXPR)` / `ferry(default_factory = EXPR)`:
+/// (whether a factory, EXPR); None for another attribute (`doc`, say).
+fn field_attribute(attr: TokenStream, field: &str) -> Result<Option<(bool, String)>, String> {
+    let tokens: Vec<TokenTree> = attr.into_iter().collect();
+    match tokens.first() {
+        Some(TokenTree::Ident(id)) if id.to_string() == "ferry" => {}
+        _ => return Ok(None),
+    }
+    let usage = format!(
+        "#[derive(ferry::Object)]: field {field}: expected #[ferry(default = EXPR)] or \
+         #[ferry(default_factory = EXPR)]"
+    );
+    let args: Vec<TokenTree> = match (tokens.get(1), tokens.len()) {
+        (Some(TokenTree::Group(g)), 2) if g.delimiter() == Delimiter::Parenthesis => {
+            g.stream().into_iter().collect()
+        }
+        _ => return Err(usage),
+    };
+    let factory = match (args.first(), args.get(1)) {
+        (Some(TokenTree::Ident(k)), Some(TokenTree::Punct(eq)))
+            if eq.as_char() == '=' && eq.spacing() == Spacing::Alone =>
+        {
+            match k.to_string().as_str() {
+                "default" => false,
+                "default_factory" => true,
+                _ => return Err(usage),
+            }
+        }
+        _ => return Err(usage),
+    };
+    let expr: TokenStream = args[2..].iter().cloned().collect();
+    if expr.is_empty() {
+        return Err(usage);
+    }
+    Ok(Some((factory, expr.to_string())))
+}
+
 fn field(tokens: Vec<TokenTree>) -> Result<Field, String> {
     let mut i = 0;
+    let mut attrs = Vec::new();
     loop {
         match tokens.get(i) {
-            Some(TokenTree::Punct(p)) if p.as_char() == '#' => i += 2,
+            Some(TokenTree::Punct(p)) if p.as_char() == '#' => {
+                if let Some(TokenTree::Group(g)) = tokens.get(i + 1) {
+                    attrs.push(g.stream());
+                }
+                i += 2
+            }
             Some(TokenTree::Ident(id)) if id.to_string() == "pub" => {
                 i += 1;
                 if let Some(TokenTree::Group(g)) = tokens.get(i) {
@@ -228,9 +295,21 @@ fn field(tokens: Vec<TokenTree>) -> Result<Field, String> {
             "#[derive(ferry::Object)]: field {name} has no type"
         ));
     }
+    let mut default = None;
+    for attr in attrs {
+        if let Some(found) = field_attribute(attr, &name)? {
+            if default.is_some() {
+                return Err(format!(
+                    "#[derive(ferry::Object)]: field {name} has more than one default"
+                ));
+            }
+            default = Some(found);
+        }
+    }
     Ok(Field {
         name,
         ty: ty.to_string(),
+        default,
     })
 }
 

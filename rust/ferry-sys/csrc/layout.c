@@ -125,6 +125,7 @@ static const FerrySysLayoutEntry kEntries[] = {
     CONST(kFerryTypeFinal),
     CONST(kFerryTypeFrozen),
     CONST(kFerryFunctionQuick),
+    CONST(kFerryDefaultFactory),
     CONST(kDLCPU),
     CONST(kDLCUDA),
     CONST(DLPACK_FLAG_BITMASK_READ_ONLY),

@@ -11,6 +11,7 @@
 //! [`FOUND_BY`]; see the crate's build script and `rust/README.md`.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![no_std]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -64,6 +65,7 @@ pub const kFerryFieldNoRepr: i32 = 2;
 pub const kFerryTypeFinal: i32 = 1;
 pub const kFerryTypeFrozen: i32 = 2;
 pub const kFerryFunctionQuick: i32 = 1;
+pub const kFerryDefaultFactory: i32 = 1;
 
 // ferry/version.h
 pub const FERRY_VERSION_MAJOR: i32 = 0;
@@ -242,6 +244,8 @@ pub type FerryFunctionCallback = unsafe extern "C" fn(
     num_args: i32,
     result: *mut FerryAny,
 ) -> c_int;
+/// A frontend's part of the leak report (`FerryLeakCheckAddReporter`): how many leaks it printed.
+pub type FerryLeakCheckReporter = unsafe extern "C" fn() -> i64;
 
 extern "C" {
     // Objects and the type registry.
@@ -266,6 +270,12 @@ extern "C" {
         fields: *const FerryFieldSpec,
         num_fields: i32,
         out_type_index: *mut i32,
+    ) -> c_int;
+    pub fn FerryTypeSetFieldDefault(
+        type_index: i32,
+        field_name: *const c_char,
+        value: *const FerryAny,
+        flags: i32,
     ) -> c_int;
     pub fn FerryObjectCreate(
         type_index: i32,
@@ -356,6 +366,12 @@ extern "C" {
         out_count: *mut i32,
         out_names: *mut *const *const c_char,
     ) -> c_int;
+    pub fn FerryFunctionGetSignature(
+        func: FerryObjectHandle,
+        out_name: *mut *const c_char,
+        out_num_types: *mut i32,
+        out_types: *mut *const *const c_char,
+    ) -> c_int;
     pub fn FerryFunctionGetFlags(func: FerryObjectHandle, out_flags: *mut i32) -> c_int;
     pub fn FerryFunctionGetGlobal(name: *const c_char, out_func: *mut FerryObjectHandle) -> c_int;
     pub fn FerryFunctionSetGlobal(
@@ -409,8 +425,14 @@ extern "C" {
 
     // Libraries.
     pub fn FerryLibraryLoad(path: *const c_char) -> c_int;
+    pub fn FerryLibraryUnload(path: *const c_char) -> c_int;
+    pub fn FerryLibraryAbiMismatch(path: *const c_char, out_problem: *mut *const c_char) -> c_int;
     pub fn FerryLibraryOfTypeKey(type_key: *const c_char, out_path: *mut *const c_char) -> c_int;
     pub fn FerryLibraryOfGlobal(name: *const c_char, out_path: *mut *const c_char) -> c_int;
+
+    // The leak check.
+    pub fn FerryLeakCheckEnabled(out_enabled: *mut i32) -> c_int;
+    pub fn FerryLeakCheckAddReporter(reporter: FerryLeakCheckReporter) -> c_int;
 
     // Errors.
     pub fn FerryErrorCreate(
@@ -483,6 +505,24 @@ pub unsafe fn FerryObjectDecRefInline(obj: FerryObjectHandle) {
     }
 }
 
+/// `FerryRawStrLength` of the header (a `static inline` C function): the length of the
+/// kFerryRawStr in `cell`, the producer's `small_len` when it gave one, else counted up to the
+/// NUL.
+///
+/// # Safety
+/// `cell` holds a kFerryRawStr whose `v_c_str` points at a NUL-terminated string (or at least
+/// `small_len` bytes when that is not 0).
+#[inline]
+pub unsafe fn FerryRawStrLength(cell: &FerryAny) -> usize {
+    if cell.small_len != 0 {
+        return cell.small_len as usize;
+    }
+    // SAFETY: the caller guarantees a NUL-terminated string behind v_c_str.
+    unsafe { core::ffi::CStr::from_ptr(cell.value.v_c_str) }
+        .to_bytes()
+        .len()
+}
+
 /// One entry of the layout probe compiled from `csrc/layout.c`: a C expression such as
 /// `sizeof FerryAny` or `offsetof FerryAny.v_int64` or a constant name, and its value in C.
 #[doc(hidden)]
@@ -496,4 +536,59 @@ extern "C" {
     /// The layout probe's table (tests/layout.rs).
     #[doc(hidden)]
     pub fn ferry_sys_layout(count: *mut usize) -> *const FerrySysLayoutEntry;
+}
+
+/// The pure-Rust parts of this crate (the header's inline functions) on objects made here, no
+/// libferry involved: what Miri can check (`cargo +nightly miri test -p ferry-sys --lib`).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::sync::atomic::AtomicUsize;
+
+    static FREED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn free_header(obj: *mut FerryObject) {
+        FREED.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: made by Box::into_raw in the test, freed once (the count reached zero).
+        drop(unsafe { Box::from_raw(obj) });
+    }
+
+    extern crate std;
+    use std::boxed::Box;
+
+    #[test]
+    fn inline_counting_frees_once_at_zero() {
+        let header = Box::into_raw(Box::new(FerryObject {
+            ref_counter: 1,
+            type_index: kFerryObject,
+            deleter: Some(free_header),
+        }));
+        let obj = header as FerryObjectHandle;
+        // SAFETY: a live header with one reference, then two, then one, then none.
+        unsafe {
+            FerryObjectIncRefInline(obj);
+            assert_eq!((*header).ref_counter, 2);
+            FerryObjectDecRefInline(obj);
+            assert_eq!(FREED.load(Ordering::SeqCst), 0);
+            FerryObjectDecRefInline(obj);
+        }
+        assert_eq!(FREED.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn raw_str_length_takes_small_len_or_counts_to_the_nul() {
+        let text = c"hello";
+        let mut cell = FerryAny {
+            type_index: kFerryRawStr,
+            small_len: 0,
+            value: FerryAnyValue {
+                v_c_str: text.as_ptr(),
+            },
+        };
+        // SAFETY: a NUL-terminated string behind v_c_str.
+        assert_eq!(unsafe { FerryRawStrLength(&cell) }, 5);
+        cell.small_len = 3; // the producer's length wins (a prefix, say)
+                            // SAFETY: as above.
+        assert_eq!(unsafe { FerryRawStrLength(&cell) }, 3);
+    }
 }

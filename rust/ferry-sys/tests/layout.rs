@@ -197,6 +197,7 @@ fn structs_match_the_c_header() {
         konst!(kFerryTypeFinal),
         konst!(kFerryTypeFrozen),
         konst!(kFerryFunctionQuick),
+        konst!(kFerryDefaultFactory),
         konst!(kDLCPU),
         konst!(kDLCUDA),
         konst!(DLPACK_FLAG_BITMASK_READ_ONLY),

@@ -10,8 +10,23 @@ struct Point {
     y: f64,
 }
 
+/// A type defined in Rust whose fields have defaults, which Python's `ferry.make_node` takes
+/// for the fields it leaves out.
+#[derive(ferry::Object, Clone)]
+#[ferry(type_key = "rs_lib.Labeled")]
+struct Labeled {
+    name: String,
+    #[ferry(default = 1.5)]
+    weight: f64,
+    #[ferry(default = "none")]
+    label: String,
+    #[ferry(default_factory = || ferry::Array::from_iter([0i64]))]
+    marks: ferry::Array<i64>,
+}
+
 ferry::on_load! {
     ferry::register_type::<Point>()?;
+    ferry::register_type::<Labeled>()?;
 }
 
 ferry::register_global! {
@@ -28,6 +43,9 @@ ferry::register_global! {
     "rs_lib.type_key" => |obj: ObjectRef| Ok(obj.type_key()),
     "rs_lib.make_point" => |x: i64, y: f64| Point { x, y }.to_object(),
     "rs_lib.norm1" => |p: Point| Ok(p.x as f64 + p.y.abs()),
+    // What Rust reads of a Labeled made elsewhere (Python, with defaults).
+    "rs_lib.describe" => |l: Labeled| Ok(format!("{} {} {} {:?}", l.name, l.weight, l.label,
+        l.marks.iter().collect::<Vec<_>>())),
     "rs_lib.add" => |a: i64| Ok(a),
 }
 

@@ -103,6 +103,17 @@ def test_a_type_defined_in_rust_seen_from_python(library):
         ferry.make_node("rs_lib.Point", x="one", y=2.5)
 
 
+def test_python_makes_a_rust_type_taking_its_field_defaults(library):
+    made = ferry.make_node("rs_lib.Labeled", name="a")
+    assert (made.name, made.weight, made.label, list(made.marks)) == ("a", 1.5, "none", [0])
+    assert ferry.get_global_func("rs_lib.describe")(made) == "a 1.5 none [0]"
+    other = ferry.make_node("rs_lib.Labeled", name="b", weight=2.0)
+    assert other.weight == 2.0
+    assert not made.marks.same_as(other.marks)  # a factory: one array per object
+    with pytest.raises(ValueError, match="name"):  # no default: still required
+        ferry.make_node("rs_lib.Labeled", weight=2.0)
+
+
 def test_an_exported_rust_fn(library):
     f = ferry.get_global_func("rs_lib.scaled_sum")
     assert f(2.0, ferry.Array([1.0, 2.5])) == 7.0

@@ -273,7 +273,7 @@ impl<'a> AnyView<'a> {
                 // Inline bytes live in the view's own copy of the cell: see string_bytes.
                 sys::kFerrySmallStr => None,
                 sys::kFerryRawStr => {
-                    let len = sys_raw_str_length(cell);
+                    let len = sys::FerryRawStrLength(cell);
                     Some(std::slice::from_raw_parts(cell.value.v_c_str.cast(), len))
                 }
                 sys::kFerryString => {
@@ -325,21 +325,6 @@ impl<'a> AnyView<'a> {
         } else {
             None
         }
-    }
-}
-
-/// FerryRawStrLength of the header (a static inline C function).
-///
-/// # Safety
-/// `cell` holds a kFerryRawStr.
-unsafe fn sys_raw_str_length(cell: &sys::FerryAny) -> usize {
-    if cell.small_len != 0 {
-        cell.small_len as usize
-    } else {
-        // SAFETY: a raw string is NUL-terminated and never NULL.
-        unsafe { std::ffi::CStr::from_ptr(cell.value.v_c_str) }
-            .to_bytes()
-            .len()
     }
 }
 
@@ -528,8 +513,8 @@ macro_rules! int_conversions {
             #[inline]
             fn from_view(view: &AnyView<'_>) -> Option<$t> {
                 match view.cell.type_index {
-                    // SAFETY: bool and int cells hold v_int64.
                     sys::kFerryInt | sys::kFerryBool => {
+                        // SAFETY: bool and int cells hold v_int64.
                         <$t>::try_from(unsafe { view.cell.value.v_int64 }).ok()
                     }
                     _ => None,

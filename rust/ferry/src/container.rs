@@ -58,8 +58,8 @@ impl String {
         if rc != 0 {
             panic!("ferry: FerryStringCreate failed: {}", Error::take_raised());
         }
-        // SAFETY: a new reference.
         String {
+            // SAFETY: a new reference.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         }
     }

@@ -81,8 +81,8 @@ impl Error {
         if rc != 0 {
             return Error::take_raised();
         }
-        // SAFETY: a new reference to an Error object.
         Error {
+            // SAFETY: a new reference to an Error object.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         }
     }
@@ -100,8 +100,8 @@ impl Error {
                 "a Ferry call failed without raising an error",
             );
         }
-        // SAFETY: a new reference to an Error object.
         Error {
+            // SAFETY: a new reference to an Error object.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         }
     }

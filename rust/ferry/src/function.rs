@@ -143,8 +143,8 @@ impl Function {
                 Error::take_raised()
             );
         }
-        // SAFETY: a new reference.
         Function {
+            // SAFETY: a new reference.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         }
     }
@@ -167,8 +167,8 @@ impl Function {
             drop(Error::take_raised());
             return None;
         }
-        // SAFETY: a new reference when not NULL.
         (!handle.is_null()).then(|| Function {
+            // SAFETY: a new reference when not NULL.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         })
     }

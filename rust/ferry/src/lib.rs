@@ -12,19 +12,31 @@
 //!   `Err` reaches C++ and Python as an exception of its kind, a panic as a RuntimeError.
 //! - [`Error`] is a Ferry error (kind, message, backtrace); [`Result`] carries it.
 //!
-//! Only `ferry-sys` declares the C ABI; the `unsafe` of this crate is confined to the cell and
-//! reference-count handling of `any`, `object`, `function` and `container`, each block
-//! commented with what makes it sound.
+//! Only `ferry-sys` declares the C ABI. The `unsafe` of this crate is its calls of it and its
+//! reads of the memory libferry hands out, in the modules below that wrap one kind of libferry
+//! value each (the crate denies `unsafe_code` and allows it in those alone, so unsafe code
+//! anywhere else fails to compile), and every block says what makes it sound in a `SAFETY:`
+//! comment (`clippy::undocumented_unsafe_blocks` is denied).
 #![warn(missing_docs)]
+#![deny(unsafe_code, clippy::undocumented_unsafe_blocks)]
 
+#[allow(unsafe_code)]
 mod any;
+#[allow(unsafe_code)]
 mod container;
+#[allow(unsafe_code)]
 mod error;
+#[allow(unsafe_code)]
 mod function;
+#[allow(unsafe_code)]
 mod library;
+#[allow(unsafe_code)]
 mod mutable;
+#[allow(unsafe_code)]
 mod object;
+#[allow(unsafe_code)]
 mod tensor;
+#[allow(unsafe_code)]
 mod types;
 
 pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
@@ -42,7 +54,7 @@ pub use object::{ObjectRef, ObjectType};
 pub use tensor::{DataType, Device, Element, Tensor};
 #[doc(hidden)]
 pub use types::{check_object_type, read_field, FieldCache};
-pub use types::{register_type, FieldDef, FieldType, Object};
+pub use types::{register_type, FieldDef, FieldDefault, FieldType, Object};
 
 /// The raw C ABI, for what this crate does not wrap.
 pub use ferry_sys as sys;
@@ -58,11 +70,7 @@ use std::path::Path;
 /// `FERRY_REGISTER_NODE_TYPE`). A relative path is relative to the working directory, as in
 /// `./path`. RuntimeError naming the path when it is missing or fails to load.
 pub fn load_library(path: impl AsRef<Path>) -> Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes())
-        .map_err(|_| Error::new("ValueError", "a library path with a NUL byte"))?;
-    // SAFETY: a valid C string.
-    Error::check(unsafe { sys::FerryLibraryLoad(path.as_ptr()) })
+    library::load(path.as_ref())
 }
 
 /// Makes an object of the reflected node type `type_key` from field values by name (the other

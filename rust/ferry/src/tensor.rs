@@ -205,8 +205,8 @@ impl Tensor {
         Error::check(unsafe {
             sys::FerryTensorEmpty(shape.as_ptr(), ndim, dtype.raw(), device, &mut handle)
         })?;
-        // SAFETY: a new reference.
         Ok(Tensor {
+            // SAFETY: a new reference.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         })
     }
@@ -268,8 +268,8 @@ impl Tensor {
             unsafe { drop_owner::<T>(owner) };
             return Err(Error::take_raised());
         }
-        // SAFETY: a new reference.
         Ok(Tensor {
+            // SAFETY: a new reference.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
         })
     }

@@ -1,5 +1,5 @@
 //! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
-use crate::any::Any;
+use crate::any::{Any, IntoAny};
 use crate::container::{Array, Map};
 use crate::error::{c_string, Error, Result};
 use crate::function::Function;
@@ -37,6 +37,31 @@ pub struct FieldDef {
 /// # Ok::<(), ferry::Error>(())
 /// ```
 ///
+/// A field may have a default, which an object made without that field takes (`make_node`,
+/// Python's `ferry.make_node`, a JSON document written before the field was added):
+/// `#[ferry(default = EXPR)]` (EXPR converted with `Into` to the field's type) or
+/// `#[ferry(default_factory = EXPR)]` (a `fn() -> FieldType` called for each such object):
+///
+/// ```
+/// use ferry::Object;
+///
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.Account")]
+/// struct Account {
+///     owner: String,
+///     #[ferry(default = 0)]
+///     balance: i64,
+///     #[ferry(default_factory = || ferry::Array::from_iter([1i64]))]
+///     history: ferry::Array<i64>,
+/// }
+///
+/// ferry::register_type::<Account>()?;
+/// let made = ferry::make_node("doc.Account", &[("owner", "ann".into())])?;
+/// let account = Account::from_object(&made)?;
+/// assert_eq!((account.balance, account.history.len()), (0, 1));
+/// # Ok::<(), ferry::Error>(())
+/// ```
+///
 /// What the derive refuses, at compile time with a message naming the problem: a struct
 /// without `#[ferry(type_key = "...")]`,
 ///
@@ -65,6 +90,38 @@ pub struct FieldDef {
 /// struct Tuple(i64);
 /// ```
 ///
+/// a field option other than `default`/`default_factory`, or two defaults,
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.BadOption")]
+/// struct BadOption {
+///     #[ferry(fallback = 1)]
+///     x: i64,
+/// }
+/// ```
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.TwoDefaults")]
+/// struct TwoDefaults {
+///     #[ferry(default = 1)]
+///     #[ferry(default = 2)]
+///     x: i64,
+/// }
+/// ```
+///
+/// a default of another type than the field's,
+///
+/// ```compile_fail
+/// #[derive(ferry::Object, Clone)]
+/// #[ferry(type_key = "doc.WrongDefault")]
+/// struct WrongDefault {
+///     #[ferry(default = "seven")]
+///     x: i64,
+/// }
+/// ```
+///
 /// ```compile_fail
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.Unsupported")]
@@ -83,6 +140,13 @@ pub trait Object: Sized {
     /// an object of another type, or when a field does not convert.
     fn from_object(obj: &ObjectRef) -> Result<Self>;
 
+    /// The defaults of the fields that have one (`#[ferry(default = ...)]`,
+    /// `#[ferry(default_factory = ...)]`): what [`register_type`] records, so that a field
+    /// `make_node`, Python or a JSON document leaves out takes it. None by default.
+    fn field_defaults() -> Vec<(&'static str, FieldDefault)> {
+        Vec::new()
+    }
+
     /// A new Ferry object holding this struct's field values. The type is registered first
     /// when it is not yet ([`register_type`]), so a struct nested in another needs no
     /// registration of its own.
@@ -100,6 +164,30 @@ pub trait Object: Sized {
         })?;
         // SAFETY: a new reference.
         Ok(unsafe { ObjectRef::from_owned_handle(handle) })
+    }
+}
+
+/// The default of a field of a type defined in Rust (`FerryTypeSetFieldDefault`): taken by an
+/// object made without that field (`make_node`, Python, `load_json`); a field without one is
+/// required there. A struct literal in Rust names every field as usual.
+pub enum FieldDefault {
+    /// One value, shared by every object that takes it (fine for immutable values).
+    Value(Any),
+    /// A Function of no arguments called for each object that takes the default, as Python's
+    /// `default_factory`: a fresh mutable value (a List, an object) per object.
+    Factory(Function),
+}
+
+impl FieldDefault {
+    /// The default `value`, converted to the field's type `T` first (so `default = 3` of an
+    /// `i64` field, `default = "x"` of a `String` one).
+    pub fn value<T: crate::any::IntoAny>(value: impl Into<T>) -> FieldDefault {
+        FieldDefault::Value(value.into().into_any())
+    }
+
+    /// The default made by `make` for each object.
+    pub fn factory<T: crate::any::IntoAny + 'static>(make: fn() -> T) -> FieldDefault {
+        FieldDefault::Factory(Function::from_fn(move || Ok(make())))
     }
 }
 
@@ -147,6 +235,18 @@ pub fn register_type<T: Object>() -> Result<i32> {
             &mut index,
         )
     })?;
+    for (name, default) in T::field_defaults() {
+        let (value, flags) = match default {
+            FieldDefault::Value(value) => (value, 0),
+            FieldDefault::Factory(make) => (make.into_any(), sys::kFerryDefaultFactory),
+        };
+        let cname = c_string(name);
+        // SAFETY: a valid name and cell for the call; libferry keeps its own reference. Its
+        // errors name the field and the type.
+        Error::check(unsafe {
+            sys::FerryTypeSetFieldDefault(index, cname.as_ptr(), value.raw(), flags)
+        })?;
+    }
     Ok(index)
 }
 

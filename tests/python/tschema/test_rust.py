@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from tschema_support import REPO, run_cli
 
 RUST_DIR = REPO / "rust" / "ferry" / "tests" / "tschema"
@@ -171,3 +172,107 @@ def test_nodes_of_schema_files_not_in_the_run_are_errors(tmp_path):
     both = [fixtures / "kitchen.py", fixtures / "kitchen_ops.py"]
     assert run_cli("generate", *both, "--rust", tmp_path / "o.rs")[0] == 0
     assert "pub struct Call: Expr" in (tmp_path / "o.rs").read_text()
+
+
+def test_mutable_nodes_get_unsafe_setters_and_others_none(tmp_path):
+    mutable = SCHEMA.replace(
+        '    type_key = "rt.Leaf"\n', '    type_key = "rt.Leaf"\n    mutable = True\n'
+    )
+    assert mutable != SCHEMA
+    code, _, err = generate(tmp_path, mutable)
+    assert code == 0, err
+    text = (tmp_path / "out.rs").read_text()
+    for snippet in [
+        # Its own fields, and the inherited one of its immutable parent.
+        "pub unsafe fn set_count(&self, value: i64) -> ferry::Result<()> {",
+        'unsafe { self.0.set_attr("count", ferry::IntoAny::into_any(value)) }',
+        "pub unsafe fn set_text(&self, value: &str) -> ferry::Result<()> {",
+        'unsafe { self.0.set_attr("big", ferry::Any::try_from(value)?) }',
+        "pub unsafe fn set_type(&self, value: Option<i64>) -> ferry::Result<()> {",
+        "pub unsafe fn set_mode(&self, value: Mode) -> ferry::Result<()> {",
+        "    /// # Safety\n",
+    ]:
+        assert snippet in text, f"missing:\n{snippet}\n--- in ---\n{text}"
+    assert text.count("pub unsafe fn set_count(") == 1
+    # Immutable nodes (the default) have none.
+    code, _, err = generate(tmp_path, SCHEMA)
+    assert code == 0, err
+    assert "pub unsafe fn set_" not in (tmp_path / "out.rs").read_text()
+
+
+def test_a_setter_clashing_with_a_field_names_the_schema_line(tmp_path):
+    schema = textwrap.dedent(
+        """\
+        from ferry.tschema import Object, declare, ty
+
+
+        @declare
+        class ClashNode(Object):
+            type_key = "bad.Clash"
+            mutable = True
+            size: ty.int64_t
+            set_size: ty.int64_t
+            attr: ty.int64_t
+        """
+    )
+    code, _, err = generate(tmp_path, schema)
+    assert code != 0
+    path = str(tmp_path / "schema.py")
+    assert f"{path}:8: the setter set_size of field 'size' would clash with the field" in err, err
+    assert f"{path}:10: the setter set_attr of field 'attr' would clash with the method" in err, err
+    assert not (tmp_path / "out.rs").exists()
+
+
+LISTS = """\
+from ferry.tschema import Object, declare, ty
+
+
+@declare
+class BagNode(Object):
+    type_key = "rt_lists.Bag"
+    fixed: ty.List[ty.String]
+    items: ty.List[ty.int64_t] = []
+    names: ty.Dict[ty.String, ty.int64_t] = {}
+"""
+
+
+def test_list_and_dict_fields_in_every_output(tmp_path):
+    (tmp_path / "schema.py").write_text(LISTS)
+    outs = {k: tmp_path / f"out.{k}" for k in ("h", "cc", "py", "rs")}
+    code, _, err = run_cli(
+        "generate",
+        tmp_path / "schema.py",
+        *("--header", outs["h"], "--source", outs["cc"]),
+        *("--python", outs["py"], "--rust", outs["rs"]),
+    )
+    assert code == 0, err
+    header, stub, rust = (outs[k].read_text() for k in ("h", "py", "rs"))
+    assert "::ferry::List<int64_t> items;" in header
+    assert "::ferry::Dict<::ferry::String, int64_t> names;" in header
+    assert "items: typing.MutableSequence[int] = []," in stub
+    assert "names: typing.MutableMapping[str, int] = {}," in stub
+    assert "pub fn items(&self) -> ferry::Result<ferry::List<i64>> {" in rust
+    assert "pub fn names(&self) -> ferry::Result<ferry::Dict<ferry::String, i64>> {" in rust
+    assert "pub fn new(fixed: ferry::List<ferry::String>) -> ferry::Result<Bag> {" in rust
+
+
+def test_list_and_dict_fields_at_run_time(tmp_path):
+    import ferry
+    from ferry import tschema
+
+    (tmp_path / "schema.py").write_text(LISTS)
+    ns = tschema.register(str(tmp_path / "schema.py"))
+    a, b = ns.Bag(fixed=["x"]), ns.Bag(fixed=[])
+    a.items.append(3)  # in place, and each object has its own list
+    assert (list(a.items), list(b.items), dict(a.names)) == ([3], [], {})
+    assert isinstance(a.items, ferry.List) and isinstance(a.names, ferry.Dict)
+    with pytest.raises(TypeError, match="items"):
+        a.items.append("three")
+
+
+def test_a_list_default_other_than_empty_names_the_line(tmp_path):
+    code, _, err = generate(
+        tmp_path, LISTS.replace("ty.List[ty.int64_t] = []", "ty.List[ty.int64_t] = [1]")
+    )
+    assert code != 0
+    assert f"{tmp_path / 'schema.py'}:8: " in err and "only an empty list" in err, err

@@ -37,6 +37,8 @@ FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "extra");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "tags");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "type");
 FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "dtype");
+FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "history");
+FERRY_REGISTER_FIELD_DEFAULT(GroupNode, "notes");
 FERRY_REGISTER_GLOBAL("rs_shapes.Group.__init__")
     .set_body_typed(
         [](
@@ -47,10 +49,12 @@ FERRY_REGISTER_GLOBAL("rs_shapes.Group.__init__")
             ::ferry::ObjectRef extra,
             ::ferry::Map<::ferry::String, int64_t> tags,
             ::ferry::Optional<::ferry::String> type,
-            ::ferry::DataType dtype) {
-          return Group(std::move(name), std::move(items), std::move(scale), std::move(label), std::move(extra), std::move(tags), std::move(type), std::move(dtype));
+            ::ferry::DataType dtype,
+            ::ferry::List<int64_t> history,
+            ::ferry::Dict<::ferry::String, ::ferry::String> notes) {
+          return Group(std::move(name), std::move(items), std::move(scale), std::move(label), std::move(extra), std::move(tags), std::move(type), std::move(dtype), std::move(history), std::move(notes));
         },
-        {"name", "items", "scale", "label", "extra", "tags", "type", "dtype"})
+        {"name", "items", "scale", "label", "extra", "tags", "type", "dtype", "history", "notes"})
     .quick();
 
 // clang-format on

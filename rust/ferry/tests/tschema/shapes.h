@@ -107,6 +107,8 @@ class GroupNode : public ShapeNode {
   ::ferry::Map<::ferry::String, int64_t> tags;
   ::ferry::Optional<::ferry::String> type;
   ::ferry::DataType dtype = ::ferry::DataType("float32");
+  ::ferry::List<int64_t> history;
+  ::ferry::Dict<::ferry::String, ::ferry::String> notes;
 
   void VisitAttrs(::ferry::AttrVisitor* v) {
     v->Visit("name", &name);
@@ -117,11 +119,14 @@ class GroupNode : public ShapeNode {
     v->Visit("tags", &tags);
     v->Visit("type", &type);
     v->Visit("dtype", &dtype);
+    v->Visit("history", &history);
+    v->Visit("notes", &notes);
   }
   bool SEqualReduce(const GroupNode* other, ::ferry::SEqualReducer equal) const {
     return equal(name, other->name) && equal(items, other->items) && equal(scale, other->scale) &&
            equal(label, other->label) && equal(extra, other->extra) && equal(tags, other->tags) &&
-           equal(type, other->type) && equal(dtype, other->dtype);
+           equal(type, other->type) && equal(dtype, other->dtype) && equal(history, other->history) &&
+           equal(notes, other->notes);
   }
   void SHashReduce(::ferry::SHashReducer hash_reduce) const {
     hash_reduce(name);
@@ -132,9 +137,12 @@ class GroupNode : public ShapeNode {
     hash_reduce(tags);
     hash_reduce(type);
     hash_reduce(dtype);
+    hash_reduce(history);
+    hash_reduce(notes);
   }
 
   static constexpr const char* _type_key = "rs_shapes.Group";
+  static constexpr bool _type_mutable = true;
   FERRY_DECLARE_FINAL_OBJECT_INFO(GroupNode, ShapeNode);
 };
 
@@ -150,7 +158,9 @@ class Group : public Shape {
       ::ferry::ObjectRef extra = ::ferry::ObjectRef(),
       ::ferry::Map<::ferry::String, int64_t> tags = ::ferry::Map<::ferry::String, int64_t>(),
       ::ferry::Optional<::ferry::String> type = ::ferry::Optional<::ferry::String>(),
-      ::ferry::DataType dtype = ::ferry::DataType("float32")) {
+      ::ferry::DataType dtype = ::ferry::DataType("float32"),
+      ::ferry::List<int64_t> history = ::ferry::List<int64_t>(),
+      ::ferry::Dict<::ferry::String, ::ferry::String> notes = ::ferry::Dict<::ferry::String, ::ferry::String>()) {
     ::ferry::ObjectPtr<GroupNode> n = ::ferry::make_object<GroupNode>();
     n->name = std::move(name);
     n->items = std::move(items);
@@ -160,6 +170,8 @@ class Group : public Shape {
     n->tags = std::move(tags);
     n->type = std::move(type);
     n->dtype = std::move(dtype);
+    n->history = std::move(history);
+    n->notes = std::move(notes);
     data_ = std::move(n);
   }
   FERRY_DEFINE_OBJECT_REF_METHODS(Group, Shape, GroupNode);

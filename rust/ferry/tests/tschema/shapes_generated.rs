@@ -159,7 +159,7 @@ impl Group {
 
     /// A new `rs_shapes.Group` from every field.
     #[allow(clippy::too_many_arguments)]
-    pub fn new_full(name: &str, items: ferry::Array<Shape>, scale: Option<f64>, label: Option<&str>, extra: Option<ferry::ObjectRef>, tags: ferry::Map<ferry::String, i64>, r#type: Option<&str>, dtype: ferry::DataType) -> ferry::Result<Group> {
+    pub fn new_full(name: &str, items: ferry::Array<Shape>, scale: Option<f64>, label: Option<&str>, extra: Option<ferry::ObjectRef>, tags: ferry::Map<ferry::String, i64>, r#type: Option<&str>, dtype: ferry::DataType, history: ferry::List<i64>, notes: ferry::Dict<ferry::String, ferry::String>) -> ferry::Result<Group> {
         ferry::make_node(
             "rs_shapes.Group",
             &[
@@ -171,6 +171,8 @@ impl Group {
                 ("tags", ferry::IntoAny::into_any(tags)),
                 ("type", ferry::IntoAny::into_any(r#type)),
                 ("dtype", ferry::IntoAny::into_any(dtype)),
+                ("history", ferry::IntoAny::into_any(history)),
+                ("notes", ferry::IntoAny::into_any(notes)),
             ],
         )?
         .downcast()
@@ -209,5 +211,125 @@ impl Group {
     /// The field `dtype`.
     pub fn dtype(&self) -> ferry::Result<ferry::DataType> {
         self.0.get_attr("dtype")?.cast()
+    }
+
+    /// The field `history`.
+    pub fn history(&self) -> ferry::Result<ferry::List<i64>> {
+        self.0.get_attr("history")?.cast()
+    }
+
+    /// The field `notes`.
+    pub fn notes(&self) -> ferry::Result<ferry::Dict<ferry::String, ferry::String>> {
+        self.0.get_attr("notes")?.cast()
+    }
+
+    /// Sets the field `name`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_name(&self, value: &str) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("name", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `items`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_items(&self, value: ferry::Array<Shape>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("items", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `scale`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_scale(&self, value: Option<f64>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("scale", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `label`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_label(&self, value: Option<&str>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("label", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `extra`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_extra(&self, value: Option<ferry::ObjectRef>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("extra", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `tags`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_tags(&self, value: ferry::Map<ferry::String, i64>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("tags", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `type`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_type(&self, value: Option<&str>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("type", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `dtype`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_dtype(&self, value: ferry::DataType) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("dtype", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `history`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_history(&self, value: ferry::List<i64>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("history", ferry::IntoAny::into_any(value)) }
+    }
+
+    /// Sets the field `notes`, in place: every holder of the object sees it (a
+    /// TypeError when the value does not convert, as C++ reflection's setter says).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the object meanwhile: Ferry does not synchronize
+    /// writes in any language (`ferry::ObjectRef::set_attr`).
+    pub unsafe fn set_notes(&self, value: ferry::Dict<ferry::String, ferry::String>) -> ferry::Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.0.set_attr("notes", ferry::IntoAny::into_any(value)) }
     }
 }

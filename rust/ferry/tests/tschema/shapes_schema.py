@@ -40,6 +40,7 @@ class CircleNode(ShapeNode):
 @declare
 class GroupNode(ShapeNode):
     type_key = "rs_shapes.Group"
+    mutable = True
     items: ty.Array[ShapeNode]
     scale: ty.Optional[ty.double] = None
     label: ty.Optional[ty.String] = None
@@ -47,3 +48,5 @@ class GroupNode(ShapeNode):
     tags: ty.Map[ty.String, ty.int64_t] = {}
     type: ty.Optional[ty.String] = None
     dtype: ty.DataType = "float32"
+    history: ty.List[ty.int64_t] = []
+    notes: ty.Dict[ty.String, ty.String] = {}
