@@ -162,6 +162,12 @@ TEST(CApi, WhatAFailingCallbackWroteIsReleasedNotReturned) {
   const int64_t before = kept.use_count();
   EXPECT_THROW(f(), ferry::Error);
   EXPECT_EQ(kept.use_count(), before);
+  // The callback writes into the caller's result cell itself (no copy): after the failure that
+  // cell holds None again, not the reference the callback stored there.
+  ferry::Any result;
+  EXPECT_THROW(f->CallPacked(nullptr, 0, &result), ferry::Error);
+  EXPECT_TRUE(result.is_none()) << result.GetTypeKey();
+  EXPECT_EQ(kept.use_count(), before);
 }
 
 TEST(CApi, WhatAFailingBodyWroteIsReleasedNotReturned) {

@@ -102,6 +102,26 @@ pub(crate) fn cast_error<T: FromAny>(cell: &sys::FerryAny) -> Error {
     )
 }
 
+/// A copy of a cell that other code has just written through a pointer (a call's result),
+/// read one field at a time. The writer stores the fields separately (C++ writes `type_index`
+/// and `small_len` as two 4-byte stores or one 8-byte store, the value as 8 bytes); a wider
+/// load spanning two of those stores cannot take its data from the store buffer and waits for
+/// them to reach the cache (a store-forwarding stall, about as long as the whole call here).
+/// The compiler merges a plain field-by-field copy into such a load (one 8-byte load of
+/// `type_index` + `small_len`, or a 16-byte move), so the reads are volatile: each stays the
+/// width of its field, which every store the writer may have made contains.
+#[inline(always)]
+pub(crate) fn reload_cell(cell: &sys::FerryAny) -> sys::FerryAny {
+    // SAFETY: three reads of valid, aligned fields of a live cell.
+    unsafe {
+        sys::FerryAny {
+            type_index: std::ptr::read_volatile(&cell.type_index),
+            small_len: std::ptr::read_volatile(&cell.small_len),
+            value: std::ptr::read_volatile(&cell.value),
+        }
+    }
+}
+
 impl Any {
     /// The None value.
     #[inline]
