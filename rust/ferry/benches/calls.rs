@@ -1,10 +1,13 @@
 //! Rust's hot paths through Ferry beside their floors: `cargo bench -p ferry` (not part of
-//! `cargo test` or CI; results in docs/benchmarks.md, "Rust"). Plain timing with `Instant`:
-//! each row is the median of 7 repetitions of N operations, ns per operation.
+//! `cargo test` or CI; results in docs/benchmarks.md, "Rust"). Every operation runs in each of
+//! 21 rounds, one after another (harness/mod.rs), timed on the thread's CPU clock; a row gives
+//! the median times and the median (and range) of the per-round ratio to its floor.
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod harness;
 
 use ferry::{Any, Function, Object, ObjectRef};
+use harness::{row, run_rounds, Op};
 use std::hint::black_box;
 
 #[derive(ferry::Object, Clone)]
@@ -14,90 +17,9 @@ struct Point {
     y: f64,
 }
 
-/// The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID): on a loaded machine, time
-/// spent preempted is not counted, as it is in wall time.
-fn thread_cpu_ns() -> u64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, out: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: a valid clock id and out pointer (Linux; the bench is not built elsewhere).
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0);
-    ts.sec as u64 * 1_000_000_000 + ts.nsec as u64
-}
-
-/// One operation of the table: `run(n)` does it n times and returns how many inner operations
-/// that was (n, or n times the C++ loop's count for the callback rows).
-struct Op<'a> {
-    run: Box<dyn FnMut(u64) -> u64 + 'a>,
-    times: Vec<f64>,
-}
-
-impl<'a> Op<'a> {
-    fn new(run: impl FnMut(u64) -> u64 + 'a) -> Op<'a> {
-        Op {
-            run: Box::new(run),
-            times: Vec::new(),
-        }
-    }
-}
-
-/// Runs every op `n` times per round, all ops in each round one after another (interleaved),
-/// for `rounds` rounds after one warm-up round; records ns per inner operation (thread CPU
-/// time). A ratio of two rows is then taken within each round, from measurements made seconds
-/// apart, so that a change of machine load between rounds moves both sides.
-fn run_rounds(ops: &mut [Op<'_>], n: u64, rounds: usize) {
-    for round in 0..=rounds {
-        for op in ops.iter_mut() {
-            let start = thread_cpu_ns();
-            let inner = (op.run)(n);
-            let ns = (thread_cpu_ns() - start) as f64 / inner as f64;
-            if round > 0 {
-                op.times.push(ns);
-            }
-        }
-    }
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let k = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[k]
-    } else {
-        (xs[k - 1] + xs[k]) / 2.0
-    }
-}
-
-/// A table row: the median times of `ferry` and `floor`, and the median of their per-round
-/// ratios with its range.
-fn row(what: &str, ferry: &Op<'_>, floor: &Op<'_>, floor_what: &str) {
-    let ratios: Vec<f64> = ferry
-        .times
-        .iter()
-        .zip(&floor.times)
-        .map(|(a, b)| a / b)
-        .collect();
-    let lo = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
-    let hi = ratios.iter().cloned().fold(0.0, f64::max);
-    println!(
-        "| {what} | {:.1} ns | {:.1} ns ({floor_what}) | {:.2}x ({lo:.2}–{hi:.2}x) |",
-        median(ferry.times.clone()),
-        median(floor.times.clone()),
-        median(ratios),
-    );
-}
-
 /// `calls --count PATH N`: runs one call path N times and nothing else, for instruction counts
 /// under callgrind (the difference of two counts over the difference of their N is the
-/// per-call count, stable on a loaded machine where the times above are not). PATH is `tuple`
+/// per-call count, stable on a loaded machine where times are not). PATH is `tuple`
 /// (`add.call((1, 2))` with the result converted to i64), `packed` (`call_packed`), `raw`
 /// (`ferry_sys::FerryFunctionCall`), `from_object` (a derived two-field struct read back) or
 /// `get_attr` (the same two fields read by name), `callback` (C++'s demo.call_n calling a Rust
