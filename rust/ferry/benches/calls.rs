@@ -20,7 +20,8 @@ struct Point {
 /// `calls --count PATH N`: runs one call path N times and nothing else, for instruction counts
 /// under callgrind (the difference of two counts over the difference of their N is the
 /// per-call count, stable on a loaded machine where times are not). PATH is `tuple`
-/// (`add.call((1, 2))` with the result converted to i64), `packed` (`call_packed`), `raw`
+/// (`add.call((1, 2))` with the result converted to i64), `call` (the same, not converted),
+/// `packed` (`call_packed`), `raw`
 /// (`ferry_sys::FerryFunctionCall`), `from_object` (a derived two-field struct read back) or
 /// `get_attr` (the same two fields read by name), `callback` (C++'s demo.call_n calling a Rust
 /// closure N times), `callback_cpp` (the same loop calling the C++ demo.inc) or `to_object`
@@ -36,6 +37,11 @@ fn count(path: &str, n: u64) {
                     .try_into()
                     .unwrap();
                 black_box(r);
+            }
+        }
+        "call" => {
+            for _ in 0..n {
+                black_box(add.call((black_box(1i64), black_box(2i64))).is_ok());
             }
         }
         "packed" => {

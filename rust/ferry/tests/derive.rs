@@ -202,3 +202,45 @@ fn derived_types_as_closure_arguments() {
         Point::from_object(&ferry::String::from("a string object").into()).unwrap_err();
     assert_eq!(err.message(), "expected rs.test.Point but got ferry.String");
 }
+
+#[test]
+fn a_struct_without_fields_round_trips() {
+    #[derive(ferry::Object, Clone, Debug, PartialEq)]
+    #[ferry(type_key = "rs.test.Unit")]
+    struct Unit {}
+    let obj = Unit {}.to_object().unwrap();
+    assert_eq!(obj.type_key(), "rs.test.Unit");
+    assert_eq!(Unit::from_object(&obj).unwrap(), Unit {});
+    // The index kept from the first call serves the next ones: the same type each time.
+    let again = Unit {}.to_object().unwrap();
+    assert_eq!(again.type_index(), obj.type_index());
+    assert!(!again.same_as(&obj));
+}
+
+#[test]
+fn the_first_to_object_from_many_threads_registers_the_type_once() {
+    // No thread has registered the type: each one's first to_object looks it up or registers
+    // it (a race the type index cache must survive), and all agree on one type.
+    #[derive(ferry::Object, Clone, Debug, PartialEq)]
+    #[ferry(type_key = "rs.test.RacedRegistration")]
+    struct Raced {
+        k: i64,
+    }
+    let barrier = std::sync::Barrier::new(8);
+    let indices: Vec<i32> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|k| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    let obj = Raced { k }.to_object().unwrap();
+                    assert_eq!(Raced::from_object(&obj).unwrap(), Raced { k });
+                    obj.type_index()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(indices.iter().all(|&i| i == indices[0]), "{indices:?}");
+    assert_eq!(ferry::register_type::<Raced>().unwrap(), indices[0]);
+}
