@@ -148,11 +148,6 @@ impl Any {
         cell
     }
 
-    #[inline]
-    pub(crate) fn raw_mut(&mut self) -> *mut sys::FerryAny {
-        &mut self.cell
-    }
-
     /// The raw cell, still owned by `self`.
     pub fn raw(&self) -> &sys::FerryAny {
         &self.cell

@@ -3,7 +3,7 @@ use std::ffi::c_char;
 use std::fmt;
 use std::ptr::NonNull;
 
-use crate::any::{Any, AnyView, IntoArg};
+use crate::any::{reload_cell, Any, AnyView, IntoArg};
 use crate::error::{c_string, str_of, with_c_str, Error, Result};
 use ferry_sys as sys;
 
@@ -124,11 +124,16 @@ impl ObjectRef {
 
     /// Reads the reflected field `name`; AttributeError when there is none.
     pub fn get_attr(&self, name: &str) -> Result<Any> {
-        let mut out = Any::none();
-        // SAFETY: a live object and a valid name; on success `out` receives an owned cell.
-        Error::check(with_c_str(name, |name| unsafe {
-            sys::FerryObjectGetAttr(self.handle(), name, out.raw_mut())
-        }))?;
+        let mut cell = sys::FerryAny::NONE;
+        // SAFETY: a live object and a valid name; `cell` receives an owned value (None on
+        // failure).
+        let rc = with_c_str(name, |name| unsafe {
+            sys::FerryObjectGetAttr(self.handle(), name, &mut cell)
+        });
+        // Field by field: libferry has just written the cell (see reload_cell).
+        // SAFETY: an owned cell.
+        let out = unsafe { Any::from_raw(reload_cell(&cell)) };
+        Error::check(rc)?;
         Ok(out)
     }
 

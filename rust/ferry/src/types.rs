@@ -1,5 +1,5 @@
 //! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
-use crate::any::Any;
+use crate::any::{reload_cell, Any};
 use crate::container::{Array, Map};
 use crate::error::{c_string, Error, Result};
 use crate::function::Function;
@@ -329,15 +329,19 @@ pub fn read_field<T: crate::any::FromAny>(
     (offset, getter): (i64, sys::FerryFieldGetter),
     name: &str,
 ) -> Result<T> {
-    let mut out = Any::none();
+    let mut cell = sys::FerryAny::NONE;
     // SAFETY: `offset` and `getter` were found for this object's type; the field lives at
-    // handle + offset while `obj` does; `out` receives an owned cell.
-    Error::check(unsafe {
+    // handle + offset while `obj` does; `cell` receives an owned value (None on failure).
+    let rc = unsafe {
         getter(
             (obj.handle() as *const u8).offset(offset as isize).cast(),
-            out.raw_mut(),
+            &mut cell,
         )
-    })?;
+    };
+    // Field by field: the getter has just written the cell (see reload_cell).
+    // SAFETY: an owned cell.
+    let out = unsafe { Any::from_raw(reload_cell(&cell)) };
+    Error::check(rc)?;
     out.cast::<T>().map_err(|err| {
         Error::new(
             err.kind(),
