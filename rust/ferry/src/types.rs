@@ -304,7 +304,7 @@ impl FieldCache {
 }
 
 /// The (offset, getter) of field `name` of `obj`'s type; AttributeError naming it when absent.
-fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
+pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
     let cname = c_string(name);
     let mut offset = 0i64;
     let mut getter: Option<sys::FerryFieldGetter> = None;
