@@ -167,15 +167,13 @@ class CallbackFunctionObj : public FunctionObj {
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
-    // `*result` arrives holding None (FunctionObj's rule), so the callback writes it in place:
-    // copying a cell the callback has just written with narrower stores would be a 16-byte load
-    // that waits for those stores to retire (a store-forwarding stall, longer than the call).
-    FerryAny* out = reinterpret_cast<FerryAny*>(result);
-    if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, out) !=
+    FerryAny out = NoneCell();
+    if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
         0) {
-      FerryAnyRelease(out);  // what a failing callback wrote is not a result; None again
+      FerryAnyRelease(&out);  // what a failing callback wrote is not a result
       ThrowRaised();
     }
+    *result = Any::FromOwned(out);
   }
 
   void* resource_;

@@ -122,6 +122,32 @@ pub(crate) fn reload_cell(cell: &sys::FerryAny) -> sys::FerryAny {
     }
 }
 
+/// Writes `cell` to `dst` as one 16-byte store, for a reader that will load it whole. C++ copies
+/// a Rust closure's result cell with one 16-byte load (libferry's callback entry); a load takes
+/// its data from the store buffer only if one earlier store covers it, so a cell written as two
+/// 8-byte stores (what the compiler makes of a cell in registers) would stall it until those
+/// stores reach the cache. x86-64 always has SSE2; elsewhere it is a plain write.
+///
+/// # Safety
+/// `dst` is valid for a write of a cell (any alignment).
+#[inline(always)]
+pub(crate) unsafe fn write_cell_whole(dst: *mut sys::FerryAny, cell: sys::FerryAny) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        let head = (cell.type_index as u32 as u64 | (cell.small_len as u64) << 32) as i64;
+        // SAFETY: every member of the value union is 8 bytes of plain data.
+        let value = unsafe { cell.value.v_int64 };
+        // SAFETY: SSE2 is part of x86-64; `dst` is valid for 16 bytes (the caller's contract).
+        unsafe { _mm_storeu_si128(dst.cast(), _mm_set_epi64x(value, head)) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        dst.write_unaligned(cell)
+    };
+}
+
 impl Any {
     /// The None value.
     #[inline]

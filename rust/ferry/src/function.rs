@@ -2,7 +2,9 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::any::{describe_cast_failure, reload_cell, Any, AnyView, FromAny, IntoAny, IntoArgs};
+use crate::any::{
+    describe_cast_failure, reload_cell, write_cell_whole, Any, AnyView, FromAny, IntoAny, IntoArgs,
+};
 use crate::error::{c_string, str_of, Error, Result};
 use crate::object::{ObjectRef, ObjectType};
 use ferry_sys as sys;
@@ -80,7 +82,7 @@ where
         match f(args) {
             Ok(value) => {
                 // SAFETY: the result cell arrives holding None; it now owns the value.
-                unsafe { result.write(value.into_raw()) };
+                unsafe { write_cell_whole(result, value.into_raw()) };
                 0
             }
             Err(err) => {
