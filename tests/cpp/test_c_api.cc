@@ -162,8 +162,8 @@ TEST(CApi, WhatAFailingCallbackWroteIsReleasedNotReturned) {
   const int64_t before = kept.use_count();
   EXPECT_THROW(f(), ferry::Error);
   EXPECT_EQ(kept.use_count(), before);
-  // The callback writes into the caller's result cell itself (no copy): after the failure that
-  // cell holds None again, not the reference the callback stored there.
+  // Called through CallPacked with the caller's own result cell: after the failure that cell
+  // holds None, not the reference the callback stored (and the reference is released).
   ferry::Any result;
   EXPECT_THROW(f->CallPacked(nullptr, 0, &result), ferry::Error);
   EXPECT_TRUE(result.is_none()) << result.GetTypeKey();
