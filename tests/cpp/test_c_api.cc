@@ -162,6 +162,12 @@ TEST(CApi, WhatAFailingCallbackWroteIsReleasedNotReturned) {
   const int64_t before = kept.use_count();
   EXPECT_THROW(f(), ferry::Error);
   EXPECT_EQ(kept.use_count(), before);
+  // Called through CallPacked with the caller's own result cell: after the failure that cell
+  // holds None, not the reference the callback stored (and the reference is released).
+  ferry::Any result;
+  EXPECT_THROW(f->CallPacked(nullptr, 0, &result), ferry::Error);
+  EXPECT_TRUE(result.is_none()) << result.GetTypeKey();
+  EXPECT_EQ(kept.use_count(), before);
 }
 
 TEST(CApi, WhatAFailingBodyWroteIsReleasedNotReturned) {

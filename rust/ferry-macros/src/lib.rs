@@ -122,6 +122,11 @@ impl ::ferry::Object for {name} {{
     fn field_values(&self) -> ::std::vec::Vec<::ferry::Any> {{
         ::std::vec![{values}]
     }}
+    fn to_object(&self) -> ::ferry::Result<::ferry::ObjectRef> {{
+        static INDEX: ::ferry::TypeIndexCache = ::ferry::TypeIndexCache::new();
+        let index = INDEX.get::<Self>()?;
+        ::ferry::create_object(index, &[{values}])
+    }}
     #[allow(unused_variables)]
     fn from_object(obj: &::ferry::ObjectRef) -> ::ferry::Result<Self> {{
         static FIELDS: ::ferry::FieldCache = ::ferry::FieldCache::new();

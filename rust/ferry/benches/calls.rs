@@ -1,12 +1,14 @@
 //! Rust's hot paths through Ferry beside their floors: `cargo bench -p ferry` (not part of
-//! `cargo test` or CI; results in docs/benchmarks.md, "Rust"). Plain timing with `Instant`:
-//! each row is the median of 7 repetitions of N operations, ns per operation.
+//! `cargo test` or CI; results in docs/benchmarks.md, "Rust"). Every operation runs in each of
+//! 21 rounds, one after another (harness/mod.rs), timed on the thread's CPU clock; a row gives
+//! the median times and the median (and range) of the per-round ratio to its floor.
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod harness;
 
 use ferry::{Any, Function, Object, ObjectRef};
+use harness::{row, run_rounds, Op};
 use std::hint::black_box;
-use std::time::Instant;
 
 #[derive(ferry::Object, Clone)]
 #[ferry(type_key = "bench.Point")]
@@ -15,37 +17,15 @@ struct Point {
     y: f64,
 }
 
-/// Median ns per operation of `f` run `n` times, over 7 repetitions.
-fn measure(n: u64, mut f: impl FnMut()) -> f64 {
-    for _ in 0..n / 10 {
-        f(); // warm up
-    }
-    let mut times: Vec<f64> = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..n {
-                f();
-            }
-            start.elapsed().as_nanos() as f64 / n as f64
-        })
-        .collect();
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    times[3]
-}
-
-fn row(what: &str, ferry: f64, floor: f64, floor_what: &str) {
-    println!(
-        "| {what} | {ferry:.1} ns | {floor:.1} ns ({floor_what}) | {:.2}x |",
-        ferry / floor
-    );
-}
-
 /// `calls --count PATH N`: runs one call path N times and nothing else, for instruction counts
 /// under callgrind (the difference of two counts over the difference of their N is the
-/// per-call count, stable on a loaded machine where the times above are not). PATH is `tuple`
-/// (`add.call((1, 2))` with the result converted to i64), `packed` (`call_packed`), `raw`
+/// per-call count, stable on a loaded machine where times are not). PATH is `tuple`
+/// (`add.call((1, 2))` with the result converted to i64), `call` (the same, not converted),
+/// `packed` (`call_packed`), `raw`
 /// (`ferry_sys::FerryFunctionCall`), `from_object` (a derived two-field struct read back) or
-/// `get_attr` (the same two fields read by name).
+/// `get_attr` (the same two fields read by name), `callback` (C++'s demo.call_n calling a Rust
+/// closure N times), `callback_cpp` (the same loop calling the C++ demo.inc) or `to_object`
+/// (make + drop of a derived two-field struct's object).
 fn count(path: &str, n: u64) {
     let add = Function::get_global_required("demo.add").unwrap();
     match path {
@@ -57,6 +37,11 @@ fn count(path: &str, n: u64) {
                     .try_into()
                     .unwrap();
                 black_box(r);
+            }
+        }
+        "call" => {
+            for _ in 0..n {
+                black_box(add.call((black_box(1i64), black_box(2i64))).is_ok());
             }
         }
         "packed" => {
@@ -91,7 +76,26 @@ fn count(path: &str, n: u64) {
                 black_box(p);
             }
         }
-        _ => panic!("unknown path {path}: tuple, packed, raw, from_object or get_attr"),
+        "callback" | "callback_cpp" => {
+            let call_n = Function::get_global_required("demo.call_n").unwrap();
+            let f = if path == "callback" {
+                Function::from_fn(|x: i64| Ok(x + 1))
+            } else {
+                Function::get_global_required("demo.inc").unwrap()
+            };
+            black_box(call_n.call((&f, n as i64, 1i64)).unwrap());
+        }
+        "to_object" => {
+            ferry::register_type::<Point>().unwrap();
+            let p = Point { x: 1, y: 2.0 };
+            for _ in 0..n {
+                black_box(black_box(&p).to_object().unwrap());
+            }
+        }
+        _ => panic!(
+            "unknown path {path}: tuple, packed, raw, from_object, get_attr, callback, \
+             callback_cpp or to_object"
+        ),
     }
 }
 
@@ -123,123 +127,191 @@ fn main() {
         count(&argv[at + 1], n);
         return;
     }
-    const N: u64 = 2_000_000;
-    println!("| operation | Ferry (Rust) | floor | ratio |");
-    println!("|---|---|---|---|");
+    // Operations per round and rounds: a round takes about 0.2 s of CPU here.
+    const N: u64 = 200_000;
+    const ROUNDS: usize = 21;
 
-    // A Rust call of a C++ global (int, int) -> int, result converted back.
     let add = Function::get_global_required("demo.add").unwrap();
-    let ferry = measure(N, || {
-        let r: i64 = add
-            .call((black_box(1i64), black_box(2i64)))
-            .unwrap()
-            .try_into()
-            .unwrap();
-        black_box(r);
-    });
-    // The same call through the raw C ABI: two cells, FerryFunctionCall, read the result.
-    let raw = measure(N, || {
-        black_box(raw_add(&add, black_box(1), black_box(2)));
-    });
-    let call_only = measure(N, || {
-        black_box(add.call((black_box(1i64), black_box(2i64))).is_ok());
-    });
-    let args = [ferry::Any::from(1i64), ferry::Any::from(2i64)];
-    let packed_views: Vec<ferry::AnyView<'_>> = args.iter().map(ferry::Any::view).collect();
-    let packed = measure(N, || {
-        black_box(add.call_packed(black_box(&packed_views)).is_ok());
-    });
+    let args = [Any::from(1i64), Any::from(2i64)];
+    let packed_views: Vec<ferry::AnyView<'_>> = args.iter().map(Any::view).collect();
     let plain: &dyn Fn(i64, i64) -> i64 = &|a, b| a + b;
-    let floor = measure(N, || {
-        black_box(black_box(plain)(black_box(1), black_box(2)));
-    });
-    row(
-        "Rust calls the C++ global `demo.add(1, 2)`",
-        ferry,
-        floor,
-        "a `&dyn Fn(i64, i64)` call",
-    );
-    row(
-        "the same, result not converted",
-        call_only,
-        floor,
-        "as above",
-    );
-    row(
-        "the same through `call_packed(&[AnyView])`",
-        packed,
-        floor,
-        "as above",
-    );
-    row(
-        "the same call through `ferry_sys::FerryFunctionCall`",
-        raw,
-        floor,
-        "as above",
-    );
-
     // A Rust closure called from C++: demo.call_n(f, n, 1) calls f(1) n times in a C++ loop;
     // the floor is the same loop over a C++ typed function.
     let call_n = Function::get_global_required("demo.call_n").unwrap();
     let rust_inc = Function::from_fn(|x: i64| Ok(x + 1));
     let cpp_inc = Function::get_global_required("demo.inc").unwrap();
-    let per_call = |f: &Function| {
-        measure(5, || {
-            black_box(call_n.call((f, N as i64, 1i64)).unwrap());
-        }) / N as f64
+    let in_cpp_loop = |f: &Function, n: u64| {
+        black_box(call_n.call((f, n as i64, 1i64)).unwrap());
+        n
     };
-    row(
-        "C++ calls a typed Rust closure (`x + 1`)",
-        per_call(&rust_inc),
-        per_call(&cpp_inc),
-        "the same C++ loop calling a C++ typed function",
-    );
-
-    // Make + drop of an object of a type defined in Rust (FerryObjectCreate, two fields).
     ferry::register_type::<Point>().unwrap();
     let p = Point { x: 1, y: 2.0 };
-    let ferry = measure(N / 4, || {
-        black_box(p.to_object().unwrap());
-    });
-    let floor = measure(N / 4, || {
-        black_box(Box::new(black_box((1i64, 2.0f64))));
-    });
+    let point = p.to_object().unwrap();
+    let x: ObjectRef = ferry::make_node("demo.IntImm", &[("value", Any::from(7i64))]).unwrap();
+    let boxed = Box::new((7i64, 0i64));
+    let arc = std::sync::Arc::new(7i64);
+
+    let mut ops = vec![
+        // 0: a Rust call of a C++ global (int, int) -> int, result converted back.
+        Op::new(|n| {
+            for _ in 0..n {
+                let r: i64 = add
+                    .call((black_box(1i64), black_box(2i64)))
+                    .unwrap()
+                    .try_into()
+                    .unwrap();
+                black_box(r);
+            }
+            n
+        }),
+        // 1: the same, result not converted.
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(add.call((black_box(1i64), black_box(2i64))).is_ok());
+            }
+            n
+        }),
+        // 2: through call_packed, result converted.
+        Op::new(|n| {
+            for _ in 0..n {
+                let r: i64 = add
+                    .call_packed(black_box(&packed_views))
+                    .unwrap()
+                    .try_into()
+                    .unwrap();
+                black_box(r);
+            }
+            n
+        }),
+        // 3: the raw C ABI: two cells, FerryFunctionCall, read the result.
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(raw_add(&add, black_box(1), black_box(2)));
+            }
+            n
+        }),
+        // 4: a plain Rust dynamic call.
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(black_box(plain)(black_box(1), black_box(2)));
+            }
+            n
+        }),
+        // 5, 6: C++ calls a Rust closure / a C++ typed function.
+        Op::new(|n| in_cpp_loop(&rust_inc, n)),
+        Op::new(|n| in_cpp_loop(&cpp_inc, n)),
+        // 7, 8: make + drop of an object of a type defined in Rust / of a Box.
+        Op::new(|n| {
+            for _ in 0..n / 4 {
+                black_box(black_box(&p).to_object().unwrap());
+            }
+            n / 4
+        }),
+        Op::new(|n| {
+            for _ in 0..n / 4 {
+                black_box(Box::new(black_box((1i64, 2.0f64))));
+            }
+            n / 4
+        }),
+        // 9, 10: a derived struct read back from its object / a struct copied out of a Box.
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(Point::from_object(black_box(&point)).unwrap());
+            }
+            n
+        }),
+        Op::new(|n| {
+            let b = Box::new(p.clone());
+            for _ in 0..n {
+                black_box(black_box(&b).as_ref().clone());
+            }
+            n
+        }),
+        // 11, 12: a field read by name (FerryObjectGetAttr) of a C++ node / a field load.
+        Op::new(|n| {
+            for _ in 0..n {
+                let v: i64 = x.get_attr(black_box("value")).unwrap().try_into().unwrap();
+                black_box(v);
+            }
+            n
+        }),
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(black_box(&boxed).0);
+            }
+            n
+        }),
+        // 13, 14: clone + drop of a reference / of an Arc.
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(black_box(&x).clone());
+            }
+            n
+        }),
+        Op::new(|n| {
+            for _ in 0..n {
+                black_box(black_box(&arc).clone());
+            }
+            n
+        }),
+    ];
+    run_rounds(&mut ops, N, ROUNDS);
+
+    println!("| operation | Ferry (Rust) | floor | ratio, median of rounds (range) |");
+    println!("|---|---|---|---|");
+    let raw_floor = "`FerryFunctionCall` by hand";
+    row(
+        "Rust calls the C++ global `demo.add(1, 2)`",
+        &ops[0],
+        &ops[3],
+        raw_floor,
+    );
+    row(
+        "the same, result not converted",
+        &ops[1],
+        &ops[3],
+        raw_floor,
+    );
+    row(
+        "the same through `call_packed(&[AnyView])`",
+        &ops[2],
+        &ops[3],
+        raw_floor,
+    );
+    row(
+        "the same call through `ferry_sys::FerryFunctionCall`",
+        &ops[3],
+        &ops[4],
+        "a `&dyn Fn(i64, i64)` call",
+    );
+    row(
+        "C++ calls a typed Rust closure (`x + 1`)",
+        &ops[5],
+        &ops[6],
+        "the same C++ loop calling a C++ typed function",
+    );
     row(
         "`Point { x, y }.to_object()` + drop",
-        ferry,
-        floor,
+        &ops[7],
+        &ops[8],
         "`Box::new((i64, f64))` + drop",
     );
-
-    // Field read by name (FerryObjectGetAttr) of a C++ node.
-    let x: ObjectRef = ferry::make_node("demo.IntImm", &[("value", Any::from(7i64))]).unwrap();
-    let ferry = measure(N, || {
-        let v: i64 = x.get_attr(black_box("value")).unwrap().try_into().unwrap();
-        black_box(v);
-    });
-    let boxed = Box::new((7i64, 0i64));
-    let floor = measure(N, || {
-        black_box(black_box(&boxed).0);
-    });
+    row(
+        "`Point::from_object(&obj)`",
+        &ops[9],
+        &ops[10],
+        "a `Point` cloned out of a `Box`",
+    );
     row(
         "`x.get_attr(\"value\")` of a C++ node",
-        ferry,
-        floor,
+        &ops[11],
+        &ops[12],
         "a field load through a `Box`",
     );
-
-    // Clone + drop of a reference (an atomic increment and decrement).
-    let ferry = measure(N, || {
-        black_box(black_box(&x).clone());
-    });
-    let arc = std::sync::Arc::new(7i64);
-    let floor = measure(N, || {
-        black_box(black_box(&arc).clone());
-    });
     row(
         "`ObjectRef` clone + drop",
-        ferry,
-        floor,
+        &ops[13],
+        &ops[14],
         "`Arc` clone + drop",
     );
 }

@@ -102,6 +102,52 @@ pub(crate) fn cast_error<T: FromAny>(cell: &sys::FerryAny) -> Error {
     )
 }
 
+/// A copy of a cell that other code has just written through a pointer (a call's result),
+/// read one field at a time. The writer stores the fields separately (C++ writes `type_index`
+/// and `small_len` as two 4-byte stores or one 8-byte store, the value as 8 bytes); a wider
+/// load spanning two of those stores cannot take its data from the store buffer and waits for
+/// them to reach the cache (a store-forwarding stall, about as long as the whole call here).
+/// The compiler merges a plain field-by-field copy into such a load (one 8-byte load of
+/// `type_index` + `small_len`, or a 16-byte move), so the reads are volatile: each stays the
+/// width of its field, which every store the writer may have made contains.
+#[inline(always)]
+pub(crate) fn reload_cell(cell: &sys::FerryAny) -> sys::FerryAny {
+    // SAFETY: three reads of valid, aligned fields of a live cell.
+    unsafe {
+        sys::FerryAny {
+            type_index: std::ptr::read_volatile(&cell.type_index),
+            small_len: std::ptr::read_volatile(&cell.small_len),
+            value: std::ptr::read_volatile(&cell.value),
+        }
+    }
+}
+
+/// Writes `cell` to `dst` as one 16-byte store, for a reader that will load it whole. C++ copies
+/// a Rust closure's result cell with one 16-byte load (libferry's callback entry); a load takes
+/// its data from the store buffer only if one earlier store covers it, so a cell written as two
+/// 8-byte stores (what the compiler makes of a cell in registers) would stall it until those
+/// stores reach the cache. x86-64 always has SSE2; elsewhere it is a plain write.
+///
+/// # Safety
+/// `dst` is valid for a write of a cell (any alignment).
+#[inline(always)]
+pub(crate) unsafe fn write_cell_whole(dst: *mut sys::FerryAny, cell: sys::FerryAny) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        let head = (cell.type_index as u32 as u64 | (cell.small_len as u64) << 32) as i64;
+        // SAFETY: every member of the value union is 8 bytes of plain data.
+        let value = unsafe { cell.value.v_int64 };
+        // SAFETY: SSE2 is part of x86-64; `dst` is valid for 16 bytes (the caller's contract).
+        unsafe { _mm_storeu_si128(dst.cast(), _mm_set_epi64x(value, head)) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        dst.write_unaligned(cell)
+    };
+}
+
 impl Any {
     /// The None value.
     #[inline]
@@ -126,11 +172,6 @@ impl Any {
         let cell = self.cell;
         std::mem::forget(self);
         cell
-    }
-
-    #[inline]
-    pub(crate) fn raw_mut(&mut self) -> *mut sys::FerryAny {
-        &mut self.cell
     }
 
     /// The raw cell, still owned by `self`.

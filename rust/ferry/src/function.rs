@@ -2,7 +2,9 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::any::{describe_cast_failure, Any, AnyView, FromAny, IntoAny, IntoArgs};
+use crate::any::{
+    describe_cast_failure, reload_cell, write_cell_whole, Any, AnyView, FromAny, IntoAny, IntoArgs,
+};
 use crate::error::{c_string, str_of, Error, Result};
 use crate::object::{ObjectRef, ObjectType};
 use ferry_sys as sys;
@@ -35,9 +37,6 @@ unsafe impl ObjectType for Function {
     }
 }
 
-/// A Rust function over packed arguments, as a Function holds it.
-type Packed = Box<dyn Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static>;
-
 /// The text of a panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
@@ -56,19 +55,23 @@ fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
     }
 }
 
-/// The C entry point of every Rust closure: runs it, turns an `Err` into the raised error and a
-/// panic into a RuntimeError. Nothing unwinds into C.
-unsafe extern "C" fn call_packed_trampoline(
+/// The C entry point of a Rust closure of type `F` (one per closure type, so that the closure
+/// is called directly and inlined here, its result never moved through memory): runs it, turns
+/// an `Err` into the raised error and a panic into a RuntimeError. Nothing unwinds into C.
+unsafe extern "C" fn call_packed_trampoline<F>(
     resource: *mut c_void,
     args: *const sys::FerryAny,
     num_args: i32,
     result: *mut sys::FerryAny,
-) -> c_int {
+) -> c_int
+where
+    F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
+{
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `resource` is the Box<Packed> this Function was made with, alive while the
+        // SAFETY: `resource` is the Box<F> this Function was made with, alive while the
         // Function is; the arguments are borrowed for the call.
         let (f, args) = unsafe {
-            let f = &*(resource as *const Packed);
+            let f = &*(resource as *const F);
             let cells: &[sys::FerryAny] = if num_args <= 0 || args.is_null() {
                 &[]
             } else {
@@ -79,7 +82,7 @@ unsafe extern "C" fn call_packed_trampoline(
         match f(args) {
             Ok(value) => {
                 // SAFETY: the result cell arrives holding None; it now owns the value.
-                unsafe { *result = value.into_raw() };
+                unsafe { write_cell_whole(result, value.into_raw()) };
                 0
             }
             Err(err) => {
@@ -103,11 +106,11 @@ unsafe extern "C" fn call_packed_trampoline(
     }
 }
 
-/// Frees the closure when its Function dies (a panic in its Drop is swallowed: it must not
-/// unwind into C).
-unsafe extern "C" fn drop_packed(resource: *mut c_void) {
-    // SAFETY: the Box<Packed> made by from_packed, released once.
-    let boxed = unsafe { Box::from_raw(resource as *mut Packed) };
+/// Frees the closure of type `F` when its Function dies (a panic in its Drop is swallowed: it
+/// must not unwind into C).
+unsafe extern "C" fn drop_packed<F>(resource: *mut c_void) {
+    // SAFETY: the Box<F> made by from_packed, released once.
+    let boxed = unsafe { Box::from_raw(resource as *mut F) };
     if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(boxed))) {
         drop_payload(payload);
     }
@@ -121,23 +124,23 @@ impl Function {
     where
         F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
     {
-        let boxed: Box<Packed> = Box::new(Box::new(f));
-        let resource = Box::into_raw(boxed) as *mut c_void;
+        // The closure's Box is the resource (dangling but not NULL for a closure of size 0).
+        let resource = Box::into_raw(Box::new(f)) as *mut c_void;
         let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
         // SAFETY: the trampoline matches FerryFunctionCallback; the Function owns `resource`
-        // and frees it with drop_packed.
+        // and frees it with drop_packed::<F>.
         let rc = unsafe {
             sys::FerryFunctionCreate(
                 resource,
-                call_packed_trampoline,
-                Some(drop_packed),
+                call_packed_trampoline::<F>,
+                Some(drop_packed::<F>),
                 &mut handle,
             )
         };
         if rc != 0 {
             // Only allocation can fail here; the resource was not taken.
             // SAFETY: still ours.
-            unsafe { drop_packed(resource) };
+            unsafe { drop_packed::<F>(resource) };
             panic!(
                 "ferry: FerryFunctionCreate failed: {}",
                 Error::take_raised()
@@ -237,12 +240,15 @@ impl Function {
     fn call_raw(&self, cells: &[sys::FerryAny]) -> Result<Any> {
         let count = i32::try_from(cells.len())
             .map_err(|_| Error::new("ValueError", "too many arguments for one call"))?;
-        let mut result = Any::none();
+        let mut result = sys::FerryAny::NONE;
         // SAFETY: a live Function, `count` borrowed cells, a result cell overwritten with an
         // owned value (None on failure).
-        Error::check(unsafe {
-            sys::FerryFunctionCall(self.obj.handle(), cells.as_ptr(), count, result.raw_mut())
-        })?;
+        let rc = unsafe {
+            sys::FerryFunctionCall(self.obj.handle(), cells.as_ptr(), count, &mut result)
+        };
+        // SAFETY: the result cell is owned (None after a failure, which owns nothing).
+        let result = unsafe { Any::from_raw(reload_cell(&result)) };
+        Error::check(rc)?;
         Ok(result)
     }
 }
@@ -279,30 +285,45 @@ macro_rules! call {
     };
 }
 
-/// Converts argument `index` of a typed closure, with C++'s error for a mismatch.
+/// Converts argument `index` of a typed closure, with C++'s error for a mismatch. Inlined into
+/// each closure's trampoline; the error is made out of line.
+#[inline(always)]
 fn arg<T: FromAny>(
     args: &[AnyView<'_>],
     index: usize,
     signature: &dyn Fn() -> String,
 ) -> Result<T> {
     let view = &args[index];
-    T::from_view(view).ok_or_else(|| {
-        let (detail, overflow) = describe_cast_failure(view.raw(), &T::type_str());
-        if overflow {
-            Error::new(
-                "OverflowError",
-                &format!("argument {index} of `{}`: {detail}", signature()),
-            )
-        } else {
-            Error::new(
-                "TypeError",
-                &format!(
-                    "Mismatched type on argument {index} when calling `{}`: {detail}",
-                    signature()
-                ),
-            )
-        }
-    })
+    match T::from_view(view) {
+        Some(value) => Ok(value),
+        None => Err(arg_error::<T>(view, index, signature)),
+    }
+}
+
+/// The error of argument `index`, which is not a `T`: TypeError, or OverflowError for an int out
+/// of `T`'s range.
+#[cold]
+#[inline(never)]
+fn arg_error<T: FromAny>(
+    view: &AnyView<'_>,
+    index: usize,
+    signature: &dyn Fn() -> String,
+) -> Error {
+    let (detail, overflow) = describe_cast_failure(view.raw(), &T::type_str());
+    if overflow {
+        Error::new(
+            "OverflowError",
+            &format!("argument {index} of `{}`: {detail}", signature()),
+        )
+    } else {
+        Error::new(
+            "TypeError",
+            &format!(
+                "Mismatched type on argument {index} when calling `{}`: {detail}",
+                signature()
+            ),
+        )
+    }
 }
 
 /// A typed closure [`Function::from_fn`] accepts: `Fn(A0, A1, ...) -> ferry::Result<R>`.

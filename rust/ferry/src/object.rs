@@ -3,7 +3,7 @@ use std::ffi::c_char;
 use std::fmt;
 use std::ptr::NonNull;
 
-use crate::any::{Any, AnyView, IntoArg};
+use crate::any::{reload_cell, Any, AnyView, IntoArg};
 use crate::error::{c_string, str_of, with_c_str, Error, Result};
 use ferry_sys as sys;
 
@@ -123,12 +123,60 @@ impl ObjectRef {
     }
 
     /// Reads the reflected field `name`; AttributeError when there is none.
+    ///
+    /// The field's getter is looked up by name once per (type, name) on each thread and kept
+    /// (`FerryObjectGetFieldGetter`); later reads call it directly, as the derive's
+    /// `from_object` does.
     pub fn get_attr(&self, name: &str) -> Result<Any> {
-        let mut out = Any::none();
-        // SAFETY: a live object and a valid name; on success `out` receives an owned cell.
-        Error::check(with_c_str(name, |name| unsafe {
-            sys::FerryObjectGetAttr(self.handle(), name, out.raw_mut())
-        }))?;
+        let index = self.type_index();
+        let (offset, getter) = match cached_getter(index, name) {
+            Some(found) => found,
+            None => match self.find_getter(index, name) {
+                Some(found) => found,
+                None => return self.get_attr_by_name(name),
+            },
+        };
+        let mut cell = sys::FerryAny::NONE;
+        // SAFETY: `offset` and `getter` were found for this object's type (type indices are
+        // never reused); the field lives at handle + offset while `self` does; `cell` receives
+        // an owned value (None on failure).
+        let rc = unsafe {
+            getter(
+                (self.handle() as *const u8).offset(offset as isize).cast(),
+                &mut cell,
+            )
+        };
+        // Field by field: the getter has just written the cell (see reload_cell).
+        // SAFETY: an owned cell.
+        let out = unsafe { Any::from_raw(reload_cell(&cell)) };
+        Error::check(rc)?;
+        Ok(out)
+    }
+
+    /// The getter of field `name` of this object's type (index `index`), found by name and
+    /// kept in this thread's cache; None when there is none (no such field: the by-name read
+    /// then makes the AttributeError).
+    #[cold]
+    #[inline(never)]
+    fn find_getter(&self, index: i32, name: &str) -> Option<(i64, sys::FerryFieldGetter)> {
+        let found = crate::types::field_getter(self, name).ok()?;
+        keep_getter(index, name, found);
+        Some(found)
+    }
+
+    /// The field `name` read by name (`FerryObjectGetAttr`).
+    #[cold]
+    #[inline(never)]
+    fn get_attr_by_name(&self, name: &str) -> Result<Any> {
+        let mut cell = sys::FerryAny::NONE;
+        // SAFETY: a live object and a valid name; `cell` receives an owned value (None on
+        // failure).
+        let rc = with_c_str(name, |name| unsafe {
+            sys::FerryObjectGetAttr(self.handle(), name, &mut cell)
+        });
+        // SAFETY: an owned cell.
+        let out = unsafe { Any::from_raw(reload_cell(&cell)) };
+        Error::check(rc)?;
         Ok(out)
     }
 
@@ -153,6 +201,60 @@ impl ObjectRef {
     pub fn view(&self) -> AnyView<'_> {
         AnyView::from(self)
     }
+}
+
+/// One entry of [`ObjectRef::get_attr`]'s per-thread cache: the getter of field `name` of the
+/// type `index`, at `offset` from the object's handle.
+struct AttrGetter {
+    index: i32,
+    name: Box<str>,
+    offset: i64,
+    getter: sys::FerryFieldGetter,
+}
+
+/// How many (type, name) pairs a thread keeps; past that the oldest entry is replaced.
+const ATTR_GETTERS: usize = 32;
+
+thread_local! {
+    /// The getters `get_attr` found on this thread, newest last. Type indices are never reused
+    /// (an unloaded library's types keep theirs, and no object of them is left), so an entry
+    /// never goes stale.
+    static GETTERS: std::cell::RefCell<Vec<AttrGetter>> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
+}
+
+/// The kept getter of field `name` of type `index`, if this thread has found it.
+#[inline]
+fn cached_getter(index: i32, name: &str) -> Option<(i64, sys::FerryFieldGetter)> {
+    GETTERS
+        .try_with(|getters| {
+            let getters = getters.try_borrow().ok()?;
+            getters
+                .iter()
+                .rev()
+                .find(|g| g.index == index && *g.name == *name)
+                .map(|g| (g.offset, g.getter))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Keeps a getter found by name (nothing when the thread's cache is being torn down).
+fn keep_getter(index: i32, name: &str, (offset, getter): (i64, sys::FerryFieldGetter)) {
+    let _ = GETTERS.try_with(|getters| {
+        if let Ok(mut getters) = getters.try_borrow_mut() {
+            if getters.len() == ATTR_GETTERS {
+                getters.remove(0);
+            }
+            getters.push(AttrGetter {
+                index,
+                name: name.into(),
+                offset,
+                getter,
+            });
+        }
+    });
 }
 
 /// The key of a type index ("<unknown>" when it has none).

@@ -1,5 +1,5 @@
 //! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
-use crate::any::{Any, IntoAny};
+use crate::any::{reload_cell, Any, IntoAny};
 use crate::container::{Array, Map};
 use crate::error::{c_string, Error, Result};
 use crate::function::Function;
@@ -151,19 +151,8 @@ pub trait Object: Sized {
     /// when it is not yet ([`register_type`]), so a struct nested in another needs no
     /// registration of its own.
     fn to_object(&self) -> Result<ObjectRef> {
-        let index = match type_index_of_key(Self::TYPE_KEY) {
-            Some(index) => index,
-            None => register_type::<Self>()?,
-        };
-        let values = self.field_values();
-        let cells: Vec<sys::FerryAny> = values.iter().map(|v| *v.raw()).collect();
-        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-        // SAFETY: `values` keeps the cells alive for the call; a new reference on success.
-        Error::check(unsafe {
-            sys::FerryObjectCreate(index, cells.as_ptr(), cells.len() as i32, &mut handle)
-        })?;
-        // SAFETY: a new reference.
-        Ok(unsafe { ObjectRef::from_owned_handle(handle) })
+        // The derive overrides this with a cached index and the values in an array.
+        create_object(index_or_register::<Self>()?, &self.field_values())
     }
 }
 
@@ -189,6 +178,70 @@ impl FieldDefault {
     pub fn factory<T: crate::any::IntoAny + 'static>(make: fn() -> T) -> FieldDefault {
         FieldDefault::Factory(Function::from_fn(move || Ok(make())))
     }
+}
+
+/// The index of `T`'s type, registered first when it is not yet.
+fn index_or_register<T: Object>() -> Result<i32> {
+    match type_index_of_key(T::TYPE_KEY) {
+        Some(index) => Ok(index),
+        None => register_type::<T>(),
+    }
+}
+
+/// The type index of a derived type, looked up (or registered) on first use and kept: a
+/// `static` of the derive's `to_object`, which would otherwise spend half its time on a lookup
+/// by key (a `CString` and a hash). Type indices are never reused, so a kept one stays valid.
+#[doc(hidden)]
+pub struct TypeIndexCache(std::sync::atomic::AtomicI32);
+
+impl Default for TypeIndexCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TypeIndexCache {
+    /// An empty cache.
+    pub const fn new() -> TypeIndexCache {
+        TypeIndexCache(std::sync::atomic::AtomicI32::new(-1))
+    }
+
+    /// `T`'s type index.
+    #[inline]
+    pub fn get<T: Object>(&self) -> Result<i32> {
+        let index = self.0.load(std::sync::atomic::Ordering::Relaxed);
+        if index >= 0 {
+            return Ok(index);
+        }
+        self.fill::<T>()
+    }
+
+    #[cold]
+    fn fill<T: Object>(&self) -> Result<i32> {
+        let index = index_or_register::<T>()?;
+        self.0.store(index, std::sync::atomic::Ordering::Relaxed);
+        Ok(index)
+    }
+}
+
+/// A new object of the type `index` holding `values`, its fields in order (borrowed: the object
+/// takes its own references).
+#[doc(hidden)]
+#[inline]
+pub fn create_object(index: i32, values: &[Any]) -> Result<ObjectRef> {
+    let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
+    // SAFETY: Any is repr(transparent) over FerryAny, so `values` are the cells, alive for the
+    // call; a new reference on success.
+    Error::check(unsafe {
+        sys::FerryObjectCreate(
+            index,
+            values.as_ptr().cast(),
+            values.len() as i32,
+            &mut handle,
+        )
+    })?;
+    // SAFETY: a new reference.
+    Ok(unsafe { ObjectRef::from_owned_handle(handle) })
 }
 
 /// The TypeError of `T::from_object` for an object of another type.
@@ -351,7 +404,7 @@ impl FieldCache {
 }
 
 /// The (offset, getter) of field `name` of `obj`'s type; AttributeError naming it when absent.
-fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
+pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
     let cname = c_string(name);
     let mut offset = 0i64;
     let mut getter: Option<sys::FerryFieldGetter> = None;
@@ -376,15 +429,19 @@ pub fn read_field<T: crate::any::FromAny>(
     (offset, getter): (i64, sys::FerryFieldGetter),
     name: &str,
 ) -> Result<T> {
-    let mut out = Any::none();
+    let mut cell = sys::FerryAny::NONE;
     // SAFETY: `offset` and `getter` were found for this object's type; the field lives at
-    // handle + offset while `obj` does; `out` receives an owned cell.
-    Error::check(unsafe {
+    // handle + offset while `obj` does; `cell` receives an owned value (None on failure).
+    let rc = unsafe {
         getter(
             (obj.handle() as *const u8).offset(offset as isize).cast(),
-            out.raw_mut(),
+            &mut cell,
         )
-    })?;
+    };
+    // Field by field: the getter has just written the cell (see reload_cell).
+    // SAFETY: an owned cell.
+    let out = unsafe { Any::from_raw(reload_cell(&cell)) };
+    Error::check(rc)?;
     out.cast::<T>().map_err(|err| {
         Error::new(
             err.kind(),

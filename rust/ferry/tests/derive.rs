@@ -202,3 +202,169 @@ fn derived_types_as_closure_arguments() {
         Point::from_object(&ferry::String::from("a string object").into()).unwrap_err();
     assert_eq!(err.message(), "expected rs.test.Point but got ferry.String");
 }
+
+#[test]
+fn a_struct_without_fields_round_trips() {
+    #[derive(ferry::Object, Clone, Debug, PartialEq)]
+    #[ferry(type_key = "rs.test.Unit")]
+    struct Unit {}
+    let obj = Unit {}.to_object().unwrap();
+    assert_eq!(obj.type_key(), "rs.test.Unit");
+    assert_eq!(Unit::from_object(&obj).unwrap(), Unit {});
+    // The index kept from the first call serves the next ones: the same type each time.
+    let again = Unit {}.to_object().unwrap();
+    assert_eq!(again.type_index(), obj.type_index());
+    assert!(!again.same_as(&obj));
+}
+
+#[test]
+fn the_first_to_object_from_many_threads_registers_the_type_once() {
+    // No thread has registered the type: each one's first to_object looks it up or registers
+    // it (a race the type index cache must survive), and all agree on one type.
+    #[derive(ferry::Object, Clone, Debug, PartialEq)]
+    #[ferry(type_key = "rs.test.RacedRegistration")]
+    struct Raced {
+        k: i64,
+    }
+    let barrier = std::sync::Barrier::new(8);
+    let indices: Vec<i32> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|k| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    let obj = Raced { k }.to_object().unwrap();
+                    assert_eq!(Raced::from_object(&obj).unwrap(), Raced { k });
+                    obj.type_index()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(indices.iter().all(|&i| i == indices[0]), "{indices:?}");
+    assert_eq!(ferry::register_type::<Raced>().unwrap(), indices[0]);
+}
+
+/// Types whose fields share names at different offsets and of different kinds, for
+/// get_attr's per-thread cache of getters by (type, name).
+macro_rules! attr_types {
+    ($($name:ident $key:tt),*) => {$(
+        #[derive(ferry::Object, Clone, Debug, PartialEq)]
+        #[ferry(type_key = $key)]
+        struct $name {
+            f0: i64,
+            f1: String,
+            f2: i64,
+            f3: f64,
+            f4: i64,
+            f5: bool,
+            f6: i64,
+            f7: i64,
+        }
+    )*};
+}
+attr_types!(A0 "rs.attr.A0", A1 "rs.attr.A1", A2 "rs.attr.A2", A3 "rs.attr.A3", A4 "rs.attr.A4");
+
+#[test]
+fn get_attr_reads_the_right_field_of_each_type_past_its_cache() {
+    // 5 types x 8 fields = 40 (type, name) pairs, more than a thread keeps (32): read in turn
+    // three times over, every read must give the field of its own object's type.
+    let objects: Vec<(i64, ObjectRef)> = (0..5i64)
+        .map(|t| {
+            let v = |f: i64| 100 * t + f;
+            let obj = match t {
+                0 => A0 {
+                    f0: v(0),
+                    f1: format!("s{t}"),
+                    f2: v(2),
+                    f3: 0.5 + t as f64,
+                    f4: v(4),
+                    f5: t % 2 == 0,
+                    f6: v(6),
+                    f7: v(7),
+                }
+                .to_object(),
+                1 => A1 {
+                    f0: v(0),
+                    f1: format!("s{t}"),
+                    f2: v(2),
+                    f3: 0.5 + t as f64,
+                    f4: v(4),
+                    f5: t % 2 == 0,
+                    f6: v(6),
+                    f7: v(7),
+                }
+                .to_object(),
+                2 => A2 {
+                    f0: v(0),
+                    f1: format!("s{t}"),
+                    f2: v(2),
+                    f3: 0.5 + t as f64,
+                    f4: v(4),
+                    f5: t % 2 == 0,
+                    f6: v(6),
+                    f7: v(7),
+                }
+                .to_object(),
+                3 => A3 {
+                    f0: v(0),
+                    f1: format!("s{t}"),
+                    f2: v(2),
+                    f3: 0.5 + t as f64,
+                    f4: v(4),
+                    f5: t % 2 == 0,
+                    f6: v(6),
+                    f7: v(7),
+                }
+                .to_object(),
+                _ => A4 {
+                    f0: v(0),
+                    f1: format!("s{t}"),
+                    f2: v(2),
+                    f3: 0.5 + t as f64,
+                    f4: v(4),
+                    f5: t % 2 == 0,
+                    f6: v(6),
+                    f7: v(7),
+                }
+                .to_object(),
+            };
+            (t, obj.unwrap())
+        })
+        .collect();
+    let check = || {
+        for _ in 0..3 {
+            for (t, obj) in &objects {
+                for f in [0i64, 2, 4, 6, 7] {
+                    let got: i64 = obj.get_attr(&format!("f{f}")).unwrap().try_into().unwrap();
+                    assert_eq!(got, 100 * t + f, "{} f{f}", obj.type_key());
+                }
+                let s: String = obj.get_attr("f1").unwrap().try_into().unwrap();
+                assert_eq!(s, format!("s{t}"));
+                let x: f64 = obj.get_attr("f3").unwrap().try_into().unwrap();
+                assert_eq!(x, 0.5 + *t as f64);
+                let b: bool = obj.get_attr("f5").unwrap().try_into().unwrap();
+                assert_eq!(b, t % 2 == 0);
+                // A name the type lacks stays an AttributeError however often it is asked.
+                for _ in 0..2 {
+                    let err = obj.get_attr("f8").unwrap_err();
+                    assert_eq!(err.kind(), "AttributeError");
+                    assert!(err.message().contains("f8"), "{}", err.message());
+                    assert!(err.message().contains(obj.type_key()), "{}", err.message());
+                }
+            }
+        }
+    };
+    check();
+    // Each thread keeps its own getters; reads from several at once agree.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(check);
+        }
+    });
+    // A field written after reads goes through the same getter: the new value is read.
+    let (_, obj) = &objects[2];
+    // SAFETY: no other thread reads `obj` now.
+    unsafe { obj.set_attr("f4", 7i64) }.unwrap();
+    assert_eq!(obj.get_attr("f4").unwrap().cast::<i64>().unwrap(), 7);
+}
