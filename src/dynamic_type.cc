@@ -693,21 +693,30 @@ bool FieldDefault(const NodeInfo& info, size_t k, Any* out) {
   return true;
 }
 
-void SetFieldDefault(int32_t type_index, const char* field_name, const AnyView& value,
-                     int32_t flags) {
+namespace {
+/// The type `type_index` names, which must be one registered from a field table (the types
+/// whose defaults FerryTypeSetFieldDefault records); `api` names the caller in the errors.
+const NodeInfo* FieldTableType(int32_t type_index, const char* api) {
   const char* key = nullptr;
   if (FerryTypeIndexToKey(type_index, &key) != 0) {
     DropRaisedError();
-    FERRY_THROW(ValueError) << "FerryTypeSetFieldDefault: type index " << type_index
-                            << " is not registered";
+    FERRY_THROW(ValueError) << api << ": type index " << type_index << " is not registered";
   }
   const NodeInfo* info = GetNodeInfo(key);
   if (info == nullptr || info->dynamic == nullptr) {
-    FERRY_THROW(TypeError) << "FerryTypeSetFieldDefault: '" << key
+    FERRY_THROW(TypeError) << api << ": '" << key
                            << "' is not a type registered from a field table (a C++ node's "
                               "defaults are its constructor's, recorded by its own "
                               "registration: FERRY_REGISTER_FIELD_DEFAULT)";
   }
+  return info;
+}
+}  // namespace
+
+void SetFieldDefault(int32_t type_index, const char* field_name, const AnyView& value,
+                     int32_t flags) {
+  const NodeInfo* info = FieldTableType(type_index, "FerryTypeSetFieldDefault");
+  const char* key = info->type_key.c_str();
   const FieldInfo* field = info->FindField(field_name);
   if (field == nullptr) {
     FERRY_THROW(AttributeError) << "FerryTypeSetFieldDefault: '" << key << "' has no field '"
@@ -941,6 +950,13 @@ int FerryTypeSetFieldDefault(int32_t type_index, const char* field_name, const F
   FERRY_C_API_CHECK_NOT_NULL(value);
   ferry::details::SetFieldDefault(type_index, field_name,
                                   *reinterpret_cast<const ferry::AnyView*>(value), flags);
+  FERRY_C_API_END();
+}
+
+int FerryTypeClearFieldDefaults(int32_t type_index) {
+  FERRY_C_API_BEGIN();
+  ferry::details::ClearFieldDefaults(
+      *ferry::details::FieldTableType(type_index, "FerryTypeClearFieldDefaults"));
   FERRY_C_API_END();
 }
 

@@ -281,6 +281,13 @@ typedef enum {
 /// value the field's type refuses or a factory that is not a Function is an error naming it.
 FERRY_DLL int FerryTypeSetFieldDefault(int32_t type_index, const char* field_name,
                                        const FerryAny* value, int32_t flags);
+/// Removes every default recorded for a type by FerryTypeSetFieldDefault: its fields are
+/// required again, and the values and factories are released here. A frontend calls it, for the
+/// types it registered, when its language runtime shuts down, so that defaults holding that
+/// language's objects (a Python `default_factory`) are released while it can still free them
+/// (ferry._core does at interpreter teardown under FERRY_LEAK_CHECK=1). An unknown index is a
+/// ValueError; a type not registered from a field table is a TypeError.
+FERRY_DLL int FerryTypeClearFieldDefaults(int32_t type_index);
 /// Creates an object of a reflected node type from the values of all its fields, in field
 /// order (the parent's first), converting and checking each: a TypeError names the field.
 /// `*out` receives a new reference.

@@ -15,6 +15,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>  // pthread_self: the thread of the GIL's holder, before Python 3.12
+#define FERRY_PY_PTHREADS 1
+#endif
 
 #include "state.h"
 
@@ -311,11 +315,46 @@ PyObject* WrapFunction(FerryObjectHandle handle);
 /// Sets what a ferry.Function wrapper caches about its handle (entry point, GIL policy,
 /// parameter names), after the handle was set or replaced: 0, or -1 with an exception.
 int SetFunctionHandleFields(PyObject* function);
-/// Drops a Python reference from any thread (taking the GIL); nothing once the interpreter is
-/// finalizing. The deleter of every Python object a Ferry object holds (callables, exceptions).
+/// Whether the interpreter began to finalize (callable without the GIL).
+inline bool InterpreterIsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();  // the same, under its pre-3.13 name
+#endif
+}
+
+/// Whether the calling thread holds the GIL: PyGILState_Check's answer for the main interpreter
+/// (ferry._core supports no other), without its lookup in thread-specific storage (a visible share
+/// of a callback's instructions). True on the thread that finalizes the interpreter until
+/// Py_Finalize returns (while Py_IsInitialized() already says false); false on every thread
+/// after (no thread state is current).
+inline bool ThisThreadHoldsGil() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked() != nullptr;  // this thread's, NULL while it is released
+#elif PY_VERSION_HEX >= 0x030C0000
+  return _PyThreadState_UncheckedGet() != nullptr;
+#else
+  // Before 3.12 the current thread state is the GIL holder's, whichever thread that is. Its
+  // thread_id is PyThread_get_thread_ident() of its thread, which on POSIX is pthread_self():
+  // asked directly, that is a few instructions instead of a call through libpython.
+  PyThreadState* holder = _PyThreadState_UncheckedGet();
+#if defined(FERRY_PY_PTHREADS)
+  return holder != nullptr && holder->thread_id == reinterpret_cast<unsigned long>(pthread_self());
+#else
+  return holder != nullptr && holder->thread_id == PyThread_get_thread_ident();
+#endif
+#endif
+}
+
+/// Drops a Python reference from any thread (taking the GIL), and on the finalizing thread during
+/// finalization; nothing on other threads once the interpreter is finalizing, nor once it is
+/// gone. The deleter of every Python object a Ferry object holds (callables, exceptions).
 void DecRefWithGil(void* obj);
 /// Makes a Function from a Python callable (new reference in *out).
 int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out);
+/// Whether `func` (a Function) was made by FunctionFromCallable: it holds a Python callable.
+bool MadeFromCallable(FerryObjectHandle func);
 
 /// Whether FERRY_LEAK_CHECK is on (set once, at module init).
 extern bool g_leak_check;

@@ -23,18 +23,16 @@
 
 namespace ferry_py {
 
-namespace {
-bool IsFinalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();  // the same, under its pre-3.13 name
-#endif
-}
-}  // namespace
-
 void DecRefWithGil(void* obj) {
-  if (!Py_IsInitialized() || IsFinalizing()) return;  // the interpreter is gone
+  // During finalization too: what the teardown of modules frees (a List of callables in a
+  // module's globals, field defaults dropped by the leak check's teardown) releases its Python
+  // objects, and what they hold in turn, while the interpreter can still free them.
+  if (ThisThreadHoldsGil()) {
+    Py_DECREF(static_cast<PyObject*>(obj));
+    return;
+  }
+  // Another thread cannot take the GIL from a finalizing interpreter (it would hang or exit).
+  if (!Py_IsInitialized() || InterpreterIsFinalizing()) return;
   PyGILState_STATE state = PyGILState_Ensure();
   Py_DECREF(static_cast<PyObject*>(obj));
   PyGILState_Release(state);
@@ -99,7 +97,7 @@ std::string MessageOf(PyObject* exc) {
 /// The formatted traceback of a Python exception (the payload of an error a callback raised),
 /// as malloc'ed UTF-8: the payload formatter, called only when C++ asks for the error's text.
 char* FormatPayload(void* payload) {
-  if (!Py_IsInitialized() || IsFinalizing()) return nullptr;
+  if (!Py_IsInitialized() || InterpreterIsFinalizing()) return nullptr;
   PyGILState_STATE state = PyGILState_Ensure();
   PyObject* saved_type = nullptr;
   PyObject* saved_value = nullptr;

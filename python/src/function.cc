@@ -4,10 +4,6 @@
 /// released during C++ calls), and Python callables as Ferry functions (the GIL taken on entry,
 /// from any thread).
 #include <cxxabi.h>  // abi::__forced_unwind
-#if defined(__unix__) || defined(__APPLE__)
-#include <pthread.h>  // pthread_self: the thread of the GIL's holder, before Python 3.12
-#define FERRY_PY_PTHREADS 1
-#endif
 
 #include <cctype>   // isalpha: a type key starts with a letter
 #include <cstdlib>  // strtol: the argument index of a TypeError
@@ -97,36 +93,6 @@ int CallPythonHoldingGil(PyObject* callable, const FerryAny* args, int32_t num_a
     FerryErrorSetRaisedFromCStr("RuntimeError", "a C++ exception calling a Python callback");
   }
   return -1;
-}
-
-/// Whether the interpreter began to finalize (callable without the GIL).
-inline bool InterpreterIsFinalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();  // the same, under its pre-3.13 name
-#endif
-}
-
-/// Whether the calling thread holds the GIL: PyGILState_Check's answer for the main interpreter
-/// (ferry._core supports no other), without its lookup in thread-specific storage (a visible share
-/// of a callback's instructions).
-inline bool ThisThreadHoldsGil() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyThreadState_GetUnchecked() != nullptr;  // this thread's, NULL while it is released
-#elif PY_VERSION_HEX >= 0x030C0000
-  return _PyThreadState_UncheckedGet() != nullptr;
-#else
-  // Before 3.12 the current thread state is the GIL holder's, whichever thread that is. Its
-  // thread_id is PyThread_get_thread_ident() of its thread, which on POSIX is pthread_self():
-  // asked directly, that is a few instructions instead of a call through libpython.
-  PyThreadState* holder = _PyThreadState_UncheckedGet();
-#if defined(FERRY_PY_PTHREADS)
-  return holder != nullptr && holder->thread_id == reinterpret_cast<unsigned long>(pthread_self());
-#else
-  return holder != nullptr && holder->thread_id == PyThread_get_thread_ident();
-#endif
-#endif
 }
 
 /// The C callback of every Function made from a Python callable; `resource` is the callable.
@@ -711,6 +677,16 @@ int FunctionFromCallable(PyObject* callable, FerryObjectHandle* out) {
   }
   CountCallableFunction();
   return 0;
+}
+
+bool MadeFromCallable(FerryObjectHandle func) {
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (FerryFunctionGetCallback(func, &callback, &resource) != 0) {
+    DiscardFerryError();
+    return false;
+  }
+  return callback == &CallPython;
 }
 
 int CallReleasingGil(FerryFunctionSafeCall call, FerryObjectHandle func, const FerryAny* args,

@@ -9,6 +9,7 @@
 #include <map>
 #include <new>  // std::bad_alloc
 #include <string>
+#include <vector>
 
 #include "core.h"
 
@@ -70,12 +71,52 @@ int64_t Report() {
   return leaks;
 }
 
+/// Removes from libferry's global function table the functions made from Python callables
+/// (`register_func`, or a converted callable a frontend registered): the table keeps them for
+/// the life of the process, and the callable keeps its module's globals.
+void DropCallableGlobals() {
+  int32_t count = 0;
+  const char* const* listed = nullptr;
+  if (FerryFunctionListGlobalNames(&count, &listed) != 0) {
+    DiscardFerryError();
+    return;
+  }
+  std::vector<std::string> names;
+  try {
+    names.assign(listed, listed + count);  // the list is valid until the next call only
+  } catch (const std::bad_alloc&) {
+    return;  // not dropped: the report names what they hold
+  }
+  for (const std::string& name : names) {
+    FerryObjectHandle func = nullptr;
+    if (FerryFunctionGetGlobal(name.c_str(), &func) != 0) {
+      DiscardFerryError();
+      continue;
+    }
+    const bool callable = MadeFromCallable(func);
+    DecRef(func);
+    if (callable && FerryFunctionRemoveGlobal(name.c_str(), nullptr) != 0) DiscardFerryError();
+  }
+}
+
 /// Drops the Python objects g_state holds for the life of the process (classes, hooks, cached
-/// Functions, py_class __init__ plans): they keep modules' classes, and through their functions'
-/// globals the modules' own wrappers, alive past finalization. Each stays usable: dicts are
-/// emptied, hooks set to NULL (which every user checks), the class cache forgotten.
+/// Functions, py_class __init__ plans), and those libferry holds for this interpreter: the
+/// field defaults of the types it registered (a `default_factory` is a Function holding a
+/// Python callable, `ferry.List` say) and the global functions made from Python callables. They
+/// keep modules' classes, and through their functions' globals the modules' own wrappers, alive
+/// past finalization; libferry's own drop of its tables comes after Py_Finalize, too late to
+/// free a Python object. Each stays usable: dicts are emptied, hooks set to NULL (which every
+/// user checks), the class cache forgotten; a type whose defaults went has required fields, a
+/// dropped global is "not registered".
 void DropStateAtTeardown(PyObject*) {
   SavedError saved;
+  for (int32_t type_index : g_state.registered_types) {
+    // Releases on this thread, which holds the GIL (DecRefWithGil). Cannot fail for a type
+    // registered from a field table; if it did, the report names what stayed.
+    if (FerryTypeClearFieldDefaults(type_index) != 0) DiscardFerryError();
+  }
+  g_state.registered_types.clear();
+  DropCallableGlobals();
   g_state.class_cache.clear();  // borrowed from the dicts below
   for (PyObject* dict :
        {g_state.classes_by_key, g_state.auto_classes, g_state.field_names, g_state.global_funcs}) {

@@ -1,6 +1,8 @@
 // Types defined in Python (ferry.py_class, ferry.tschema.register): registration through the C
 // ABI's FerryTypeRegisterWithFields, and creation of an object from all its field values.
+#include <algorithm>  // find
 #include <memory>
+#include <new>  // bad_alloc
 #include <string>
 #include <vector>
 
@@ -35,6 +37,14 @@ PyObject* RegisterType(PyObject*, PyObject* args) {
     return RaiseFerryError();
   }
   InvalidateClassCache();
+  std::vector<int32_t>& registered = g_state.registered_types;
+  if (std::find(registered.begin(), registered.end(), index) == registered.end()) {
+    try {
+      registered.push_back(index);
+    } catch (const std::bad_alloc&) {
+      return PyErr_NoMemory();
+    }
+  }
   return PyLong_FromLong(index);
 }
 

@@ -78,6 +78,12 @@ struct CoreState {
   /// name -> ferry.Function, one per registration (get_global_func).
   PyObject* global_funcs = nullptr;
 
+  // -- Types this interpreter registered (py_class.cc: py_class, tschema.register, unpickled
+  // declarations). Their field defaults are this interpreter's values and factories, held in
+  // libferry's type table; the leak check's teardown clears them (FerryTypeClearFieldDefaults)
+  // while the interpreter can still free what they hold.
+  std::vector<int32_t> registered_types;
+
   // -- Tensors (tensor.cc), set up by AddTensorFunctions.
   struct {
     PyObject* dlpack_name = nullptr;          ///< "__dlpack__"

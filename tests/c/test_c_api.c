@@ -238,6 +238,17 @@ static void test_field_defaults(void) {
   args[1] = raw_str("step"); /* n left out: it has no default */
   EXPECT(FerryFunctionCall(make, args, 3, &result) == -1);
   expect_raised("ValueError");
+
+  /* Cleared (a frontend's teardown), the defaults are gone: step is required again. */
+  EXPECT(FerryTypeClearFieldDefaults(index) == 0);
+  args[1] = raw_str("n");
+  EXPECT(FerryFunctionCall(make, args, 3, &result) == -1);
+  expect_raised("ValueError");
+  EXPECT(FerryTypeClearFieldDefaults(index) == 0); /* nothing left to clear */
+  EXPECT(FerryTypeClearFieldDefaults(kFerryString) == -1);
+  expect_raised("TypeError"); /* not a type registered from a field table */
+  EXPECT(FerryTypeClearFieldDefaults(1 << 30) == -1);
+  expect_raised("ValueError"); /* not registered */
   FerryObjectDecRef(make);
 }
 
