@@ -277,6 +277,7 @@ extern "C" {
         value: *const FerryAny,
         flags: i32,
     ) -> c_int;
+    pub fn FerryTypeClearFieldDefaults(type_index: i32) -> c_int;
     pub fn FerryObjectCreate(
         type_index: i32,
         values: *const FerryAny,
