@@ -3,7 +3,10 @@
 /// ABI of functions.
 #include "ferry/function.h"
 
+#include <pthread.h>  // the calling thread's stack bounds, for the callbacks' stack reserve
+
 #include <algorithm>     // sort
+#include <cstdint>       // uintptr_t
 #include <memory>        // unique_ptr
 #include <mutex>         // unique_lock
 #include <shared_mutex>  // readers share the registry
@@ -122,6 +125,39 @@ class GlobalTable {
   std::unordered_map<std::string_view, std::unique_ptr<Entry>> table_;
 };
 
+/// The lowest address of the calling thread's stack, found once per thread; 0 when unknown.
+uintptr_t ThreadStackLow() {
+  thread_local uintptr_t low = 1;  // 1: not looked up yet
+  if (low == 1) {
+    low = 0;
+#if defined(__linux__)
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* base = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &base, &size) == 0) low = reinterpret_cast<uintptr_t>(base);
+      pthread_attr_destroy(&attr);
+    }
+#endif
+  }
+  return low;
+}
+
+/// Throws a RuntimeError when fewer than `reserve` bytes of the calling thread's stack are left
+/// below this frame (the check of FerryFunctionSetStackReserve).
+void CheckStackReserve(size_t reserve) {
+  char here;
+  uintptr_t low = ThreadStackLow();
+  uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
+  if (low != 0 && sp - low < reserve) {
+    FERRY_THROW(RuntimeError)
+        << "maximum recursion depth exceeded: a callback of another language needs "
+        << reserve / 1024 << " KiB of stack and only " << (sp - low) / 1024
+        << " KiB of this thread's stack are left (a function calling itself through C++ without "
+           "end?)";
+  }
+}
+
 /// A Function around a C callback and its resource.
 class CallbackFunctionObj : public FunctionObj {
  public:
@@ -143,10 +179,21 @@ class CallbackFunctionObj : public FunctionObj {
     return true;
   }
 
+  /// Refuses calls while fewer than `bytes` of the calling thread's stack are left (0: none).
+  void set_stack_reserve(size_t bytes) { stack_reserve_ = bytes; }
+
  private:
   static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
     auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
     *result = NoneCell();
+    if (obj->stack_reserve_ != 0) {
+      try {
+        CheckStackReserve(obj->stack_reserve_);
+      } catch (...) {
+        SetRaisedFromCurrentException();
+        return -1;
+      }
+    }
     int rc = obj->callback_(obj->resource_, args, num_args, result);
     if (rc != 0) {
       // The rule "Results" of c_api.h: None after a failure, whatever the callback wrote.
@@ -167,6 +214,7 @@ class CallbackFunctionObj : public FunctionObj {
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
+    if (obj->stack_reserve_ != 0) CheckStackReserve(obj->stack_reserve_);
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
         0) {
@@ -179,6 +227,7 @@ class CallbackFunctionObj : public FunctionObj {
   void* resource_;
   FerryFunctionCallback callback_;
   void (*deleter_)(void*);
+  size_t stack_reserve_ = 0;
 };
 
 }  // namespace
@@ -331,6 +380,21 @@ int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_
   *out_callback = nullptr;
   *out_resource = nullptr;
   ferry::details::CallbackFunctionObj::Unwrap(obj, out_callback, out_resource);
+  FERRY_C_API_END();
+}
+
+int FerryFunctionSetStackReserve(FerryObjectHandle func, size_t bytes) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  auto* obj =
+      const_cast<ferry::FunctionObj*>(FunctionFromHandle(func, "FerryFunctionSetStackReserve"));
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (!ferry::details::CallbackFunctionObj::Unwrap(obj, &callback, &resource)) {
+    FERRY_THROW(TypeError) << "FerryFunctionSetStackReserve: the function was not made by "
+                              "FerryFunctionCreate";
+  }
+  static_cast<ferry::details::CallbackFunctionObj*>(obj)->set_stack_reserve(bytes);
   FERRY_C_API_END();
 }
 

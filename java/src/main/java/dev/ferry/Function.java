@@ -58,7 +58,14 @@ public final class Function extends Wrapper implements FerryObject {
         Callbacks.BODIES.remove(id);
         throw Errors.take();
       }
-      return C.ALL.get(JAVA_LONG, out);
+      long handle = C.ALL.get(JAVA_LONG, out);
+      rc = (int) C.FUNCTION_SET_STACK_RESERVE.invokeExact(
+          MemorySegment.ofAddress(handle), Callbacks.STACK_RESERVE);
+      if (rc != 0) {
+        C.decRef(handle);
+        throw Errors.take();
+      }
+      return handle;
     } catch (Throwable t) {
       throw C.rethrow(t);
     } finally {

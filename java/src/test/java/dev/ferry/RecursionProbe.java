@@ -1,32 +1,68 @@
 package dev.ferry;
 
 /**
- * Run by CallbackTest in a fresh JVM (a crash must not take the test run with it): a lambda
- * that calls itself through C++ without end, on the main thread and on a thread with an 8 MB
- * stack (as C++ threads have). Prints what the first caller caught, then "alive".
+ * Run by CallbackTest in a fresh JVM (an abort must not take the test run with it): lambdas that
+ * call themselves through C++ without end, with 0 to 8 Java frames added between the lambda and
+ * the call (0 and 1 on the big stack), on the main thread, on a thread with a 256 KiB stack and
+ * on one with 8 MiB (as C++ threads have). The StackOverflowError used to strike inside the
+ * JDK's upcall adapter, and abort the JVM or not by where the frames fell. Then lambdas called
+ * from C++ that throw a StackOverflowError or overflow the stack in Java. Prints what the first
+ * caller caught, one line per case, then "alive".
  */
 final class RecursionProbe {
   private RecursionProbe() {}
 
-  public static void main(String[] args) throws Exception {
-    Ferry.loadLibrary(args[0]);
-    Function call = Ferry.getGlobalFunc("demo.call");
-    Function[] self = new Function[1];
-    self[0] = Function.of(a -> call.call(self[0]));
-    Runnable recurse = () -> {
+  private static Function call;
+
+  /** Calls `self` through C++ (demo.call) from under `frames` more Java frames. */
+  private static Object through(int frames, Function self) {
+    if (frames == 0) {
+      return call.call(self);
+    }
+    long a = frames;
+    long b = a * 31;
+    Object r = through(frames - 1, self);
+    return a + b == -1 ? null : r;
+  }
+
+  /** Endless Java recursion: overflows the stack inside a body. */
+  private static long deep(long n) {
+    return deep(n + 1) + 1;
+  }
+
+  /** Calls `f` through C++ on a thread with `stack` bytes (0: the default) and prints. */
+  private static void report(String name, long stack, Function f) throws Exception {
+    Runnable r = () -> {
       try {
-        call.call(self[0]);
-        System.out.println("no error");
+        call.call(f);
+        System.out.println(name + ": no error");
       } catch (FerryException e) {
-        System.out.println("caught " + e.kind());
+        System.out.println(name + ": caught " + e.kind());
       } catch (StackOverflowError e) {
-        System.out.println("caught StackOverflowError");
+        System.out.println(name + ": caught StackOverflowError");
       }
     };
-    recurse.run();
-    Thread big = new Thread(null, recurse, "big-stack", 8L << 20);
-    big.start();
-    big.join();
+    Thread t = stack == 0 ? new Thread(r) : new Thread(null, r, name, stack);
+    t.start();
+    t.join();
+  }
+
+  public static void main(String[] args) throws Exception {
+    Ferry.loadLibrary(args[0]);
+    call = Ferry.getGlobalFunc("demo.call");
+    long[] stacks = {0, 256L << 10, 8L << 20};
+    for (long stack : stacks) {
+      for (int frames = 0; frames <= (stack == 8L << 20 ? 1 : 8); frames++) {
+        int k = frames;
+        Function[] self = new Function[1];
+        self[0] = Function.of(a -> through(k, self[0]));
+        report("stack " + stack + " frames " + k, stack, self[0]);
+      }
+    }
+    report("throws StackOverflowError", 0, Function.of(a -> {
+      throw new StackOverflowError("thrown by the body");
+    }));
+    report("overflows in Java", 256L << 10, Function.of(a -> deep(0)));
     System.out.println("alive");
   }
 }
