@@ -125,37 +125,40 @@ class GlobalTable {
   std::unordered_map<std::string_view, std::unique_ptr<Entry>> table_;
 };
 
-/// The lowest address of the calling thread's stack, found once per thread; 0 when unknown.
-uintptr_t ThreadStackLow() {
-  thread_local uintptr_t low = 1;  // 1: not looked up yet
-  if (low == 1) {
-    low = 0;
+/// The lowest address of the calling thread's stack; 0 when unknown.
+[[gnu::noinline]] uintptr_t LookUpStackLow() {
+  uintptr_t low = 0;
 #if defined(__linux__)
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-      void* base = nullptr;
-      size_t size = 0;
-      if (pthread_attr_getstack(&attr, &base, &size) == 0) low = reinterpret_cast<uintptr_t>(base);
-      pthread_attr_destroy(&attr);
-    }
-#endif
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* base = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) low = reinterpret_cast<uintptr_t>(base);
+    pthread_attr_destroy(&attr);
   }
+#endif
   return low;
 }
 
-/// Throws a RuntimeError when fewer than `reserve` bytes of the calling thread's stack are left
-/// below this frame (the check of FerryFunctionSetStackReserve).
-void CheckStackReserve(size_t reserve) {
-  char here;
-  uintptr_t low = ThreadStackLow();
-  uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
-  if (low != 0 && sp - low < reserve) {
-    FERRY_THROW(RuntimeError)
-        << "maximum recursion depth exceeded: a callback of another language needs "
-        << reserve / 1024 << " KiB of stack and only " << (sp - low) / 1024
-        << " KiB of this thread's stack are left (a function calling itself through C++ without "
-           "end?)";
-  }
+/// LookUpStackLow of this thread, once it is known; 1 before.
+thread_local uintptr_t thread_stack_low = 1;
+
+/// The bytes of the calling thread's stack left below the caller's frame; UINTPTR_MAX when the
+/// stack's bounds are unknown.
+inline uintptr_t StackLeft() {
+  uintptr_t low = thread_stack_low;
+  if (FERRY_UNLIKELY(low == 1)) low = thread_stack_low = LookUpStackLow();
+  if (low == 0) return UINTPTR_MAX;
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) - low;
+}
+
+/// The RuntimeError of a call refused by FerryFunctionSetStackReserve's check.
+[[noreturn, gnu::noinline]] void ThrowStackReserve(size_t reserve, uintptr_t left) {
+  FERRY_THROW(RuntimeError)
+      << "maximum recursion depth exceeded: a callback of another language needs " << reserve / 1024
+      << " KiB of stack and only " << left / 1024
+      << " KiB of this thread's stack are left (a function calling itself through C++ without "
+         "end?)";
 }
 
 /// A Function around a C callback and its resource.
@@ -187,11 +190,14 @@ class CallbackFunctionObj : public FunctionObj {
     auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
     *result = NoneCell();
     if (obj->stack_reserve_ != 0) {
-      try {
-        CheckStackReserve(obj->stack_reserve_);
-      } catch (...) {
-        SetRaisedFromCurrentException();
-        return -1;
+      uintptr_t left = StackLeft();
+      if (FERRY_UNLIKELY(left < obj->stack_reserve_)) {
+        try {
+          ThrowStackReserve(obj->stack_reserve_, left);
+        } catch (...) {
+          SetRaisedFromCurrentException();
+          return -1;
+        }
       }
     }
     int rc = obj->callback_(obj->resource_, args, num_args, result);
@@ -214,7 +220,10 @@ class CallbackFunctionObj : public FunctionObj {
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
-    if (obj->stack_reserve_ != 0) CheckStackReserve(obj->stack_reserve_);
+    if (obj->stack_reserve_ != 0) {
+      uintptr_t left = StackLeft();
+      if (FERRY_UNLIKELY(left < obj->stack_reserve_)) ThrowStackReserve(obj->stack_reserve_, left);
+    }
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
         0) {
