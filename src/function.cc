@@ -195,6 +195,7 @@ class CallbackFunctionObj : public FunctionObj {
         try {
           ThrowStackReserve(obj->stack_reserve_, left);
         } catch (...) {
+          FERRY_RETHROW_FORCED_UNWIND();
           SetRaisedFromCurrentException();
           return -1;
         }
