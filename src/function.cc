@@ -143,22 +143,33 @@ class GlobalTable {
 /// LookUpStackLow of this thread, once it is known; 1 before.
 thread_local uintptr_t thread_stack_low = 1;
 
-/// The bytes of the calling thread's stack left below the caller's frame; UINTPTR_MAX when the
-/// stack's bounds are unknown.
-inline uintptr_t StackLeft() {
+/// The bytes of the calling thread's stack left below this frame; UINTPTR_MAX when its bounds are
+/// unknown. Out of line, as all of FerryFunctionSetStackReserve's check: a callback without a
+/// reserve pays only the test of it.
+[[gnu::noinline]] uintptr_t StackLeft() {
   uintptr_t low = thread_stack_low;
   if (FERRY_UNLIKELY(low == 1)) low = thread_stack_low = LookUpStackLow();
-  if (low == 0) return UINTPTR_MAX;
-  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) - low;
+  return low == 0 ? UINTPTR_MAX : reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) - low;
 }
 
 /// The RuntimeError of a call refused by FerryFunctionSetStackReserve's check.
-[[noreturn, gnu::noinline]] void ThrowStackReserve(size_t reserve, uintptr_t left) {
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowStackReserve(size_t reserve, uintptr_t left) {
   FERRY_THROW(RuntimeError)
       << "maximum recursion depth exceeded: a callback of another language needs " << reserve / 1024
       << " KiB of stack and only " << left / 1024
       << " KiB of this thread's stack are left (a function calling itself through C++ without "
          "end?)";
+}
+
+/// ThrowStackReserve for a C caller: raises the error and returns -1.
+[[gnu::noinline, gnu::cold]] int RaiseStackReserve(size_t reserve, uintptr_t left) {
+  try {
+    ThrowStackReserve(reserve, left);
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
+    SetRaisedFromCurrentException();
+  }
+  return -1;
 }
 
 /// A Function around a C callback and its resource.
@@ -189,16 +200,10 @@ class CallbackFunctionObj : public FunctionObj {
   static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
     auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
     *result = NoneCell();
-    if (obj->stack_reserve_ != 0) {
+    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0)) {
       uintptr_t left = StackLeft();
       if (FERRY_UNLIKELY(left < obj->stack_reserve_)) {
-        try {
-          ThrowStackReserve(obj->stack_reserve_, left);
-        } catch (...) {
-          FERRY_RETHROW_FORCED_UNWIND();
-          SetRaisedFromCurrentException();
-          return -1;
-        }
+        return RaiseStackReserve(obj->stack_reserve_, left);
       }
     }
     int rc = obj->callback_(obj->resource_, args, num_args, result);
@@ -221,7 +226,7 @@ class CallbackFunctionObj : public FunctionObj {
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
-    if (obj->stack_reserve_ != 0) {
+    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0)) {
       uintptr_t left = StackLeft();
       if (FERRY_UNLIKELY(left < obj->stack_reserve_)) ThrowStackReserve(obj->stack_reserve_, left);
     }
