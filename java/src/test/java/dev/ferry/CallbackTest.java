@@ -127,6 +127,7 @@ class CallbackTest {
         expected.add("stack " + stack + " frames " + frames + ": caught RuntimeError");
       }
     }
+    expected.add("C++ thread: caught RuntimeError");
     // A Java exception from a body comes back to Java as the same object.
     expected.add("throws StackOverflowError: caught StackOverflowError");
     expected.add("overflows in Java: caught StackOverflowError");

@@ -3,11 +3,11 @@ package dev.ferry;
 /**
  * Run by CallbackTest in a fresh JVM (an abort must not take the test run with it): lambdas that
  * call themselves through C++ without end, with 0 to 8 Java frames added between the lambda and
- * the call (0 and 1 on the big stack), on the main thread, on a thread with a 256 KiB stack and
- * on one with 8 MiB (as C++ threads have). The StackOverflowError used to strike inside the
- * JDK's upcall adapter, and abort the JVM or not by where the frames fell. Then lambdas called
- * from C++ that throw a StackOverflowError or overflow the stack in Java. Prints what the first
- * caller caught, one line per case, then "alive".
+ * the call (0 and 1 on the big stack), on the main thread, on a thread with a 256 KiB stack, on
+ * one with 8 MiB, and on a C++ thread the JVM did not start. The StackOverflowError used to
+ * strike inside the JDK's upcall adapter, and abort the JVM or not by where the frames fell.
+ * Then lambdas called from C++ that throw a StackOverflowError or overflow the stack in Java.
+ * Prints what the first caller caught, one line per case, then "alive".
  */
 final class RecursionProbe {
   private RecursionProbe() {}
@@ -58,6 +58,14 @@ final class RecursionProbe {
         self[0] = Function.of(a -> through(k, self[0]));
         report("stack " + stack + " frames " + k, stack, self[0]);
       }
+    }
+    Function[] onCpp = new Function[1];
+    onCpp[0] = Function.of(a -> through(1, onCpp[0]));
+    try {
+      Ferry.getGlobalFunc("demo.call_threads").call(onCpp[0], 1L, 1L);
+      System.out.println("C++ thread: no error");
+    } catch (FerryException e) {
+      System.out.println("C++ thread: caught " + e.kind());
     }
     report("throws StackOverflowError", 0, Function.of(a -> {
       throw new StackOverflowError("thrown by the body");
