@@ -6,9 +6,11 @@
 #include <pthread.h>  // the calling thread's stack bounds, for the callbacks' stack reserve
 
 #include <algorithm>     // sort
+#include <atomic>        // DeferredDeleters' flag
 #include <cstdint>       // uintptr_t
 #include <memory>        // unique_ptr
 #include <mutex>         // unique_lock
+#include <new>           // nothrow
 #include <shared_mutex>  // readers share the registry
 #include <string>
 #include <string_view>
@@ -172,6 +174,44 @@ thread_local uintptr_t thread_stack_low = 1;
   return -1;
 }
 
+/// Resource deleters of functions with a stack reserve that died with less than it left, run by
+/// the next call of such a function that has it: a deleter of another language may need the
+/// stack its callback needs (the JVM's, to enter Java), and a deleter cannot be refused.
+class DeferredDeleters {
+ public:
+  /// Keeps `deleter(resource)` for later; runs it now if there is no memory to keep it.
+  static void Add(void (*deleter)(void*), void* resource) noexcept {
+    Node* node = new (std::nothrow) Node{deleter, resource, nullptr};
+    if (node == nullptr) {
+      deleter(resource);
+      return;
+    }
+    node->next = head_.load(std::memory_order_relaxed);
+    while (!head_.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+    }
+  }
+  /// Runs the deleters kept so far (one load when there are none).
+  static void RunAll() {
+    if (FERRY_LIKELY(head_.load(std::memory_order_relaxed) == nullptr)) return;
+    Node* node = head_.exchange(nullptr, std::memory_order_acquire);
+    while (node != nullptr) {
+      Node* next = node->next;
+      node->deleter(node->resource);
+      delete node;
+      node = next;
+    }
+  }
+
+ private:
+  struct Node {
+    void (*deleter)(void*);
+    void* resource;
+    Node* next;
+  };
+  static inline std::atomic<Node*> head_{nullptr};
+};
+
 /// A Function around a C callback and its resource.
 class CallbackFunctionObj : public FunctionObj {
  public:
@@ -181,7 +221,12 @@ class CallbackFunctionObj : public FunctionObj {
     cpp_call = &CppCall;
   }
   ~CallbackFunctionObj() {
-    if (deleter_ != nullptr) deleter_(resource_);
+    if (deleter_ == nullptr) return;
+    if (stack_reserve_ != 0 && StackLeft() < stack_reserve_) {
+      DeferredDeleters::Add(deleter_, resource_);
+    } else {
+      deleter_(resource_);
+    }
   }
 
   /// The callback and resource of `obj` if it is a CallbackFunctionObj.
@@ -205,6 +250,7 @@ class CallbackFunctionObj : public FunctionObj {
       if (FERRY_UNLIKELY(left < obj->stack_reserve_)) {
         return RaiseStackReserve(obj->stack_reserve_, left);
       }
+      DeferredDeleters::RunAll();
     }
     int rc = obj->callback_(obj->resource_, args, num_args, result);
     if (rc != 0) {
@@ -229,6 +275,7 @@ class CallbackFunctionObj : public FunctionObj {
     if (FERRY_UNLIKELY(obj->stack_reserve_ != 0)) {
       uintptr_t left = StackLeft();
       if (FERRY_UNLIKELY(left < obj->stack_reserve_)) ThrowStackReserve(obj->stack_reserve_, left);
+      DeferredDeleters::RunAll();
     }
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=

@@ -320,6 +320,21 @@ static void test_stack_reserve(void) {
   FAILS(FerryFunctionSetStackReserve(NULL, 1), "ValueError");
   EXPECT(FerryObjectDecRef(str) == 0);
   EXPECT(FerryObjectDecRef(f) == 0);
+
+  /* A function that dies with less than its reserve left keeps its resource until the next call
+   * of a function with a reserve that has its stack: the deleter may need that stack too. */
+  deleted = 0;
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, count_delete, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, (size_t)1 << 40) == 0);
+  EXPECT(FerryObjectDecRef(f) == 0);
+  EXPECT(deleted == 0);
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, count_delete, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, 1) == 0);
+  EXPECT(FerryFunctionCall(f, NULL, 0, &result) == 0);
+  EXPECT(deleted == 1);
+  EXPECT(FerryObjectDecRef(f) == 0);
+  EXPECT(deleted == 2);
+  deleted = 0;
 }
 
 static float tensor_values[6] = {0, 1, 2, 3, 4, 5};

@@ -131,6 +131,7 @@ class CallbackTest {
     // A Java exception from a body comes back to Java as the same object.
     expected.add("throws StackOverflowError: caught StackOverflowError");
     expected.add("overflows in Java: caught StackOverflowError");
+    expected.add("closing at the stack's end: released");
     expected.add("alive");
     assertEquals(expected, out.lines().toList(), out);
   }

@@ -6,8 +6,9 @@ package dev.ferry;
  * the call (0 and 1 on the big stack), on the main thread, on a thread with a 256 KiB stack, on
  * one with 8 MiB, and on a C++ thread the JVM did not start. The StackOverflowError used to
  * strike inside the JDK's upcall adapter, and abort the JVM or not by where the frames fell.
- * Then lambdas called from C++ that throw a StackOverflowError or overflow the stack in Java.
- * Prints what the first caller caught, one line per case, then "alive".
+ * Then lambdas called from C++ that throw a StackOverflowError or overflow the stack in Java,
+ * and Java functions closed at the stack's end. Prints what the first caller caught, one line
+ * per case, then "alive".
  */
 final class RecursionProbe {
   private RecursionProbe() {}
@@ -28,6 +29,14 @@ final class RecursionProbe {
   /** Endless Java recursion: overflows the stack inside a body. */
   private static long deep(long n) {
     return deep(n + 1) + 1;
+  }
+
+  private static final Function.Body ONE = a -> 1L;
+
+  /** Makes and closes a Java function at every level of an endless Java recursion. */
+  private static long closeAll(long depth) {
+    Function.of(ONE).close();
+    return closeAll(depth + 1) + 1;
   }
 
   /** Calls `f` through C++ on a thread with `stack` bytes (0: the default) and prints. */
@@ -71,6 +80,26 @@ final class RecursionProbe {
       throw new StackOverflowError("thrown by the body");
     }));
     report("overflows in Java", 256L << 10, Function.of(a -> deep(0)));
+    // Closing a Java function runs its deleter, a Java upcall, at any depth: one at the stack's
+    // end waits for the next call of a Java function that has the stack (else an abort).
+    Thread closer = new Thread(null, () -> {
+      for (int i = 0; i < 20; i++) {
+        try {
+          closeAll(0);
+        } catch (StackOverflowError e) {
+          // expected: the recursion has no end
+        }
+      }
+    }, "closer", 256L << 10);
+    closer.start();
+    closer.join();
+    // Deferred deleters run at the next call of a Java function; unclosed ones by the Cleaner.
+    Function other = Function.of(a -> 2L);
+    boolean released = TestSupport.gcUntil(() -> {
+      call.call(other);
+      return Callbacks.BODIES.values().stream().noneMatch(b -> b == ONE);
+    });
+    System.out.println("closing at the stack's end: " + (released ? "released" : "kept " + Callbacks.BODIES.values().stream().filter(b -> b == ONE).count()));
     System.out.println("alive");
   }
 }
