@@ -146,9 +146,8 @@ class GlobalTable {
 thread_local uintptr_t thread_stack_low = 1;
 
 /// The bytes of the calling thread's stack left below this frame; UINTPTR_MAX when its bounds are
-/// unknown. Out of line, as all of FerryFunctionSetStackReserve's check: a callback without a
-/// reserve pays only the test of it.
-[[gnu::noinline]] uintptr_t StackLeft() {
+/// unknown.
+uintptr_t StackLeft() {
   uintptr_t low = thread_stack_low;
   if (FERRY_UNLIKELY(low == 1)) low = thread_stack_low = LookUpStackLow();
   return low == 0 ? UINTPTR_MAX : reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) - low;
@@ -212,6 +211,16 @@ class DeferredDeleters {
   static inline std::atomic<Node*> head_{nullptr};
 };
 
+/// FerryFunctionSetStackReserve's check before a callback: 0, after running the deleters kept
+/// meanwhile, when `reserve` bytes of the stack are left; else -1 with the RuntimeError raised.
+/// Out of line: a callback without a reserve pays only the test of it.
+[[gnu::noinline]] int EnterWithReserve(size_t reserve) {
+  uintptr_t left = StackLeft();
+  if (FERRY_UNLIKELY(left < reserve)) return RaiseStackReserve(reserve, left);
+  DeferredDeleters::RunAll();
+  return 0;
+}
+
 /// A Function around a C callback and its resource.
 class CallbackFunctionObj : public FunctionObj {
  public:
@@ -245,12 +254,8 @@ class CallbackFunctionObj : public FunctionObj {
   static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
     auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
     *result = NoneCell();
-    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0)) {
-      uintptr_t left = StackLeft();
-      if (FERRY_UNLIKELY(left < obj->stack_reserve_)) {
-        return RaiseStackReserve(obj->stack_reserve_, left);
-      }
-      DeferredDeleters::RunAll();
+    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0) && EnterWithReserve(obj->stack_reserve_) != 0) {
+      return -1;
     }
     int rc = obj->callback_(obj->resource_, args, num_args, result);
     if (rc != 0) {
@@ -272,10 +277,8 @@ class CallbackFunctionObj : public FunctionObj {
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
-    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0)) {
-      uintptr_t left = StackLeft();
-      if (FERRY_UNLIKELY(left < obj->stack_reserve_)) ThrowStackReserve(obj->stack_reserve_, left);
-      DeferredDeleters::RunAll();
+    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0) && EnterWithReserve(obj->stack_reserve_) != 0) {
+      ThrowRaised();
     }
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
