@@ -6,7 +6,7 @@
 #include <pthread.h>  // the calling thread's stack bounds, for the callbacks' stack reserve
 
 #include <algorithm>     // sort
-#include <atomic>        // DeferredDeleters' flag
+#include <atomic>        // DeferredDeleters' list
 #include <cstdint>       // uintptr_t
 #include <memory>        // unique_ptr
 #include <mutex>         // unique_lock

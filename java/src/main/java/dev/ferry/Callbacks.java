@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * pointers as {@code long} (the adapter makes no MemorySegment), and every Java function is made
  * with a stack reserve ({@link #STACK_RESERVE}, FerryFunctionSetStackReserve): C++ refuses to
  * enter the stub with a RuntimeError while less than that is left, so the adapter always has
- * the stack the JVM's guard and shadow zones ask for.
+ * the stack the JVM's guard and shadow zones ask for. {@link #RELEASE}, an upcall too, is kept by
+ * C++ for the next call of a Java function when a function dies with less than that left. The
+ * other deleters ({@link #PAYLOAD_DELETER}, {@link #OWNER_RELEASE}) have no such guard.
  */
 @SuppressWarnings("restricted") // upcall stubs: the way C++ calls Java
 final class Callbacks {
