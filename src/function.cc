@@ -3,9 +3,14 @@
 /// ABI of functions.
 #include "ferry/function.h"
 
+#include <pthread.h>  // the calling thread's stack bounds, for the callbacks' stack reserve
+
 #include <algorithm>     // sort
+#include <atomic>        // DeferredDeleters' list
+#include <cstdint>       // uintptr_t
 #include <memory>        // unique_ptr
 #include <mutex>         // unique_lock
+#include <new>           // nothrow
 #include <shared_mutex>  // readers share the registry
 #include <string>
 #include <string_view>
@@ -122,6 +127,100 @@ class GlobalTable {
   std::unordered_map<std::string_view, std::unique_ptr<Entry>> table_;
 };
 
+/// The lowest address of the calling thread's stack; 0 when unknown.
+[[gnu::noinline]] uintptr_t LookUpStackLow() {
+  uintptr_t low = 0;
+#if defined(__linux__)
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* base = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) low = reinterpret_cast<uintptr_t>(base);
+    pthread_attr_destroy(&attr);
+  }
+#endif
+  return low;
+}
+
+/// LookUpStackLow of this thread, once it is known; 1 before.
+thread_local uintptr_t thread_stack_low = 1;
+
+/// The bytes of the calling thread's stack left below this frame; UINTPTR_MAX when its bounds are
+/// unknown.
+uintptr_t StackLeft() {
+  uintptr_t low = thread_stack_low;
+  if (FERRY_UNLIKELY(low == 1)) low = thread_stack_low = LookUpStackLow();
+  return low == 0 ? UINTPTR_MAX : reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) - low;
+}
+
+/// The RuntimeError of a call refused by FerryFunctionSetStackReserve's check.
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowStackReserve(size_t reserve, uintptr_t left) {
+  FERRY_THROW(RuntimeError)
+      << "maximum recursion depth exceeded: a callback of another language needs " << reserve / 1024
+      << " KiB of stack and only " << left / 1024
+      << " KiB of this thread's stack are left (a function calling itself through C++ without "
+         "end?)";
+}
+
+/// ThrowStackReserve for a C caller: raises the error and returns -1.
+[[gnu::noinline, gnu::cold]] int RaiseStackReserve(size_t reserve, uintptr_t left) {
+  try {
+    ThrowStackReserve(reserve, left);
+  } catch (...) {
+    FERRY_RETHROW_FORCED_UNWIND();
+    SetRaisedFromCurrentException();
+  }
+  return -1;
+}
+
+/// Resource deleters of functions with a stack reserve that died with less than it left, run by
+/// the next call of such a function that has it: a deleter of another language may need the
+/// stack its callback needs (the JVM's, to enter Java), and a deleter cannot be refused.
+class DeferredDeleters {
+ public:
+  /// Keeps `deleter(resource)` for later; runs it now if there is no memory to keep it.
+  static void Add(void (*deleter)(void*), void* resource) noexcept {
+    Node* node = new (std::nothrow) Node{deleter, resource, nullptr};
+    if (node == nullptr) {
+      deleter(resource);
+      return;
+    }
+    node->next = head_.load(std::memory_order_relaxed);
+    while (!head_.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+    }
+  }
+  /// Runs the deleters kept so far (one load when there are none).
+  static void RunAll() {
+    if (FERRY_LIKELY(head_.load(std::memory_order_relaxed) == nullptr)) return;
+    Node* node = head_.exchange(nullptr, std::memory_order_acquire);
+    while (node != nullptr) {
+      Node* next = node->next;
+      node->deleter(node->resource);
+      delete node;
+      node = next;
+    }
+  }
+
+ private:
+  struct Node {
+    void (*deleter)(void*);
+    void* resource;
+    Node* next;
+  };
+  static inline std::atomic<Node*> head_{nullptr};
+};
+
+/// FerryFunctionSetStackReserve's check before a callback: 0, after running the deleters kept
+/// meanwhile, when `reserve` bytes of the stack are left; else -1 with the RuntimeError raised.
+/// Out of line: a callback without a reserve pays only the test of it.
+[[gnu::noinline]] int EnterWithReserve(size_t reserve) {
+  uintptr_t left = StackLeft();
+  if (FERRY_UNLIKELY(left < reserve)) return RaiseStackReserve(reserve, left);
+  DeferredDeleters::RunAll();
+  return 0;
+}
+
 /// A Function around a C callback and its resource.
 class CallbackFunctionObj : public FunctionObj {
  public:
@@ -131,7 +230,12 @@ class CallbackFunctionObj : public FunctionObj {
     cpp_call = &CppCall;
   }
   ~CallbackFunctionObj() {
-    if (deleter_ != nullptr) deleter_(resource_);
+    if (deleter_ == nullptr) return;
+    if (stack_reserve_ != 0 && StackLeft() < stack_reserve_) {
+      DeferredDeleters::Add(deleter_, resource_);
+    } else {
+      deleter_(resource_);
+    }
   }
 
   /// The callback and resource of `obj` if it is a CallbackFunctionObj.
@@ -143,10 +247,16 @@ class CallbackFunctionObj : public FunctionObj {
     return true;
   }
 
+  /// Refuses calls while fewer than `bytes` of the calling thread's stack are left (0: none).
+  void set_stack_reserve(size_t bytes) { stack_reserve_ = bytes; }
+
  private:
   static int SafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny* result) {
     auto* obj = static_cast<CallbackFunctionObj*>(FromHandle(self));
     *result = NoneCell();
+    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0) && EnterWithReserve(obj->stack_reserve_) != 0) {
+      return -1;
+    }
     int rc = obj->callback_(obj->resource_, args, num_args, result);
     if (rc != 0) {
       // The rule "Results" of c_api.h: None after a failure, whatever the callback wrote.
@@ -167,6 +277,9 @@ class CallbackFunctionObj : public FunctionObj {
   }
   static void CppCall(const FunctionObj* self, const AnyView* args, int32_t num_args, Any* result) {
     auto* obj = static_cast<const CallbackFunctionObj*>(self);
+    if (FERRY_UNLIKELY(obj->stack_reserve_ != 0) && EnterWithReserve(obj->stack_reserve_) != 0) {
+      ThrowRaised();
+    }
     FerryAny out = NoneCell();
     if (obj->callback_(obj->resource_, reinterpret_cast<const FerryAny*>(args), num_args, &out) !=
         0) {
@@ -179,6 +292,7 @@ class CallbackFunctionObj : public FunctionObj {
   void* resource_;
   FerryFunctionCallback callback_;
   void (*deleter_)(void*);
+  size_t stack_reserve_ = 0;
 };
 
 }  // namespace
@@ -331,6 +445,21 @@ int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_
   *out_callback = nullptr;
   *out_resource = nullptr;
   ferry::details::CallbackFunctionObj::Unwrap(obj, out_callback, out_resource);
+  FERRY_C_API_END();
+}
+
+int FerryFunctionSetStackReserve(FerryObjectHandle func, size_t bytes) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(func);
+  auto* obj =
+      const_cast<ferry::FunctionObj*>(FunctionFromHandle(func, "FerryFunctionSetStackReserve"));
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (!ferry::details::CallbackFunctionObj::Unwrap(obj, &callback, &resource)) {
+    FERRY_THROW(TypeError) << "FerryFunctionSetStackReserve: the function was not made by "
+                              "FerryFunctionCreate";
+  }
+  static_cast<ferry::details::CallbackFunctionObj*>(obj)->set_stack_reserve(bytes);
   FERRY_C_API_END();
 }
 

@@ -396,6 +396,15 @@ FERRY_DLL int FerryFunctionGetSafeCall(FerryObjectHandle func, FerryFunctionSafe
 /// Function. A frontend uses it to recognize its own functions.
 FERRY_DLL int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCallback* out_callback,
                                        void** out_resource);
+/// Makes calls of `func`, a Function made by FerryFunctionCreate, fail with a RuntimeError
+/// instead of running its callback while fewer than `bytes` of the calling thread's stack are
+/// left (0, the default: no check). For a language whose runtime dies when it runs out of stack
+/// on entry to a callback (the JVM aborts on a StackOverflowError thrown by an upcall's adapter):
+/// a callback calling itself through C++ without end becomes an error its caller can catch. Its
+/// `resource_deleter`, which may need that stack too, is then not run by a release with less than
+/// `bytes` left, but by the next call of a function with a reserve that passes its check. Set it
+/// before the function is shared. A TypeError for any other Function.
+FERRY_DLL int FerryFunctionSetStackReserve(FerryObjectHandle func, size_t bytes);
 /// The parameter names of a typed function registered with names (`set_body_typed(f, {"a",
 /// "b"})`); `*out_count` is 0 when it has none. The array stays valid until the next call of
 /// this function on the same thread; the strings as long as the function.

@@ -289,6 +289,54 @@ static void test_functions(void) {
   EXPECT(FerryObjectDecRef(str) == 0);
 }
 
+static int reserve_calls = 0;
+static int counts_calls(void* resource, const FerryAny* args, int32_t num_args, FerryAny* result) {
+  (void)resource;
+  (void)args;
+  (void)num_args;
+  (void)result;
+  ++reserve_calls;
+  return 0;
+}
+
+/* FerryFunctionSetStackReserve: a reserve larger than any stack refuses the call with a
+ * RuntimeError before the callback runs; 0 lets it run again; not for other objects. */
+static void test_stack_reserve(void) {
+  FerryObjectHandle f = NULL;
+  FerryObjectHandle str = NULL;
+  FerryAny result = int_cell(SENTINEL_INT);
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, NULL, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, (size_t)1 << 40) == 0);
+  FAILS(FerryFunctionCall(f, NULL, 0, &result), "RuntimeError");
+  EXPECT(result.type_index == kFerryNone && reserve_calls == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, 0) == 0);
+  EXPECT(FerryFunctionCall(f, NULL, 0, &result) == 0);
+  EXPECT(reserve_calls == 1);
+  EXPECT(FerryStringCreate("not a function", 14, &str) == 0);
+  FAILS(FerryFunctionSetStackReserve(str, 1), "TypeError");
+  EXPECT(FerryObjectDecRef(str) == 0);
+  EXPECT(FerryFunctionGetGlobal("ferry.List", &str) == 0 && str != NULL); /* a C++ function */
+  FAILS(FerryFunctionSetStackReserve(str, 1), "TypeError");
+  FAILS(FerryFunctionSetStackReserve(NULL, 1), "ValueError");
+  EXPECT(FerryObjectDecRef(str) == 0);
+  EXPECT(FerryObjectDecRef(f) == 0);
+
+  /* A function that dies with less than its reserve left keeps its resource until the next call
+   * of a function with a reserve that has its stack: the deleter may need that stack too. */
+  deleted = 0;
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, count_delete, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, (size_t)1 << 40) == 0);
+  EXPECT(FerryObjectDecRef(f) == 0);
+  EXPECT(deleted == 0);
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, count_delete, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, 1) == 0);
+  EXPECT(FerryFunctionCall(f, NULL, 0, &result) == 0);
+  EXPECT(deleted == 1);
+  EXPECT(FerryObjectDecRef(f) == 0);
+  EXPECT(deleted == 2);
+  deleted = 0;
+}
+
 static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
 static int64_t tensor_shape[2] = {2, 3};
 static int dlpack_deleted = 0;
@@ -402,6 +450,7 @@ int main(void) {
   test_objects();
   test_values();
   test_functions();
+  test_stack_reserve();
   test_tensors();
   test_errors();
   printf("%d passed, %d failed\n", passed, failed);

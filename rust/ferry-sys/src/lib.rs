@@ -362,6 +362,7 @@ extern "C" {
         out_callback: *mut Option<FerryFunctionCallback>,
         out_resource: *mut *mut c_void,
     ) -> c_int;
+    pub fn FerryFunctionSetStackReserve(func: FerryObjectHandle, bytes: usize) -> c_int;
     pub fn FerryFunctionGetParamNames(
         func: FerryObjectHandle,
         out_count: *mut i32,

@@ -126,6 +126,8 @@ final class C {
   static final MethodHandle LIST_APPEND = fn("FerryListAppend", ints(PTR, PTR));
   static final MethodHandle LIST_SET_ITEM = fn("FerryListSetItem", ints(PTR, JAVA_LONG, PTR));
   static final MethodHandle FUNCTION_CREATE = fn("FerryFunctionCreate", ints(PTR, PTR, PTR, PTR));
+  static final MethodHandle FUNCTION_SET_STACK_RESERVE =
+      fn("FerryFunctionSetStackReserve", ints(PTR, JAVA_LONG));
   static final MethodHandle FUNCTION_CALL = fn("FerryFunctionCall", ints(PTR, PTR, JAVA_INT, PTR));
   static final MethodHandle FUNCTION_GET_GLOBAL = fn("FerryFunctionGetGlobal", ints(PTR, PTR));
   static final MethodHandle FUNCTION_SET_GLOBAL =

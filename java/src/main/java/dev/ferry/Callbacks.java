@@ -1,7 +1,7 @@
 package dev.ferry;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -20,6 +20,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * removed by the stub {@link #RELEASE} when the last reference dies. So a lambda is kept alive
  * exactly as long as C++ may call it, with no stub or arena per lambda. FFM attaches a thread
  * the JVM did not start (a C++ worker) on its first upcall.
+ *
+ * <p>An exception escaping an upcall ends the JVM, and the JDK's adapter runs Java frames before
+ * {@link #invoke}'s try: a StackOverflowError there (a lambda calling itself through C++ without
+ * end, overflowing wherever the frames happen to fall) would be fatal. So the stubs take C
+ * pointers as {@code long} (the adapter makes no MemorySegment), and every Java function is made
+ * with a stack reserve ({@link #STACK_RESERVE}, FerryFunctionSetStackReserve): C++ refuses to
+ * enter the stub with a RuntimeError while less than that is left, so the adapter always has
+ * the stack the JVM's guard and shadow zones ask for. {@link #RELEASE}, an upcall too, is kept by
+ * C++ for the next call of a Java function when a function dies with less than that left. The
+ * other deleters ({@link #PAYLOAD_DELETER}, {@link #OWNER_RELEASE}) have no such guard.
  */
 @SuppressWarnings("restricted") // upcall stubs: the way C++ calls Java
 final class Callbacks {
@@ -29,6 +39,17 @@ final class Callbacks {
   static final ConcurrentHashMap<Long, Function.Body> BODIES = new ConcurrentHashMap<>();
 
   private static final AtomicLong NEXT_ID = new AtomicLong();
+
+  /**
+   * The stack (bytes) a thread must have left for C++ to call a Java function: HotSpot's guard
+   * zones (red, yellow, reserved: 4 pages) and shadow zone (20 pages), which a Java frame needs
+   * free below it or throws StackOverflowError, 96 KiB on x86-64 and AArch64 Linux with 4 KiB
+   * pages, plus 64 KiB for the adapter and for converting the error on the way back. Set
+   * {@code -Dferry.callbackStackReserve=BYTES} for a JVM run with a larger
+   * {@code -XX:StackShadowPages} or on 64 KiB pages.
+   */
+  static final long STACK_RESERVE =
+      Math.max(0, Long.getLong("ferry.callbackStackReserve", 160L << 10));
 
   static final MemorySegment CALLBACK;
   static final MemorySegment RELEASE;
@@ -41,9 +62,8 @@ final class Callbacks {
       MethodHandles.Lookup lookup = MethodHandles.lookup();
       CALLBACK = C.LINKER.upcallStub(
           lookup.findStatic(Callbacks.class, "invoke", MethodType.methodType(
-              int.class, MemorySegment.class, MemorySegment.class, int.class,
-              MemorySegment.class)),
-          FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS),
+              int.class, long.class, long.class, int.class, long.class)),
+          FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG),
           Arena.global());
       RELEASE = deleterStub("release");
       PAYLOAD_DELETER = deleterStub("releasePayload");
@@ -53,12 +73,15 @@ final class Callbacks {
     }
   }
 
-  /** A stub for C++ of the {@code void(void*)} deleter {@code name} of this class. */
+  /**
+   * A stub for C++ of the {@code void(void*)} deleter {@code name} of this class (the pointer as
+   * a {@code long}: pointers and longs travel alike in the 64-bit C conventions FFM supports).
+   */
   private static MemorySegment deleterStub(String name) throws ReflectiveOperationException {
     return C.LINKER.upcallStub(
         MethodHandles.lookup().findStatic(Callbacks.class, name,
-            MethodType.methodType(void.class, MemorySegment.class)),
-        FunctionDescriptor.ofVoid(ADDRESS),
+            MethodType.methodType(void.class, long.class)),
+        FunctionDescriptor.ofVoid(JAVA_LONG),
         Arena.global());
   }
 
@@ -78,7 +101,7 @@ final class Callbacks {
    * one, C++ reports "a function callback failed without raising an error", and the levels
    * below, with more stack, carry that back to the first Java caller.
    */
-  static int invoke(MemorySegment resource, MemorySegment args, int n, MemorySegment result) {
+  static int invoke(long resource, long args, int n, long result) {
     Scratch scratch;
     long mark;
     try {
@@ -93,17 +116,16 @@ final class Callbacks {
       return -1;
     }
     try {
-      Function.Body body = BODIES.get(resource.address());
+      Function.Body body = BODIES.get(resource);
       if (body == null) {
         throw new FerryException("RuntimeError", "a Java function was called after its release");
       }
       Object[] values = new Object[n];
-      long base = args.address();
       for (int i = 0; i < n; i++) {
-        values[i] = Values.load(base + C.CELL * i, false);
+        values[i] = Values.load(args + C.CELL * i, false);
       }
       Object value = body.call(values);
-      Values.store(value, result.address(), scratch, true);
+      Values.store(value, result, scratch, true);
       return 0;
     } catch (Throwable t) {
       try {
@@ -122,19 +144,27 @@ final class Callbacks {
   }
 
   /** The resource deleter: the Function died, its body may go. */
-  static void release(MemorySegment resource) {
-    BODIES.remove(resource.address());
+  static void release(long resource) {
+    try {
+      BODIES.remove(resource);
+    } catch (Throwable t) {
+      // Never unwind into C (the body stays in the table).
+    }
   }
 
   /** The payload deleter of errors raised from Java: the error died, its exception may go. */
-  static void releasePayload(MemorySegment payload) {
-    Errors.PAYLOADS.remove(payload.address());
+  static void releasePayload(long payload) {
+    try {
+      Errors.PAYLOADS.remove(payload);
+    } catch (Throwable t) {
+      // Never unwind into C (the exception stays in the table).
+    }
   }
 
   /** The owner deleter of views made from Java: drops the reference to the viewed object. */
-  static void releaseOwner(MemorySegment owner) {
+  static void releaseOwner(long owner) {
     try {
-      C.decRef(owner.address());
+      C.decRef(owner);
     } catch (Throwable t) {
       // Never unwind into C.
     }

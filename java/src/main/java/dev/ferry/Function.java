@@ -41,7 +41,13 @@ public final class Function extends Wrapper implements FerryObject {
   public static Function of(Body body) {
     java.util.Objects.requireNonNull(body, "body");
     Ferry.ensureLoaded();
-    return new Function(newHandle(body));
+    long handle = newHandle(body);
+    try {
+      return new Function(handle);
+    } catch (Throwable t) { // a StackOverflowError before the Cleaner holds the reference
+      C.decRef(handle);
+      throw t;
+    }
   }
 
   /** A new reference to a new Function running `body`. */
@@ -58,7 +64,18 @@ public final class Function extends Wrapper implements FerryObject {
         Callbacks.BODIES.remove(id);
         throw Errors.take();
       }
-      return C.ALL.get(JAVA_LONG, out);
+      long handle = C.ALL.get(JAVA_LONG, out);
+      try {
+        rc = (int) C.FUNCTION_SET_STACK_RESERVE.invokeExact(
+            MemorySegment.ofAddress(handle), Callbacks.STACK_RESERVE);
+        if (rc != 0) {
+          throw Errors.take();
+        }
+      } catch (Throwable t) { // the function dies with its body (a StackOverflowError too)
+        C.decRef(handle);
+        throw t;
+      }
+      return handle;
     } catch (Throwable t) {
       throw C.rethrow(t);
     } finally {

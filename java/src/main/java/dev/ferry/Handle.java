@@ -57,8 +57,12 @@ final class Handle implements Runnable {
     return address == 0;
   }
 
-  /** Releases the reference now (idempotent). */
+  /**
+   * Releases the reference now (idempotent). Released here before the Cleaner forgets it: a
+   * StackOverflowError at either step leaves the reference held and the Cleaner to release it.
+   */
   void close() {
+    run();
     cleanable.clean();
   }
 
@@ -66,8 +70,13 @@ final class Handle implements Runnable {
   public void run() {
     long a = (long) ADDRESS.getAndSet(this, 0L);
     if (a != 0) {
+      try {
+        C.decRef(a);
+      } catch (Throwable t) { // not released (a StackOverflowError): still held
+        ADDRESS.setVolatile(this, a);
+        throw t;
+      }
       LIVE.decrement();
-      C.decRef(a);
     }
   }
 }

@@ -249,10 +249,9 @@ final class Values {
   }
 
   /**
-   * Calls the function at `fn` with Java arguments; the result converted (owned). One frame
-   * from here to the downcall: a lambda recursing through C++ without end must run out of stack
-   * where the upcall catches it (CallbackTest.endlessRecursionThroughCppIsAnErrorNotACrash
-   * aborted the JVM when a helper frame stood between this method and the downcall).
+   * Calls the function at `fn` with Java arguments; the result converted (owned). Endless
+   * recursion through C++ stops at the stack reserve of Java functions (Callbacks), whatever the
+   * frames between a lambda and this call.
    */
   static Object call(long fn, Object[] args) {
     Scratch scratch = Scratch.get();

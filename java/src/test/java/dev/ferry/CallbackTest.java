@@ -104,6 +104,10 @@ class CallbackTest {
     Ferry.removeGlobalFunc("java.test.inc");
   }
 
+  /**
+   * RecursionProbe: endless recursion through C++ at any frame layout and stack size is a
+   * RuntimeError (the stack reserve of Java functions), never a JVM abort.
+   */
   @Test
   void endlessRecursionThroughCppIsAnErrorNotACrash() throws Exception {
     String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java")
@@ -117,7 +121,18 @@ class CallbackTest {
         java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "the probe ended");
     assertEquals(0, p.exitValue(), out);
-    assertEquals(List.of("caught RuntimeError", "caught RuntimeError", "alive"),
-        out.lines().toList(), out);
+    List<String> expected = new java.util.ArrayList<>();
+    for (long stack : new long[] {0, 256L << 10, 8L << 20}) {
+      for (int frames = 0; frames <= (stack == 8L << 20 ? 1 : 8); frames++) {
+        expected.add("stack " + stack + " frames " + frames + ": caught RuntimeError");
+      }
+    }
+    expected.add("C++ thread: caught RuntimeError");
+    // A Java exception from a body comes back to Java as the same object.
+    expected.add("throws StackOverflowError: caught StackOverflowError");
+    expected.add("overflows in Java: caught StackOverflowError");
+    expected.add("closing at the stack's end: released");
+    expected.add("alive");
+    assertEquals(expected, out.lines().toList(), out);
   }
 }

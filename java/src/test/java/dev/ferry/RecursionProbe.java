@@ -1,32 +1,105 @@
 package dev.ferry;
 
 /**
- * Run by CallbackTest in a fresh JVM (a crash must not take the test run with it): a lambda
- * that calls itself through C++ without end, on the main thread and on a thread with an 8 MB
- * stack (as C++ threads have). Prints what the first caller caught, then "alive".
+ * Run by CallbackTest in a fresh JVM (an abort must not take the test run with it): lambdas that
+ * call themselves through C++ without end, with 0 to 8 Java frames added between the lambda and
+ * the call (0 and 1 on the big stack), on the main thread, on a thread with a 256 KiB stack, on
+ * one with 8 MiB, and on a C++ thread the JVM did not start. The StackOverflowError used to
+ * strike inside the JDK's upcall adapter, and abort the JVM or not by where the frames fell.
+ * Then lambdas called from C++ that throw a StackOverflowError or overflow the stack in Java,
+ * and Java functions closed at the stack's end. Prints what the first caller caught, one line
+ * per case, then "alive".
  */
 final class RecursionProbe {
   private RecursionProbe() {}
 
-  public static void main(String[] args) throws Exception {
-    Ferry.loadLibrary(args[0]);
-    Function call = Ferry.getGlobalFunc("demo.call");
-    Function[] self = new Function[1];
-    self[0] = Function.of(a -> call.call(self[0]));
-    Runnable recurse = () -> {
+  private static Function call;
+
+  /** Calls `self` through C++ (demo.call) from under `frames` more Java frames. */
+  private static Object through(int frames, Function self) {
+    if (frames == 0) {
+      return call.call(self);
+    }
+    long a = frames;
+    long b = a * 31;
+    Object r = through(frames - 1, self);
+    return a + b == -1 ? null : r;
+  }
+
+  /** Endless Java recursion: overflows the stack inside a body. */
+  private static long deep(long n) {
+    return deep(n + 1) + 1;
+  }
+
+  private static final Function.Body ONE = a -> 1L;
+
+  /** Makes and closes a Java function at every level of an endless Java recursion. */
+  private static long closeAll(long depth) {
+    Function.of(ONE).close();
+    return closeAll(depth + 1) + 1;
+  }
+
+  /** Calls `f` through C++ on a thread with `stack` bytes (0: the default) and prints. */
+  private static void report(String name, long stack, Function f) throws Exception {
+    Runnable r = () -> {
       try {
-        call.call(self[0]);
-        System.out.println("no error");
+        call.call(f);
+        System.out.println(name + ": no error");
       } catch (FerryException e) {
-        System.out.println("caught " + e.kind());
+        System.out.println(name + ": caught " + e.kind());
       } catch (StackOverflowError e) {
-        System.out.println("caught StackOverflowError");
+        System.out.println(name + ": caught StackOverflowError");
       }
     };
-    recurse.run();
-    Thread big = new Thread(null, recurse, "big-stack", 8L << 20);
-    big.start();
-    big.join();
+    Thread t = stack == 0 ? new Thread(r) : new Thread(null, r, name, stack);
+    t.start();
+    t.join();
+  }
+
+  public static void main(String[] args) throws Exception {
+    Ferry.loadLibrary(args[0]);
+    call = Ferry.getGlobalFunc("demo.call");
+    long[] stacks = {0, 256L << 10, 8L << 20};
+    for (long stack : stacks) {
+      for (int frames = 0; frames <= (stack == 8L << 20 ? 1 : 8); frames++) {
+        int k = frames;
+        Function[] self = new Function[1];
+        self[0] = Function.of(a -> through(k, self[0]));
+        report("stack " + stack + " frames " + k, stack, self[0]);
+      }
+    }
+    Function[] onCpp = new Function[1];
+    onCpp[0] = Function.of(a -> through(1, onCpp[0]));
+    try {
+      Ferry.getGlobalFunc("demo.call_threads").call(onCpp[0], 1L, 1L);
+      System.out.println("C++ thread: no error");
+    } catch (FerryException e) {
+      System.out.println("C++ thread: caught " + e.kind());
+    }
+    report("throws StackOverflowError", 0, Function.of(a -> {
+      throw new StackOverflowError("thrown by the body");
+    }));
+    report("overflows in Java", 256L << 10, Function.of(a -> deep(0)));
+    // Closing a Java function runs its deleter, a Java upcall, at any depth: one at the stack's
+    // end waits for the next call of a Java function that has the stack (else an abort).
+    Thread closer = new Thread(null, () -> {
+      for (int i = 0; i < 20; i++) {
+        try {
+          closeAll(0);
+        } catch (StackOverflowError e) {
+          // expected: the recursion has no end
+        }
+      }
+    }, "closer", 256L << 10);
+    closer.start();
+    closer.join();
+    // Deferred deleters run at the next call of a Java function; unclosed ones by the Cleaner.
+    Function other = Function.of(a -> 2L);
+    boolean released = TestSupport.gcUntil(() -> {
+      call.call(other);
+      return Callbacks.BODIES.values().stream().noneMatch(b -> b == ONE);
+    });
+    System.out.println("closing at the stack's end: " + (released ? "released" : "kept " + Callbacks.BODIES.values().stream().filter(b -> b == ONE).count()));
     System.out.println("alive");
   }
 }
