@@ -257,13 +257,16 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
 
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
 /// parameter name when the function `self` was registered with them). Bit i of `*wrapped` (of the
-/// first 32 arguments) says that args[i] is a wrapper whose object cells[i] holds.
+/// first 32 arguments) says that args[i] is a wrapper whose object cells[i] holds. With
+/// kSlowFirst, args[0] is known to have failed PyToAnyNoting's inline head.
+template <bool kSlowFirst = false>
 [[gnu::always_inline]] inline int ConvertArgs(PyFerryFunction* self, PyObject* const* args,
                                               Py_ssize_t nargs, FerryAny* cells, TempScope* scope,
                                               uint32_t* wrapped) {
   uint32_t mask = 0;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    const int rc = PyToAnyNoting(args[i], &cells[i], scope);
+    const int rc = kSlowFirst && i == 0 ? PyToAnySlow(args[i], &cells[i], scope)
+                                        : PyToAnyNoting(args[i], &cells[i], scope);
     if (rc < 0) {
       NameArgError(self, i);
       return -1;
@@ -299,13 +302,14 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
 
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
-/// waits, and those need the GIL (keeping it would deadlock them).
+/// waits, and those need the GIL (keeping it would deadlock them). kSlowFirst: as ConvertArgs.
+template <bool kSlowFirst = false>
 [[gnu::always_inline]] inline PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args,
                                                        Py_ssize_t nargs, FerryAny* cells,
                                                        bool release_gil) {
   TempScope scope;
   uint32_t wrapped = 0;
-  if (ConvertArgs(self, args, nargs, cells, &scope, &wrapped) != 0) return nullptr;
+  if (ConvertArgs<kSlowFirst>(self, args, nargs, cells, &scope, &wrapped) != 0) return nullptr;
   FerryAny result;
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs), release_gil,
               &result) != 0) {
@@ -364,42 +368,91 @@ namespace {
 /// A call with `nargs` positional arguments, 1 to kStackArgs, of a function that has its handle
 /// (what FunctionVectorcall checked), its GIL policy fixed at compile time. With kNargs other than
 /// 0, `nargs` is kNargs: made for the commonest counts, so that the loops unroll and fewer
-/// registers live across the call.
-template <bool kReleaseGil, Py_ssize_t kNargs>
+/// registers live across the call. kSlowFirst: as ConvertArgs.
+template <bool kReleaseGil, Py_ssize_t kNargs, bool kSlowFirst = false>
 [[gnu::noinline]] PyObject* VectorcallPositional(PyFerryFunction* self, PyObject* const* args,
-                                                 Py_ssize_t nargs) noexcept {
+                                                 Py_ssize_t nargs) {
   if constexpr (kNargs != 0) nargs = kNargs;
   if (nargs > kStackArgs) __builtin_unreachable();  // bounds the loops: each bit of the mask fits
   FerryAny cells[kNargs != 0 ? kNargs : kStackArgs];
-  return ConvertAndCall(self, args, nargs, cells, kReleaseGil);
+  return ConvertAndCall<kSlowFirst>(self, args, nargs, cells, kReleaseGil);
 }
 
-/// The vectorcall entry, one for each GIL policy (SetGilPolicy sets the one a function object
-/// uses). A call without arguments (`f()`, the commonest shape of a quick function) is made here
-/// directly: no argument cells, no scope for temporaries; with the GIL kept, nothing lives across
-/// the C++ call but its result cell, so the frame saves no registers. Up to kStackArgs positional
-/// arguments go on to VectorcallPositional, everything else to VectorcallSlow.
+/// A call with one positional argument converted inline into `cell` by FunctionVectorcall (a
+/// small int, or a wrapper of the class converted last: `wrapped` is 1): nothing is kept for the
+/// call, so there is no scope of temporaries to end, and only the argument and whether it is a
+/// wrapper live across the C++ call.
 template <bool kReleaseGil>
-PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
-                             PyObject* kwnames) {
-  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
-  FerryObjectHandle handle = self->base.handle;
+[[gnu::noinline]] PyObject* VectorcallOne(PyFerryFunction* self, PyObject* const* args,
+                                          FerryAny cell, uint32_t wrapped) {
+  FerryAny result;
+  if (CallRaw(self->safe_call, self->base.handle, &cell, 1, kReleaseGil, &result) != 0) {
+    RaiseFerryError();
+    NamePassedArgType(args, 1);
+    return nullptr;
+  }
+  return CallResultToPy(result, args, wrapped);
+}
+
+/// A cell made in registers, to be passed by value.
+inline FerryAny CellOf(int32_t type_index, uint64_t payload) {
+  FerryAny cell;
+  cell.type_index = type_index;
+  cell.small_len = 0;
+  cell.v_int64 = static_cast<int64_t>(payload);
+  return cell;
+}
+
+/// Every call with arguments, keyword arguments or no handle, from FunctionVectorcall. Makes no
+/// frame of its own (each way on is a tail call): up to kStackArgs positional arguments go on to
+/// the VectorcallOne / VectorcallPositional made for their count, everything else to
+/// VectorcallSlow. A single argument that converts inline (PyToAnyNoting's inline head, here)
+/// goes to VectorcallOne as a cell, so that the call needs no scope for temporaries.
+template <bool kReleaseGil>
+[[gnu::noinline]] PyObject* VectorcallWithArgs(PyFerryFunction* self, PyObject* const* args,
+                                               size_t nargsf, PyObject* kwnames) {
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (__builtin_expect(kwnames == nullptr && handle != nullptr, 1)) {
-    if (nargs == 0) {
-      FerryAny result;
-      if (CallRaw(self->safe_call, handle, nullptr, 0, kReleaseGil, &result) != 0) {
-        return RaiseFerryError();
+  if (__builtin_expect(kwnames == nullptr && self->base.handle != nullptr, 1)) {
+    if (nargs == 1) {
+      PyObject* arg = args[0];
+      int64_t v;
+      if (Py_IS_TYPE(arg, &PyLong_Type) && CompactIntValue(arg, &v)) {
+        return VectorcallOne<kReleaseGil>(self, args, CellOf(kFerryInt, static_cast<uint64_t>(v)),
+                                          0);
       }
-      return OwnedCellToPy(result);
+      if (IsLastObjectType(Py_TYPE(arg)) && HandleOf(arg) != nullptr) {
+        FerryObjectHandle h = HandleOf(arg);
+        return VectorcallOne<kReleaseGil>(self, args, CellOf(TypeIndexOf(h), BitsOf(h)), 1);
+      }
+      return VectorcallPositional<kReleaseGil, 1, /*kSlowFirst=*/true>(self, args, 1);
     }
-    if (nargs == 1) return VectorcallPositional<kReleaseGil, 1>(self, args, 1);
     if (nargs == 2) return VectorcallPositional<kReleaseGil, 2>(self, args, 2);
     if (__builtin_expect(nargs <= kStackArgs, 1)) {
       return VectorcallPositional<kReleaseGil, 0>(self, args, nargs);
     }
   }
   return VectorcallSlow(self, args, nargs, kwnames);
+}
+
+/// The vectorcall entry, one for each GIL policy (SetGilPolicy sets the one a function object
+/// uses). A call without arguments (`f()`, the commonest shape of a quick function) is made here
+/// directly: no argument cells, no scope for temporaries; with the GIL kept, nothing lives across
+/// the C++ call but its result cell, so the frame saves no registers. Everything else goes on to
+/// VectorcallWithArgs.
+template <bool kReleaseGil>
+PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(callable);
+  FerryObjectHandle handle = self->base.handle;
+  if (__builtin_expect(PyVectorcall_NARGS(nargsf) != 0 || kwnames != nullptr || handle == nullptr,
+                       0)) {
+    return VectorcallWithArgs<kReleaseGil>(self, args, nargsf, kwnames);
+  }
+  FerryAny result;
+  if (CallRaw(self->safe_call, handle, nullptr, 0, kReleaseGil, &result) != 0) {
+    return RaiseFerryError();
+  }
+  return OwnedCellToPy(result);
 }
 
 /// Sets whether calls of `self` release the GIL, and the vectorcall entry made for that.

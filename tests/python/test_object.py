@@ -104,6 +104,31 @@ def test_a_call_returning_any_of_its_arguments_gives_back_that_wrapper(f, releas
 
 
 @pytest.mark.parametrize("release_gil", [True, False])
+def test_one_argument_calls_convert_every_kind_of_value(f, release_gil):
+    # A single argument that converts inline (a small int, a wrapper of the class converted last)
+    # takes a call path of its own; every other value the general one. Both give the same answers.
+    echo, make = f.echo, f.IntImm
+    saved = echo.release_gil, make.release_gil
+    echo.release_gil = make.release_gil = release_gil
+    try:
+        for value in (0, 5, -1, 2**30 - 1, 2**40, -(2**62), True, 1.5, "s", None):
+            got = echo(value)
+            assert got == value and type(got) is type(value), value
+        a, v = IntImm(1), Var("v")
+        for _ in range(3):  # the cached class alternates between the two
+            assert echo(a) is a and echo(v) is v
+        assert make(7).value == 7
+        with pytest.raises(ValueError, match="argument 0: .*is not initialized"):
+            echo(IntImm.__new__(IntImm))
+        with pytest.raises(TypeError, match="argument 0 .*expected int but got str"):
+            make("x")
+        with pytest.raises(OverflowError, match="argument 'value': int .* does not fit"):
+            make(2**70)
+    finally:
+        echo.release_gil, make.release_gil = saved
+
+
+@pytest.mark.parametrize("release_gil", [True, False])
 def test_an_argument_that_does_not_convert_is_named_on_every_call_path(f, release_gil):
     call = f.call
     saved = call.release_gil
