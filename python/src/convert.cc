@@ -144,18 +144,33 @@ FerryObjectHandle CachedGlobal(const char* name, FerryObjectHandle* slot) {
   return *slot;
 }
 
+void RememberObjectType(PyTypeObject* type) {
+  unsigned int tag = 0;
+#if PY_VERSION_HEX >= 0x030C0000
+  if (PyUnstable_Type_AssignVersionTag(type)) tag = type->tp_version_tag;
+#else
+  if (type->tp_version_tag == 0) {
+    // Before 3.12 CPython assigns a tag when it looks a name up in the class through its method
+    // cache: a lookup (of a name no class has) does it. Made once; NULL only without memory.
+    static PyObject* const kProbe = PyUnicode_InternFromString("__ferry_version_tag_probe__");
+    if (kProbe == nullptr) {
+      PyErr_Clear();  // only the cache is lost
+    } else {
+      (void)_PyType_Lookup(type, kProbe);
+    }
+  }
+  tag = type->tp_version_tag;
+#endif
+  g_last_object_type = tag != 0 ? type : nullptr;
+  g_last_object_type_tag = tag;
+}
+
 namespace {
 inline bool IsFerryObjectFast(PyObject* value) {
-  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value));
-  if (IsLastObjectType(Py_TYPE(value))) return true;
+  PyTypeObject* type = Py_TYPE(value);
+  if (IsLastObjectType(type)) return true;
   if (!IsFerryObject(value)) return false;
-  PyObject* ref = PyWeakref_NewRef(type, nullptr);
-  if (ref == nullptr) {
-    PyErr_Clear();  // only the cache is lost
-    return true;
-  }
-  Py_XSETREF(g_state.last_object_type, ref);
-  g_last_object_type_seen = Py_TYPE(value);
+  RememberObjectType(type);
   return true;
 }
 
@@ -203,7 +218,7 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope) {
   // Exact types first: one pointer compare each for the common arguments.
   if (type == &PyLong_Type) return IntToAny(value, out);
   if (type == &PyUnicode_Type) return StrToAny(value, out, scope);
-  if (IsFerryObjectFast(value)) return ObjectToAny(value, out);
+  if (IsFerryObjectFast(value)) return ObjectToAny(value, out) == 0 ? 1 : -1;
   if (type == &PyFloat_Type) return FloatToAny(value, out);
   if (value == Py_None) {
     SetNone(out);

@@ -114,15 +114,25 @@ inline const FerryStringObject* StringOf(FerryObjectHandle h) {
 // ---------------------------------------------------------------------------------------------
 // Conversion.
 
-/// The class g_state.last_object_type referred to when it was cached (a plain global: no load
-/// through g_state). Compared first, so that a value of another type (a str, a float) costs one
-/// load and a compare; the weak reference is read only on a match, which it confirms (the class
-/// may have died and its address been reused).
-inline PyTypeObject* g_last_object_type_seen = nullptr;
+/// The class of the last Ferry object converted and its version tag at the time (never 0 while
+/// a class is cached): a value's class is that class while both match. CPython gives every
+/// class a version tag of its own from a counter it never winds back and sets it to 0 when the
+/// class changes, so a class that died and whose address another class took carries another tag
+/// (0 until CPython assigns one). Two loads and two compares, no weak reference; set by
+/// RememberObjectType (convert.cc).
+inline PyTypeObject* g_last_object_type = nullptr;
+inline unsigned int g_last_object_type_tag = 0;
 
 inline bool IsLastObjectType(PyTypeObject* type) {
-  return type == g_last_object_type_seen && g_state.last_object_type != nullptr &&
-         PyWeakref_GET_OBJECT(g_state.last_object_type) == reinterpret_cast<PyObject*>(type);
+  return type == g_last_object_type && type->tp_version_tag == g_last_object_type_tag;
+}
+/// Caches `type` (a subclass of ferry.Object) as the last class converted, when CPython can give
+/// it a version tag; forgets the cached one otherwise.
+void RememberObjectType(PyTypeObject* type);
+/// Forgets the cached class (the leak check's teardown).
+inline void ForgetObjectType() {
+  g_last_object_type = nullptr;
+  g_last_object_type_tag = 0;
 }
 
 /// The value of an int of at most one digit (most ints), read straight from the object; false
@@ -183,16 +193,20 @@ class TempScope {
   std::vector<FerryObjectHandle>* more_;
 };
 
-/// PyToAny beyond its inline head: every kind of value.
+/// PyToAnyNoting beyond its inline head: every kind of value (1 for a Ferry object's wrapper, 0
+/// for anything else converted, -1 with an exception).
 int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope);
 
-/// Converts a Python value into a cell that borrows (from `value` or from `scope`). Returns 0,
-/// or -1 with a Python exception set (TypeError/OverflowError naming the Python type).
+/// Converts a Python value into a cell that borrows (from `value` or from `scope`), telling how:
+/// 1 when `value` is a wrapper of the class converted last and the cell now holds its object
+/// (a call whose result is that object can return the argument as it is, function.cc), 0 for
+/// any other value, -1 with a Python exception set (TypeError/OverflowError naming the Python
+/// type).
 ///
 /// The one conversion from Python to Ferry values: calls, constructors, containers and field
 /// writes all go through it. The commonest values convert inline (small ints, objects of the
 /// last class converted); the rest out of line.
-[[gnu::always_inline]] inline int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+[[gnu::always_inline]] inline int PyToAnyNoting(PyObject* value, FerryAny* out, TempScope* scope) {
   int64_t v;
   if (Py_IS_TYPE(value, &PyLong_Type) && CompactIntValue(value, &v)) {
     SetCell(out, kFerryInt, 0, static_cast<uint64_t>(v));
@@ -200,9 +214,13 @@ int PyToAnySlow(PyObject* value, FerryAny* out, TempScope* scope);
   }
   if (IsLastObjectType(Py_TYPE(value)) && HandleOf(value) != nullptr) {
     SetObject(out, HandleOf(value));
-    return 0;
+    return 1;
   }
   return PyToAnySlow(value, out, scope);
+}
+/// PyToAnyNoting without the how: 0, or -1 with a Python exception set.
+[[gnu::always_inline]] inline int PyToAny(PyObject* value, FerryAny* out, TempScope* scope) {
+  return PyToAnyNoting(value, out, scope) < 0 ? -1 : 0;
 }
 
 /// Raises the pending exception again with `prefix: ` before its message when it is one of the

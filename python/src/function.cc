@@ -222,56 +222,68 @@ int PlaceKeywords(PyFerryFunction* self, PyObject* const* args, Py_ssize_t nargs
 }
 
 /// Converts positional arguments into `cells`; on failure the error names the argument (by its
-/// parameter name when the function `self` was registered with them).
+/// parameter name when the function `self` was registered with them). Bit i of `*wrapped` (of the
+/// first 32 arguments) says that args[i] is a wrapper whose object cells[i] holds. With
+/// kSlowFirst, args[0] is known to have failed PyToAnyNoting's inline head.
+template <bool kSlowFirst = false>
 [[gnu::always_inline]] inline int ConvertArgs(PyFerryFunction* self, PyObject* const* args,
-                                              Py_ssize_t nargs, FerryAny* cells, TempScope* scope) {
+                                              Py_ssize_t nargs, FerryAny* cells, TempScope* scope,
+                                              uint32_t* wrapped) {
+  uint32_t mask = 0;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    if (PyToAny(args[i], &cells[i], scope) != 0) {
+    const int rc = kSlowFirst && i == 0 ? PyToAnySlow(args[i], &cells[i], scope)
+                                        : PyToAnyNoting(args[i], &cells[i], scope);
+    if (rc < 0) {
       NameArgError(self, i);
       return -1;
     }
+    if (rc > 0 && i < 32) mask |= 1U << i;
   }
+  *wrapped = mask;
   return 0;
 }
 
-/// The wrapper of the argument whose object the call returned (`result` owns a reference to
-/// it), or NULL. Returned as it is, that is what WrapObject would find in the wrapper table,
-/// without the lookup: while no object has had two live wrappers (g_state.wrapper_aliases),
-/// the live wrapper holding an object is the table's entry for it. Only for the results
-/// OwnedCellToPy wraps as objects (dynamic types; a Function result gets a wrapper of its own).
-[[gnu::always_inline]] inline PyObject* ReturnedArgument(const FerryAny& result,
-                                                         PyObject* const* args,
-                                                         const FerryAny* cells, Py_ssize_t nargs) {
-  if (result.type_index < kFerryDynamicObjectBegin || g_state.wrapper_aliases) return nullptr;
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    if (cells[i].v_obj != result.v_obj || cells[i].type_index != result.type_index) continue;
-    PyObject* arg = args[i];
-    // The class the argument conversion just confirmed first: PyObject_TypeCheck of a
-    // subclass of ferry.Object walks the MRO.
-    if ((IsLastObjectType(Py_TYPE(arg)) || IsFerryObject(arg)) && HandleOf(arg) == result.v_obj) {
-      DecRef(result.v_obj);  // the wrapper holds a reference of its own
-      return Py_NewRef(arg);
-    }
+/// The Python object of a call's result (its reference taken over). An object one of the
+/// arguments' wrappers holds (`wrapped`, from ConvertArgs) comes back as that wrapper, without
+/// the lookup in the wrapper table: while no object has had two live wrappers
+/// (g_wrapper_aliases), the live wrapper holding an object is the table's entry for it.
+/// Only for the results OwnedCellToPy wraps as objects (dynamic types; a Function result gets a
+/// wrapper of its own). The wrapper's handle is read again: a callback during the call may have
+/// given the wrapper another object.
+[[gnu::always_inline]] inline PyObject* CallResultToPy(const FerryAny& result,
+                                                       PyObject* const* args, uint32_t wrapped) {
+  if (result.type_index < kFerryDynamicObjectBegin) return OwnedCellToPy(result);
+  if (wrapped != 0 && !g_wrapper_aliases) {
+    do {
+      PyObject* arg = args[__builtin_ctz(wrapped)];
+      if (HandleOf(arg) == result.v_obj) {
+        DecRef(result.v_obj);  // the wrapper holds a reference of its own
+        return Py_NewRef(arg);
+      }
+      wrapped &= wrapped - 1;
+    } while (wrapped != 0);
   }
-  return nullptr;
+  return WrapObject(result.v_obj, true);
 }
 
 /// Converts `nargs` positional arguments into `cells` and calls. The GIL is released even when an
 /// argument is a Python callable: C++ may call it from threads of its own while this thread
-/// waits, and those need the GIL (keeping it would deadlock them).
+/// waits, and those need the GIL (keeping it would deadlock them). kSlowFirst: as ConvertArgs.
+template <bool kSlowFirst = false>
 [[gnu::always_inline]] inline PyObject* ConvertAndCall(PyFerryFunction* self, PyObject* const* args,
-                                                       Py_ssize_t nargs, FerryAny* cells) {
+                                                       Py_ssize_t nargs, FerryAny* cells,
+                                                       bool release_gil) {
   TempScope scope;
-  if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
+  uint32_t wrapped = 0;
+  if (ConvertArgs<kSlowFirst>(self, args, nargs, cells, &scope, &wrapped) != 0) return nullptr;
   FerryAny result;
-  if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
-              self->release_gil != 0, &result) != 0) {
+  if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs), release_gil,
+              &result) != 0) {
     RaiseFerryError();
     NamePassedArgType(args, nargs);
     return nullptr;
   }
-  if (PyObject* same = ReturnedArgument(result, args, cells, nargs)) return same;
-  return OwnedCellToPy(result);
+  return CallResultToPy(result, args, wrapped);
 }
 
 }  // namespace
@@ -280,7 +292,8 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
   auto* self = reinterpret_cast<PyFerryFunction*>(func);
   FerryAny cells[kStackArgs];
   TempScope scope;
-  if (ConvertArgs(self, args, nargs, cells, &scope) != 0) return nullptr;
+  uint32_t wrapped = 0;
+  if (ConvertArgs(self, args, nargs, cells, &scope, &wrapped) != 0) return nullptr;
   FerryAny result;
   if (CallRaw(self->safe_call, self->base.handle, cells, static_cast<int32_t>(nargs),
               self->release_gil != 0, &result) != 0) {
@@ -299,9 +312,14 @@ FerryObjectHandle CallForObject(PyObject* func, PyObject* const* args, Py_ssize_
 
 namespace {
 
-/// The rare cases, out of the hot path: keyword arguments, more than kStackArgs arguments.
+/// The rare cases, out of the hot path: keyword arguments, more than kStackArgs arguments, no
+/// handle.
 [[gnu::noinline]] PyObject* VectorcallSlow(PyFerryFunction* self, PyObject* const* args,
                                            Py_ssize_t nargs, PyObject* kwnames) {
+  if (self->base.handle == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ferry.Function is not initialized");
+    return nullptr;
+  }
   std::vector<PyObject*> reordered;
   if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
     if (PlaceKeywords(self, args, nargs, kwnames, &reordered) != 0) return nullptr;
@@ -310,20 +328,76 @@ namespace {
   }
   if (nargs > INT32_MAX) return PyErr_Format(PyExc_OverflowError, "too many arguments");
   std::vector<FerryAny> cells(static_cast<size_t>(nargs < kStackArgs ? kStackArgs : nargs));
-  return ConvertAndCall(self, args, nargs, cells.data());
+  return ConvertAndCall(self, args, nargs, cells.data(), self->release_gil != 0);
 }
 
-/// Every call with arguments, keyword arguments or no handle.
-[[gnu::noinline]] PyObject* VectorcallWithArgs(PyFerryFunction* self, PyObject* const* args,
-                                               size_t nargsf, PyObject* kwnames) {
-  if (self->base.handle == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ferry.Function is not initialized");
+/// A call with `nargs` positional arguments, 1 to kStackArgs, of a function that has its handle
+/// (what FunctionVectorcall checked), its GIL policy fixed at compile time. With kNargs other than
+/// 0, `nargs` is kNargs: made for the commonest counts, so that the loops unroll and fewer
+/// registers live across the call. kSlowFirst: as ConvertArgs.
+template <bool kReleaseGil, Py_ssize_t kNargs, bool kSlowFirst = false>
+[[gnu::noinline]] PyObject* VectorcallPositional(PyFerryFunction* self, PyObject* const* args,
+                                                 Py_ssize_t nargs) {
+  if constexpr (kNargs != 0) nargs = kNargs;
+  if (nargs > kStackArgs) __builtin_unreachable();  // bounds the loops: each bit of the mask fits
+  FerryAny cells[kNargs != 0 ? kNargs : kStackArgs];
+  return ConvertAndCall<kSlowFirst>(self, args, nargs, cells, kReleaseGil);
+}
+
+/// A call with one positional argument converted inline into `cell` by FunctionVectorcall (a
+/// small int, or a wrapper of the class converted last: `wrapped` is 1): nothing is kept for the
+/// call, so there is no scope of temporaries to end, and only the argument and whether it is a
+/// wrapper live across the C++ call.
+template <bool kReleaseGil>
+[[gnu::noinline]] PyObject* VectorcallOne(PyFerryFunction* self, PyObject* const* args,
+                                          FerryAny cell, uint32_t wrapped) {
+  FerryAny result;
+  if (CallRaw(self->safe_call, self->base.handle, &cell, 1, kReleaseGil, &result) != 0) {
+    RaiseFerryError();
+    NamePassedArgType(args, 1);
     return nullptr;
   }
-  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (kwnames != nullptr || nargs > kStackArgs) return VectorcallSlow(self, args, nargs, kwnames);
-  FerryAny cells[kStackArgs];
-  return ConvertAndCall(self, args, nargs, cells);
+  return CallResultToPy(result, args, wrapped);
+}
+
+/// A cell made in registers, to be passed by value.
+inline FerryAny CellOf(int32_t type_index, uint64_t payload) {
+  FerryAny cell;
+  cell.type_index = type_index;
+  cell.small_len = 0;
+  cell.v_int64 = static_cast<int64_t>(payload);
+  return cell;
+}
+
+/// Every call with arguments, keyword arguments or no handle, from FunctionVectorcall. Makes no
+/// frame of its own (each way on is a tail call): up to kStackArgs positional arguments go on to
+/// the VectorcallOne / VectorcallPositional made for their count, everything else to
+/// VectorcallSlow. A single argument that converts inline (PyToAnyNoting's inline head, here)
+/// goes to VectorcallOne as a cell, so that the call needs no scope for temporaries.
+template <bool kReleaseGil>
+[[gnu::noinline]] PyObject* VectorcallWithArgs(PyFerryFunction* self, PyObject* const* args,
+                                               size_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (__builtin_expect(kwnames == nullptr && self->base.handle != nullptr, 1)) {
+    if (nargs == 1) {
+      PyObject* arg = args[0];
+      int64_t v;
+      if (Py_IS_TYPE(arg, &PyLong_Type) && CompactIntValue(arg, &v)) {
+        return VectorcallOne<kReleaseGil>(self, args, CellOf(kFerryInt, static_cast<uint64_t>(v)),
+                                          0);
+      }
+      if (IsLastObjectType(Py_TYPE(arg)) && HandleOf(arg) != nullptr) {
+        FerryObjectHandle h = HandleOf(arg);
+        return VectorcallOne<kReleaseGil>(self, args, CellOf(TypeIndexOf(h), BitsOf(h)), 1);
+      }
+      return VectorcallPositional<kReleaseGil, 1, /*kSlowFirst=*/true>(self, args, 1);
+    }
+    if (nargs == 2) return VectorcallPositional<kReleaseGil, 2>(self, args, 2);
+    if (__builtin_expect(nargs <= kStackArgs, 1)) {
+      return VectorcallPositional<kReleaseGil, 0>(self, args, nargs);
+    }
+  }
+  return VectorcallSlow(self, args, nargs, kwnames);
 }
 
 /// The vectorcall entry, one for each GIL policy (SetGilPolicy sets the one a function object
@@ -338,7 +412,7 @@ PyObject* FunctionVectorcall(PyObject* callable, PyObject* const* args, size_t n
   FerryObjectHandle handle = self->base.handle;
   if (__builtin_expect(PyVectorcall_NARGS(nargsf) != 0 || kwnames != nullptr || handle == nullptr,
                        0)) {
-    return VectorcallWithArgs(self, args, nargsf, kwnames);
+    return VectorcallWithArgs<kReleaseGil>(self, args, nargsf, kwnames);
   }
   FerryAny result;
   if (CallRaw(self->safe_call, handle, nullptr, 0, kReleaseGil, &result) != 0) {

@@ -122,7 +122,7 @@ void DropStateAtTeardown(PyObject*) {
        {g_state.classes_by_key, g_state.auto_classes, g_state.field_names, g_state.global_funcs}) {
     if (dict != nullptr) PyDict_Clear(dict);
   }
-  Py_CLEAR(g_state.last_object_type);
+  ForgetObjectType();
   Py_CLEAR(g_state.class_hook);
   Py_CLEAR(g_state.dtype_class);
   Py_CLEAR(g_state.error_factory);

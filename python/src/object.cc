@@ -105,11 +105,11 @@ void RememberWrapper(FerryObjectHandle h, PyObject* obj) {
     if (!inserted && Py_REFCNT(*slot) == 0) {
       *slot = obj;
     } else if (!inserted && *slot != obj) {
-      g_state.wrapper_aliases = true;  // `obj` is a second live wrapper of `h`
+      g_wrapper_aliases = true;  // `obj` is a second live wrapper of `h`
     }
   } catch (const std::bad_alloc&) {
     // Only identity is lost: the object gets a new wrapper next time.
-    g_state.wrapper_aliases = true;
+    g_wrapper_aliases = true;
   }
 }
 

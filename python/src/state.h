@@ -30,10 +30,6 @@ struct CoreState {
   std::vector<PyTypeObject*> class_cache;
   /// type index -> frozenset of the type's field names, for the attribute fallback.
   PyObject* field_names = nullptr;
-  /// A weak reference to the class of the last Ferry object converted, so that the common case
-  /// skips the subclass walk; weak, so the class can die (and its address be reused) while
-  /// cached.
-  PyObject* last_object_type = nullptr;
 
   // -- Hooks the pure-Python package installs (module functions _set_*).
   /// ferry.registry._class_hook: field descriptors of registered classes, classes made on
@@ -98,15 +94,17 @@ struct CoreState {
   // -- Identity (object.cc).
   /// Ferry object -> its live Python wrapper (borrowed entries; see object.cc).
   ferry::details::PointerMap<PyObject*> wrappers;
-  /// Set for good once a live object has had a second wrapper, or a wrapper could not be
-  /// entered in `wrappers` (RememberWrapper). While it is false, a live wrapper that holds an
-  /// object of a non-Function type is that object's entry, so a call whose result is one of its
-  /// arguments returns the argument's wrapper without looking it up (function.cc).
-  bool wrapper_aliases = false;
 };
 
 /// The one instance.
 extern CoreState& g_state;
+
+/// Set for good once a live object has had a second wrapper, or a wrapper could not be entered in
+/// g_state.wrappers (RememberWrapper, object.cc). While it is false, a live wrapper that holds an
+/// object of a non-Function type is that object's entry, so a call whose result is one of its
+/// arguments returns the argument's wrapper without looking it up (function.cc). A plain global
+/// beside g_state: the call path reads it with one load (g_state is reached through a pointer).
+inline bool g_wrapper_aliases = false;
 
 }  // namespace ferry_py
 

@@ -74,6 +74,150 @@ def test_a_call_returning_its_argument_gives_back_the_same_wrapper(f):
     assert f.echo(g) is not g and f.echo(g).same_as(g)
 
 
+@pytest.mark.parametrize("release_gil", [True, False])
+def test_a_call_returning_any_of_its_arguments_gives_back_that_wrapper(f, release_gil):
+    # Every argument count the call path has a path for (1, 2, 3 to 8 on the stack, more than 8
+    # on the heap), the result at every position, objects of two classes interleaved (so the
+    # cached class misses as often as it hits) and an int among them: the result is the
+    # argument's wrapper itself, and no reference is gained or lost on either side.
+    call = f.call  # call(g, *xs) is g(*xs): test.call hands back the object g returned
+    saved = call.release_gil
+    call.release_gil = release_gil
+    try:
+        for count in range(1, 11):
+            xs = [IntImm(i) if i % 2 else Var(f"v{i}") for i in range(count)]
+            xs[count // 2] = 7  # an int: not a wrapper
+            wrappers = [x for x in xs if not isinstance(x, int)]
+            before = [sys.getrefcount(x) for x in wrappers]
+            for k in range(count):
+                pick = lambda *a, k=k: a[k]  # noqa: E731
+                for _ in range(20):
+                    got = call(pick, *xs)
+                    if isinstance(xs[k], int):
+                        assert got == 7
+                    else:
+                        assert got is xs[k], (count, k)
+            del got
+            assert [sys.getrefcount(x) for x in wrappers] == before, count
+    finally:
+        call.release_gil = saved
+
+
+@pytest.mark.parametrize("release_gil", [True, False])
+def test_one_argument_calls_convert_every_kind_of_value(f, release_gil):
+    # A single argument that converts inline (a small int, a wrapper of the class converted last)
+    # takes a call path of its own; every other value the general one. Both give the same answers.
+    echo, make = f.echo, f.IntImm
+    saved = echo.release_gil, make.release_gil
+    echo.release_gil = make.release_gil = release_gil
+    try:
+        for value in (0, 5, -1, 2**30 - 1, 2**40, -(2**62), True, 1.5, "s", None):
+            got = echo(value)
+            assert got == value and type(got) is type(value), value
+        a, v = IntImm(1), Var("v")
+        for _ in range(3):  # the cached class alternates between the two
+            assert echo(a) is a and echo(v) is v
+        assert make(7).value == 7
+        with pytest.raises(ValueError, match="argument 0: .*is not initialized"):
+            echo(IntImm.__new__(IntImm))
+        with pytest.raises(TypeError, match="argument 0 .*expected int but got str"):
+            make("x")
+        with pytest.raises(OverflowError, match="argument 'value': int .* does not fit"):
+            make(2**70)
+    finally:
+        echo.release_gil, make.release_gil = saved
+
+
+@pytest.mark.parametrize("release_gil", [True, False])
+def test_an_argument_that_does_not_convert_is_named_on_every_call_path(f, release_gil):
+    call = f.call
+    saved = call.release_gil
+    call.release_gil = release_gil
+    try:
+        for count in (1, 2, 3, 8, 9, 12):
+            for bad in {0, count // 2, count - 1}:
+                xs = [IntImm(i) for i in range(count)]
+                xs[bad] = {1, 2}
+                with pytest.raises(
+                    TypeError, match=f"argument {bad + 1}: cannot convert a value of type 'set'"
+                ):
+                    call(lambda *a: None, *xs)
+    finally:
+        call.release_gil = saved
+
+
+def test_a_class_changed_after_its_objects_were_converted_still_converts(f):
+    # The class of the last object converted is cached with the version CPython gave it; a change
+    # of the class gives it another version, and the next conversion takes the slow path once.
+    class Sub(IntImm):
+        pass
+
+    a = Sub(4)
+    assert f.echo(a) is a
+    Sub.extra = 1  # a new version of the class
+    assert f.echo(a) is a and f.echo(a).extra == 1
+    Sub.__init_subclass__ = classmethod(lambda cls: None)
+    assert f.echo(a) is a and f.echo(Sub(5)).value == 5
+    del Sub.extra
+    b = IntImm(6)
+    assert f.echo(b) is b and f.echo(a) is a
+
+
+def test_a_class_at_the_address_of_a_dead_converted_class_is_not_taken_for_it():
+    # The cached class is compared by address and by CPython's version tag: a class that takes the
+    # address of a dead class converted last is not a Ferry class (its objects have no handle
+    # where a wrapper has one), and converting one must fail cleanly, not read a handle. In a
+    # child process, whose allocator hands the dead class's memory to the next class made.
+    script = textwrap.dedent(
+        """
+        import gc
+        import ferry
+        from ferry_testing import IntImm
+        echo = ferry.get_global_func("test.echo")
+        echo.release_gil = False
+
+        def make_converted():
+            class Sub(IntImm):
+                pass
+            x = Sub(1)
+            assert echo(x) is x
+            return id(Sub)
+
+        dead = make_converted()
+        gc.collect()
+        reused = 0
+        keep = []
+        for i in range(2000):
+            cls = type(f"Plain{i}", (object,), {})
+            keep.append(cls)
+            if id(cls) != dead:
+                continue
+            reused += 1
+            obj = cls()
+            obj.a = object()
+            try:
+                echo(obj)
+            except TypeError as e:
+                assert "cannot convert a value of type 'Plain" in str(e), e
+            else:
+                raise AssertionError("converted an object of a plain class")
+            break
+        print("reused" if reused else "not reused")
+        """
+    )
+    import os
+
+    import ferry_testing
+
+    paths = [os.path.dirname(ferry_testing.__file__), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "reused", "no class took the dead class's address"
+
+
 def test_a_second_wrapper_of_an_object_gets_back_the_live_entry():
     # Once an object has two live wrappers, the one the wrapper table holds is the object's
     # Python identity: a call returning the object through the other wrapper gives the entry,
