@@ -2,7 +2,9 @@
 /// Structural equality and hashing. Both walk the graph with explicit stacks (never the C++
 /// stack), visit each object once (equality maps every lhs object to one rhs object; hashing
 /// memoizes per object), and give SEqualReduce / SHashReduce a reducer that compares or hashes
-/// plain fields at once and queues object fields for the walk.
+/// plain fields at once (inline, in structural.h, for ints, enums, floats, bools, DataType and
+/// String members) and queues object fields for the walk; an Array member held by its node
+/// alone hands its elements to the walk at once (ReduceArrays, ReduceArray).
 ///
 /// Only shared objects enter the memo and mapping tables. An object with a single reference
 /// is held by its one parent only, so the walk reaches it by one path and never meets it

@@ -62,8 +62,8 @@ struct IsOptionalRef : std::false_type {};
 template <typename E>
 struct IsOptionalRef<Optional<E>>
     : std::bool_constant<std::is_base_of_v<ObjectRef, E> && !std::is_base_of_v<String, E>> {};
-/// Fields whose AnyView is an int (kFerryInt): compared and hashed inline by the reducers,
-/// with the result the generic path gives. Enums are their integer value (see enum.h).
+/// Fields whose AnyView is an int (kFerryInt): compared and hashed inline by the reducers.
+/// Enums are their integer value (see enum.h).
 template <typename T>
 constexpr bool kIsIntField = std::is_enum_v<T> ||
                              (std::is_integral_v<T> && !std::is_same_v<T, bool> &&
@@ -136,8 +136,9 @@ inline uint64_t SHashDataTypeBits(const DataType& dtype) {
 /// Mixes a string's text into `acc`: up to 7 bytes as one word with the length in its top
 /// byte, longer ones as their length and then 8 bytes at a time.
 inline uint64_t SHashText(uint64_t acc, const String& s) {
-  if (s.is_inline())
+  if (s.is_inline()) {
     return SHashStep(acc, InlineTextWord(s.cell()) | (uint64_t{s.cell().small_len} << 56));
+  }
   const char* p = s.data();
   size_t n = s.size();
   if (n < 8) return SHashStep(acc, LoadShortBytes(p, n) | (uint64_t{n} << 56));
