@@ -37,6 +37,30 @@ void BM_Floor_EqualTree(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(FloorEqual(a.get(), b.get(), num));
   state.SetItemsProcessed(state.iterations() * (2 * state.range(0) - 1));
 }
+// The same walks on a tree of IR-like nodes with fields of mixed kinds (IrNode).
+void BM_Ferry_HashIrTree(benchmark::State& state) {
+  ObjectRef tree = IrTree(0, state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(StructuralHash()(tree));
+  state.SetItemsProcessed(state.iterations() * (2 * state.range(0) - 1));
+}
+void BM_Floor_HashIrTree(benchmark::State& state) {
+  ObjectRef tree = IrTree(0, state.range(0));
+  const auto* root = static_cast<const IrNode*>(tree.get());
+  for (auto _ : state) benchmark::DoNotOptimize(FloorIrHash(root));
+  state.SetItemsProcessed(state.iterations() * (2 * state.range(0) - 1));
+}
+void BM_Ferry_EqualIrTree(benchmark::State& state) {
+  ObjectRef a = IrTree(0, state.range(0)), b = IrTree(0, state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(StructuralEqual()(a, b));
+  state.SetItemsProcessed(state.iterations() * (2 * state.range(0) - 1));
+}
+void BM_Floor_EqualIrTree(benchmark::State& state) {
+  ObjectRef a = IrTree(0, state.range(0)), b = IrTree(0, state.range(0));
+  const auto* x = static_cast<const IrNode*>(a.get());
+  const auto* y = static_cast<const IrNode*>(b.get());
+  for (auto _ : state) benchmark::DoNotOptimize(FloorIrEqual(x, y));
+  state.SetItemsProcessed(state.iterations() * (2 * state.range(0) - 1));
+}
 void BM_Ferry_HashDag(benchmark::State& state) {
   ObjectRef dag = Dag(1000);
   for (auto _ : state) benchmark::DoNotOptimize(StructuralHash()(dag));
@@ -77,6 +101,10 @@ BENCHMARK(BM_Ferry_HashTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Floor_HashTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_EqualTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Floor_EqualTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Ferry_HashIrTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Floor_HashIrTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Ferry_EqualIrTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Floor_EqualIrTree)->FERRY_WALK_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_HashDag)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_EqualDag)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Ferry_SaveJSON)->Unit(benchmark::kMillisecond);

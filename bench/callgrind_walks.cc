@@ -46,6 +46,29 @@ struct Floor_EqualTree {
   explicit Floor_EqualTree(int64_t leaves) : a(Tree(0, leaves)), b(Tree(0, leaves)) {}
   void operator()() { DoNotOptimize(FloorEqual(a.get(), b.get(), num)); }
 };
+struct Ferry_HashIrTree {
+  ObjectRef tree;
+  explicit Ferry_HashIrTree(int64_t leaves) : tree(IrTree(0, leaves)) {}
+  void operator()() { DoNotOptimize(StructuralHash()(tree)); }
+};
+struct Floor_HashIrTree {
+  ObjectRef tree;
+  explicit Floor_HashIrTree(int64_t leaves) : tree(IrTree(0, leaves)) {}
+  void operator()() { DoNotOptimize(FloorIrHash(static_cast<const IrNode*>(tree.get()))); }
+};
+struct Ferry_EqualIrTree {
+  ObjectRef a, b;
+  explicit Ferry_EqualIrTree(int64_t leaves) : a(IrTree(0, leaves)), b(IrTree(0, leaves)) {}
+  void operator()() { DoNotOptimize(StructuralEqual()(a, b)); }
+};
+struct Floor_EqualIrTree {
+  ObjectRef a, b;
+  explicit Floor_EqualIrTree(int64_t leaves) : a(IrTree(0, leaves)), b(IrTree(0, leaves)) {}
+  void operator()() {
+    DoNotOptimize(
+        FloorIrEqual(static_cast<const IrNode*>(a.get()), static_cast<const IrNode*>(b.get())));
+  }
+};
 struct Ferry_HashDag {
   ObjectRef dag = Dag(1000);
   explicit Ferry_HashDag(int64_t) {}
@@ -100,6 +123,10 @@ int main(int argc, char** argv) {
   MEASURE(Floor_HashTree, nodes);
   MEASURE(Ferry_EqualTree, nodes);
   MEASURE(Floor_EqualTree, nodes);
+  MEASURE(Ferry_HashIrTree, nodes);
+  MEASURE(Floor_HashIrTree, nodes);
+  MEASURE(Ferry_EqualIrTree, nodes);
+  MEASURE(Floor_EqualIrTree, nodes);
   MEASURE(Ferry_HashDag, 1001);
   MEASURE(Ferry_EqualDag, 1001);
   MEASURE(Ferry_SaveJSON, nodes);

@@ -2,7 +2,9 @@
 /// Structural equality and hashing. Both walk the graph with explicit stacks (never the C++
 /// stack), visit each object once (equality maps every lhs object to one rhs object; hashing
 /// memoizes per object), and give SEqualReduce / SHashReduce a reducer that compares or hashes
-/// plain fields at once and queues object fields for the walk.
+/// plain fields at once (inline, in structural.h, for ints, enums, floats, bools, DataType and
+/// String members) and queues object fields for the walk; an Array member held by its node
+/// alone hands its elements to the walk at once (ReduceArrays, ReduceArray).
 ///
 /// Only shared objects enter the memo and mapping tables. An object with a single reference
 /// is held by its one parent only, so the walk reaches it by one path and never meets it
@@ -11,6 +13,7 @@
 /// reducer visits the same field twice: that field is then walked twice, with the same result.
 /// The root counts as shared: the caller may only borrow it, so a cycle back to it can leave its
 /// count at one.
+#include <cstdint>      // INT32_MIN: the tags of known children
 #include <cstdlib>      // PodStack storage
 #include <functional>   // std::hash
 #include <new>          // std::bad_alloc
@@ -29,9 +32,7 @@ namespace ferry {
 namespace details {
 namespace {
 
-inline uint64_t HashCombine(uint64_t seed, uint64_t value) {
-  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
-}
+inline uint64_t HashCombine(uint64_t seed, uint64_t value) { return SHashCombine(seed, value); }
 
 /// What comparing two cells without walking gives.
 enum class CellOrder { kUnequal, kEqual, kWalk };
@@ -222,6 +223,49 @@ class SEqualHandler {
     return Reduce(AsView(l), AsView(r), lhs_addr, define);
   }
 
+  /// Two Array members: their elements are queued now, as VisitBuiltins would queue them when
+  /// the walk reached the arrays (both arrays have one reference, so neither would enter the
+  /// tables). Shared arrays, temporaries and traced walks take ReduceObjects.
+  __attribute__((always_inline)) bool ReduceArrays(const Object* lhs, const Object* rhs,
+                                                   const void* lhs_addr, bool define) {
+    const auto* la = static_cast<const ArrayObj*>(lhs);
+    const auto* ra = static_cast<const ArrayObj*>(rhs);
+    if (FERRY_UNLIKELY(la == nullptr || ra == nullptr || trace_ || lhs_addr < node_begin_ ||
+                       lhs_addr >= node_end_)) {
+      return ReduceObjects(lhs, rhs, lhs_addr, define);
+    }
+    const int64_t size = la->size();
+    if (size != ra->size()) return false;
+    if (size == 0) return true;  // empty arrays are equal, shared or not (VisitObjects)
+    if (FERRY_UNLIKELY(!la->unique() || !ra->unique() || la == lhs_root_ || ra == rhs_root_)) {
+      return ReduceObjects(lhs, rhs, lhs_addr, define);
+    }
+    return QueueElements(la, ra, size, define);
+  }
+
+  /// ReduceArrays for two unshared arrays of `size` > 0 elements: compares or queues them.
+  __attribute__((noinline)) bool QueueElements(const ArrayObj* la, const ArrayObj* ra, int64_t size,
+                                               bool define) {
+    const Any* l = la->begin();
+    const Any* r = ra->begin();
+    for (int64_t i = 0; i < size; ++i) {
+      switch (CompareCells(l[i].raw(), r[i].raw())) {
+        case CellOrder::kEqual:
+          break;
+        case CellOrder::kUnequal:
+          return false;
+        case CellOrder::kWalk: {
+          Task& task = stack_.push_uninitialized();
+          CopyCell(&task.lhs, l[i].raw());
+          CopyCell(&task.rhs, r[i].raw());
+          task.define = define;
+          task.path = -1;
+        }
+      }
+    }
+    return true;
+  }
+
   bool FreeVarEqual(const Object* lhs, const Object* rhs) const {
     return lhs == rhs || current_define_ || map_free_vars_;
   }
@@ -339,6 +383,32 @@ class SEqualHandler {
   __attribute__((always_inline)) bool VisitObjects(const Task& task) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
+    const int32_t type_index = lo->type_index();
+    const int32_t rhs_type_index = ro->type_index();
+    // Registered nodes (the common case) have dynamic indices: no strings, arrays, maps,
+    // tensors or shapes among them.
+    if (FERRY_LIKELY(type_index >= kFerryDynamicObjectBegin &&
+                     rhs_type_index >= kFerryDynamicObjectBegin)) {
+      if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
+        switch (MapShared(lo, ro)) {
+          case CellOrder::kEqual:
+            return true;
+          case CellOrder::kUnequal:
+            return Fail(task.path);
+          case CellOrder::kWalk:
+            break;
+        }
+      }
+      if (type_index != rhs_type_index) return Fail(task.path);
+      const size_t mark = stack_.size();
+      const NodeInfo* info = infos_.Get(lo);
+      return VisitNode(task, lo, ro, info, mark);
+    }
+    return VisitStatic(task, lo, ro);
+  }
+
+  /// VisitObjects when either object has a built-in type (a string, an array...).
+  __attribute__((noinline)) bool VisitStatic(const Task& task, const Object* lo, const Object* ro) {
     const int32_t type_index = lo->type_index();
     // A String from an object field of a reducer (ReduceObjects): by content, and never in the
     // tables below, as a string that came in a cell.
@@ -506,7 +576,7 @@ class SEqualHandler {
 // ---------------------------------------------------------------------------------------------
 // Hashing
 
-class SHashHandler {
+class SHashHandler : public SHashState {
  public:
   explicit SHashHandler(bool map_free_vars) : map_free_vars_(map_free_vars) {}
 
@@ -523,7 +593,9 @@ class SHashHandler {
         if (!Immediate(&child.cell, &child.hash)) Enter(ObjectOf(&child.cell), child.define, i);
         continue;
       }
-      const uint64_t hash = Finish(frame);
+      const uint64_t hash = FERRY_UNLIKELY(frame.grouped)
+                                ? FinishGrouped(frame.acc, frame.begin, frame.end)
+                                : Finish(frame);
       const size_t slot = frame.slot;
       if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
       children_.truncate(frame.begin);
@@ -537,7 +609,7 @@ class SHashHandler {
   void Reduce(const AnyView& value, const void* addr, bool define) {
     const FerryAny* cell = value.raw();
     if (!IsWalked(cell->type_index)) {
-      acc_ = HashCombine(acc_, PlainHash(cell));
+      acc = HashCombine(acc, PlainHash(cell));
       return;
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
@@ -549,8 +621,7 @@ class SHashHandler {
   }
   void ReduceObject(const Object* value, const void* addr, bool define) {
     if (FERRY_UNLIKELY(value == nullptr)) {
-      const FerryAny none = NoneCell();
-      acc_ = HashCombine(acc_, PlainHash(&none));
+      acc = HashCombine(acc, kSHashNone);
       return;
     }
     if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
@@ -565,9 +636,9 @@ class SHashHandler {
   void FreeVarHash(const Object* var) {
     const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
                                                             : Mix(reinterpret_cast<uint64_t>(var));
-    acc_ = HashCombine(acc_, hash);
+    acc = HashCombine(acc, hash);
   }
-  void HashedValue(uint64_t hash) { acc_ = HashCombine(acc_, hash); }
+  void HashedValue(uint64_t hash) { acc = HashCombine(acc, hash); }
   bool map_free_vars() const { return map_free_vars_; }
 
  private:
@@ -585,6 +656,7 @@ class SHashHandler {
     size_t slot;                // where the hash goes: an index into children_, or kRootSlot
     bool commutative;           // a map: entries in any order hash alike
     bool memo;                  // shared: has an entry in memo_
+    bool grouped = false;       // has arrays' elements (ReduceArray): see FinishGrouped
     uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
     uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
@@ -602,9 +674,7 @@ class SHashHandler {
 
   /// AnyHash, with the most common case (an int) without the call.
   static uint64_t PlainHash(const FerryAny* v) {
-    if (v->type_index == kFerryInt) {
-      return Mix(static_cast<uint64_t>(v->v_int64) ^ (uint64_t{kFerryInt} << 56));
-    }
+    if (v->type_index == kFerryInt) return SHashInt(v->v_int64);
     return AnyHash(v);
   }
 
@@ -619,12 +689,7 @@ class SHashHandler {
     if (frame->next == frame->end) free_var_counter_ = frame->var_base + frame->vars_defined;
   }
 
-  static uint64_t Mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-  }
+  static uint64_t Mix(uint64_t x) { return SHashMix(x); }
   static uint64_t KeyHash(const char* key) { return std::hash<std::string_view>()(key); }
 
   bool MaybeShared(const Object* obj) const { return !obj->unique() || obj == root_; }
@@ -633,7 +698,7 @@ class SHashHandler {
   __attribute__((always_inline)) bool Immediate(const FerryAny* v, uint64_t* out) {
     const int32_t type_index = v->type_index;
     if (!IsWalked(type_index)) {
-      *out = PlainHash(v);
+      if (FERRY_LIKELY(type_index > kKnownTag)) *out = PlainHash(v);  // else hashed already
       return true;
     }
     const Object* obj = ObjectOf(v);
@@ -674,8 +739,8 @@ class SHashHandler {
 
   /// Hashes `obj`'s own part and queues its children; its hash lands in Slot(slot) when they
   /// are done, or here at once when it has none (a frame is opened only for an object with
-  /// children).
-  void Enter(const Object* obj, bool define, size_t slot) {
+  /// children to walk).
+  __attribute__((always_inline)) void Enter(const Object* obj, bool define, size_t slot) {
     const bool memo = MaybeShared(obj);
     // Immediate() found no finished entry, so an entry here is an open frame: a cycle. Hash
     // the object by its type alone.
@@ -691,7 +756,7 @@ class SHashHandler {
     }
     const NodeInfo* info = infos_.Get(obj);
     if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
-      acc_ = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
       current_define_ = define;
       node_begin_ = obj;
       node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
@@ -699,23 +764,139 @@ class SHashHandler {
     } else {
       ReduceWithoutReducer(obj, info);
     }
-    if (children_.size() == begin) {  // a leaf: done
-      if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{acc_, true};
-      Slot(slot) = acc_;
+    const size_t end = children_.size();
+    if (end - begin == known_) {  // a leaf (children all hashed already, if any): done
+      uint64_t hash = acc;
+      if (FERRY_UNLIKELY(known_ != 0)) {
+        known_ = 0;
+        hash = grouped_ ? FinishGrouped(acc, begin, end) : Fold(acc, begin, end);
+        grouped_ = false;
+        children_.truncate(begin);
+      }
+      if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{hash, true};
+      Slot(slot) = hash;
       return;
     }
-    frames_.push_back(Frame{obj, acc_, begin, children_.size(), begin, slot, false, memo});
+    Frame& frame = frames_.push_uninitialized();
+    frame.obj = obj;
+    frame.acc = acc;
+    frame.begin = begin;
+    frame.end = end;
+    frame.next = begin;
+    frame.slot = slot;
+    frame.commutative = false;
+    frame.memo = memo;
+    frame.grouped = grouped_;
+    frame.var_base = 0;
+    frame.vars_defined = 0;
+    known_ = 0;
+    grouped_ = false;
+  }
+
+ public:
+  /// An Array member of the node whose reducer runs: a header child (kGroupTag, the element
+  /// count, the array's own part of its hash) and then its elements, plain ones hashed now
+  /// (kKnownTag). FinishGrouped folds them as Finish folds an array's frame, so the hash is
+  /// the one the array gets when entered as an object. Arrays that may be shared (and so
+  /// memoized) and temporaries go that way instead.
+  __attribute__((always_inline)) void ReduceArray(const Object* value, const void* addr,
+                                                  bool define) {
+    const auto* array = static_cast<const ArrayObj*>(value);
+    if (FERRY_UNLIKELY(array == nullptr || addr < node_begin_ || addr >= node_end_)) {
+      ReduceObject(value, addr, define);
+      return;
+    }
+    if (array->size() == 0) {  // the hash of an empty array (shared or not): a known child
+      Child& child = children_.push_uninitialized();
+      child.cell.type_index = kKnownTag;
+      child.cell.small_len = 0;
+      child.cell.v_int64 = 0;
+      child.hash = EmptyArrayHash();
+      child.define = define;
+      ++known_;
+      return;
+    }
+    if (FERRY_UNLIKELY(!array->unique() || array == root_)) {
+      ReduceObject(value, addr, define);
+      return;
+    }
+    Child& header = children_.push_uninitialized();
+    header.cell.small_len = 0;
+    header.define = define;
+    ++known_;
+    grouped_ = true;
+    header.cell.type_index = kGroupTag;
+    header.cell.v_int64 = array->size();
+    header.hash = HashCombine(ArrayKeyHash(), static_cast<uint64_t>(array->size()));
+    AddElements(array, define);
+  }
+
+ private:
+  /// ReduceArray's children: the elements of `array`, plain ones hashed now.
+  __attribute__((noinline)) void AddElements(const ArrayObj* array, bool define) {
+    for (const Any& element : *array) {
+      const FerryAny* cell = element.raw();
+      if (FERRY_LIKELY(IsWalked(cell->type_index))) {
+        AddChild(cell, define);
+      } else {
+        Child& child = children_.push_uninitialized();
+        child.cell.type_index = kKnownTag;
+        child.cell.small_len = 0;
+        child.cell.v_int64 = 0;
+        child.hash = PlainHash(cell);
+        child.define = define;
+        ++known_;
+      }
+    }
+  }
+
+  /// Children that ReduceArray marked: kGroupTag heads an array's elements, kKnownTag is a
+  /// child already hashed. Neither is a type index (IsWalked is false for both).
+  static constexpr int32_t kGroupTag = INT32_MIN;
+  static constexpr int32_t kKnownTag = INT32_MIN + 1;
+  /// The parts of an array's hash known before the walk: its type key's, an empty array's.
+  static uint64_t ArrayKeyHash() {
+    static const uint64_t hash = KeyHash(ArrayObj::_type_key);
+    return hash;
+  }
+  static uint64_t EmptyArrayHash() {
+    static const uint64_t hash = HashCombine(ArrayKeyHash(), 0);
+    return hash;
+  }
+
+  /// Finish's fold of children_[begin, end) into `hash`.
+  uint64_t Fold(uint64_t hash, size_t begin, size_t end) const {
+    for (size_t i = begin; i < end; ++i) hash = HashCombine(hash, children_[i].hash);
+    return hash;
+  }
+
+  /// Finish for a node with arrays' elements among its children: each group folds into its
+  /// header's hash first, as the array's own frame would, and that into the node's.
+  uint64_t FinishGrouped(uint64_t hash, size_t begin, size_t end) const {
+    for (size_t i = begin; i < end;) {
+      const Child& child = children_[i];
+      if (child.cell.type_index != kGroupTag) {
+        hash = HashCombine(hash, child.hash);
+        ++i;
+        continue;
+      }
+      uint64_t group = child.hash;
+      const size_t last = i + 1 + static_cast<size_t>(child.cell.v_int64);
+      for (++i; i < last; ++i) group = HashCombine(group, children_[i].hash);
+      hash = HashCombine(hash, group);
+    }
+    return hash;
   }
 
   /// Enter for a node without SHashReduce: all its compared fields, or its identity.
   void ReduceWithoutReducer(const Object* obj, const NodeInfo* info) {
     if (info == nullptr) {
-      acc_ = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
+      acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
       return;
     }
-    acc_ = info->type_key_hash;
+    acc = info->type_key_hash;
     if (!info->sequal_by_fields) {
-      acc_ = HashCombine(acc_, Mix(reinterpret_cast<uint64_t>(obj)));
+      acc = HashCombine(acc, Mix(reinterpret_cast<uint64_t>(obj)));
       return;
     }
     current_define_ = false;
@@ -736,8 +917,7 @@ class SHashHandler {
     Frame frame{obj, 0, begin, begin, begin, slot, false, memo};
     if (obj->type_index() == kFerryArray) {
       const auto* array = static_cast<const ArrayObj*>(obj);
-      static const uint64_t kArrayKeyHash = KeyHash(ArrayObj::_type_key);
-      frame.acc = HashCombine(kArrayKeyHash, array->size());
+      frame.acc = HashCombine(ArrayKeyHash(), static_cast<uint64_t>(array->size()));
       for (const Any& cell : *array) AddChild(cell.raw(), define);
     } else {
       const auto* map = static_cast<const MapObj*>(obj);
@@ -781,12 +961,13 @@ class SHashHandler {
   PointerMap<Memo> memo_;
   NodeInfoCache infos_;
   const Object* root_ = nullptr;
-  // The node whose reducer runs: its hash so far, and where its members lie.
-  uint64_t acc_ = 0;
+  // The node whose reducer runs: its hash so far (SHashState::acc), and where its members lie.
   const void* node_begin_ = nullptr;
   const void* node_end_ = nullptr;
   uint64_t result_ = 0;
   bool current_define_ = false;
+  bool grouped_ = false;  // the running reducer queued an array's elements (kGroupTag)
+  size_t known_ = 0;      // children the running reducer queued already hashed (kKnownTag)
   uint64_t free_var_counter_ = 0;
 };
 
@@ -803,20 +984,35 @@ bool SEqualReducer::ReduceObjects(const Object* lhs, const Object* rhs, const vo
 bool SEqualReducer::FreeVarEqualImpl(const Object* lhs, const Object* rhs) const {
   return handler_->FreeVarEqual(lhs, rhs);
 }
+bool SEqualReducer::ReduceArrays(const Object* lhs, const Object* rhs, const void* lhs_addr,
+                                 bool define) const {
+  return handler_->ReduceArrays(lhs, rhs, lhs_addr, define);
+}
 bool SEqualReducer::map_free_vars() const { return handler_->map_free_vars(); }
 
+namespace {
+details::SHashHandler* HandlerOf(details::SHashState* state) {
+  return static_cast<details::SHashHandler*>(state);
+}
+}  // namespace
+
 void SHashReducer::Reduce(const AnyView& value, bool define) const {
-  handler_->Reduce(value, nullptr, define);
+  HandlerOf(state_)->Reduce(value, nullptr, define);
 }
 void SHashReducer::Reduce(const AnyView& value, const void* addr, bool define) const {
-  handler_->Reduce(value, addr, define);
+  HandlerOf(state_)->Reduce(value, addr, define);
 }
 void SHashReducer::ReduceObject(const Object* value, const void* addr, bool define) const {
-  handler_->ReduceObject(value, addr, define);
+  HandlerOf(state_)->ReduceObject(value, addr, define);
 }
-void SHashReducer::FreeVarHashImpl(const Object* var) const { handler_->FreeVarHash(var); }
-void SHashReducer::SHashReduceHashedValue(uint64_t hash) const { handler_->HashedValue(hash); }
-bool SHashReducer::map_free_vars() const { return handler_->map_free_vars(); }
+void SHashReducer::ReduceArray(const Object* value, const void* addr, bool define) const {
+  HandlerOf(state_)->ReduceArray(value, addr, define);
+}
+void SHashReducer::FreeVarHashImpl(const Object* var) const { HandlerOf(state_)->FreeVarHash(var); }
+void SHashReducer::SHashReduceHashedValue(uint64_t hash) const {
+  HandlerOf(state_)->HashedValue(hash);
+}
+bool SHashReducer::map_free_vars() const { return HandlerOf(state_)->map_free_vars(); }
 
 bool StructuralEqual::operator()(const AnyView& lhs, const AnyView& rhs, bool map_free_vars) const {
   return details::SEqualHandler(map_free_vars, false).Run(lhs, rhs);

@@ -2,6 +2,7 @@
 // free variables, sharing, mismatch paths, deep chains and random trees.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +42,79 @@ ObjectRef Box(ObjectRef item, String label = String("l")) {
   n->item = std::move(item);
   n->label = std::move(label);
   return ObjectRef(n);
+}
+
+/// An IR-like node with fields of every kind the reducers handle inline (ints, an enum, a
+/// double, a bool, a DataType, a String), two Array fields (of objects and of ints) between
+/// object fields, and an Optional child: the reducers' fast paths (plain values compared and
+/// hashed without a call, arrays' elements handed to the walk at once) must give the results
+/// of the generic path.
+enum class MixOp : int32_t { kLeaf = 0, kAdd = 1 };
+class MixNode : public Object {
+ public:
+  int64_t id = 0;
+  double scale = 1.0;
+  String name;
+  MixOp op = MixOp::kLeaf;
+  bool flag = false;
+  DataType dtype = DataType::Int(32);
+  ObjectRef first;
+  Array<ObjectRef> args;
+  Array<int64_t> shape;
+  Optional<ObjectRef> body;
+  void VisitAttrs(AttrVisitor* v) {
+    v->Visit("id", &id);
+    v->Visit("scale", &scale);
+    v->Visit("name", &name);
+    v->Visit("op", &op);
+    v->Visit("flag", &flag);
+    v->Visit("dtype", &dtype);
+    v->Visit("first", &first);
+    v->Visit("args", &args);
+    v->Visit("shape", &shape);
+    v->Visit("body", &body);
+  }
+  bool SEqualReduce(const MixNode* other, SEqualReducer equal) const {
+    return equal(id, other->id) && equal(scale, other->scale) && equal(name, other->name) &&
+           equal(op, other->op) && equal(flag, other->flag) && equal(dtype, other->dtype) &&
+           equal(first, other->first) && equal(args, other->args) && equal(shape, other->shape) &&
+           equal(body, other->body);
+  }
+  void SHashReduce(SHashReducer hash) const {
+    hash(id);
+    hash(scale);
+    hash(name);
+    hash(op);
+    hash(flag);
+    hash(dtype);
+    hash(first);
+    hash(args);
+    hash(shape);
+    hash(body);
+  }
+  static constexpr const char* _type_key = "test.Mix";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(MixNode, Object);
+};
+FERRY_REGISTER_ENUM(MixOp, "test.MixOp", {{MixOp::kLeaf, "Leaf"}, {MixOp::kAdd, "Add"}});
+FERRY_REGISTER_NODE_TYPE(MixNode);
+
+/// A MixNode tree of `depth` levels: inner nodes have two children in `args`, a leaf in
+/// `first` and one in `body` at even depths.
+ObjectPtr<MixNode> MixTree(int depth, int64_t id = 1) {
+  auto n = make_object<MixNode>();
+  n->id = id;
+  n->scale = 0.25 * static_cast<double>(id);
+  n->name = String(id % 2 == 0 ? "v" + std::to_string(id) : "long_name_" + std::to_string(id));
+  n->shape = Array<int64_t>{id, 2 * id};
+  if (depth > 0) {
+    n->op = MixOp::kAdd;
+    n->flag = id % 3 == 0;
+    n->first = ObjectRef(MixTree(0, 1000 + id));
+    n->args = Array<ObjectRef>{ObjectRef(MixTree(depth - 1, 2 * id)),
+                               ObjectRef(MixTree(depth - 1, 2 * id + 1))};
+    if (depth % 2 == 0) n->body = ObjectRef(MixTree(0, 3000 + id));
+  }
+  return n;
 }
 
 bool Equal(const AnyView& a, const AnyView& b, bool map_free_vars = false) {
@@ -133,6 +207,109 @@ TEST(Structural, ObjectFieldsOfReducersKeepTheirMeaning) {
   EXPECT_TRUE(Equal(rhs, lhs));
   EXPECT_EQ(Hash(lhs), Hash(rhs));
   EXPECT_TRUE(Equal(Array<ObjectRef>{shared, shared}, Array<ObjectRef>{other1, other2}));
+}
+
+TEST(Structural, MixedFieldNodesThroughTheReducersFastPaths) {
+  const ObjectRef a(MixTree(4)), b(MixTree(4));
+  EXPECT_TRUE(Equal(a, b));
+  EXPECT_EQ(Hash(a), Hash(b));
+  EXPECT_EQ(StructuralMismatch(a, b), std::nullopt);
+  // Each field changed in a copy of the root: unequal, another hash, and the path names it.
+  using Edit = void (*)(MixNode*);
+  const std::vector<std::pair<Edit, std::string>> edits = {
+      {[](MixNode* n) { n->id = 7; }, "root.id"},
+      {[](MixNode* n) { n->scale = 0.5; }, "root.scale"},
+      {[](MixNode* n) { n->name = String("other"); }, "root.name"},
+      {[](MixNode* n) { n->name = String("long_name_2"); }, "root.name"},
+      {[](MixNode* n) { n->op = MixOp::kLeaf; }, "root.op"},
+      {[](MixNode* n) { n->flag = !n->flag; }, "root.flag"},
+      {[](MixNode* n) { n->dtype = DataType::Int(64); }, "root.dtype"},
+      {[](MixNode* n) { n->first = IntImm(1); }, "root.first"},
+      {[](MixNode* n) { n->args = Array<ObjectRef>{n->args[0]}; }, "root.args"},
+      {[](MixNode* n) {
+         n->args = Array<ObjectRef>{n->args[0], ObjectRef(MixTree(0, 5))};
+       },
+       "root.args[1].id"},
+      {[](MixNode* n) {
+         n->shape = Array<int64_t>{1, 3};
+       },
+       "root.shape[1]"},
+      {[](MixNode* n) { n->body = ObjectRef(); }, "root.body"},
+      {[](MixNode* n) { n->body = ObjectRef(MixTree(0, 9)); }, "root.body.id"},
+  };
+  for (const auto& [edit, path] : edits) {
+    SCOPED_TRACE(path);
+    auto changed = make_object<MixNode>(*static_cast<const MixNode*>(b.get()));
+    edit(changed.get());
+    const ObjectRef c(changed);
+    EXPECT_FALSE(Equal(a, c));
+    EXPECT_FALSE(Equal(c, a));
+    EXPECT_NE(Hash(a), Hash(c));
+    EXPECT_EQ(StructuralMismatch(a, c).value_or("equal"), path);
+  }
+}
+
+TEST(Structural, MixedFieldValuesCompareAsTheGenericPathDoes) {
+  auto make = [](double scale, String name) {
+    auto n = MixTree(0);
+    n->scale = scale;
+    n->name = std::move(name);
+    return ObjectRef(n);
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // -0.0 equals 0.0; a NaN equals the same NaN: the hashes agree.
+  EXPECT_TRUE(Equal(make(0.0, "a"), make(-0.0, "a")));
+  EXPECT_EQ(Hash(make(0.0, "a")), Hash(make(-0.0, "a")));
+  EXPECT_TRUE(Equal(make(nan, "a"), make(nan, "a")));
+  EXPECT_EQ(Hash(make(nan, "a")), Hash(make(nan, "a")));
+  EXPECT_FALSE(Equal(make(nan, "a"), make(1.0, "a")));
+  // A short text as an inline String and as a String object; a C ABI inline cell with other
+  // bytes past its length.
+  const String heap(details::MakeString("abc", 3));
+  ASSERT_FALSE(heap.is_inline());
+  FerryAny cell = String("abc").cell();
+  cell.v_bytes[5] = 'x';
+  const String padded = String::FromCell(cell);
+  for (const String& same : {heap, padded, String("abc")}) {
+    EXPECT_TRUE(Equal(make(1.0, "abc"), make(1.0, same)));
+    EXPECT_EQ(Hash(make(1.0, "abc")), Hash(make(1.0, same)));
+  }
+  EXPECT_FALSE(Equal(make(1.0, "abc"), make(1.0, "abd")));
+  EXPECT_NE(Hash(make(1.0, "abc")), Hash(make(1.0, "abd")));
+  EXPECT_NE(Hash(make(1.0, "abcdefgh")), Hash(make(1.0, "abcdefgi")));
+  EXPECT_TRUE(
+      Equal(make(1.0, String(details::MakeString("abcdefghij", 10))), make(1.0, "abcdefghij")));
+  EXPECT_EQ(Hash(make(1.0, String(details::MakeString("abcdefghij", 10)))),
+            Hash(make(1.0, "abcdefghij")));
+}
+
+TEST(Structural, ArrayFieldsHashAlikeSharedOrNot) {
+  // A node's array that only it holds is hashed in the node's frame (ReduceArray); one held
+  // elsewhere too goes through the tables as an object. Both must give the same hash.
+  const ObjectRef unique(MixTree(3));
+  auto root = MixTree(3);
+  const Array<ObjectRef> keep_args = root->args;  // now shared
+  const Array<int64_t> keep_shape = root->shape;  // shared too
+  const ObjectRef shared(root);
+  EXPECT_TRUE(Equal(unique, shared));
+  EXPECT_TRUE(Equal(shared, unique));
+  EXPECT_EQ(Hash(unique), Hash(shared));
+  // An array as the root, and inside another array.
+  EXPECT_EQ(Hash(keep_args), Hash(static_cast<const MixNode*>(unique.get())->args));
+  EXPECT_EQ(Hash(Array<ObjectRef>{shared}), Hash(Array<ObjectRef>{unique}));
+  // Empty arrays: the shared default one and a fresh one.
+  auto empty1 = MixTree(0), empty2 = MixTree(0);
+  empty1->shape = Array<int64_t>();
+  empty2->shape = Array<int64_t>{1};
+  empty2->shape = Array<int64_t>(std::vector<int64_t>{});
+  EXPECT_TRUE(Equal(ObjectRef(empty1), ObjectRef(empty2)));
+  EXPECT_EQ(Hash(ObjectRef(empty1)), Hash(ObjectRef(empty2)));
+  // Sharing must still agree: one array in two nodes against two equal arrays.
+  auto l1 = MixTree(1, 4), l2 = MixTree(1, 4), r1 = MixTree(1, 4), r2 = MixTree(1, 4);
+  l2->args = l1->args;
+  const Array<ObjectRef> lhs{ObjectRef(l1), ObjectRef(l2)}, rhs{ObjectRef(r1), ObjectRef(r2)};
+  EXPECT_FALSE(Equal(lhs, rhs));
+  EXPECT_FALSE(Equal(rhs, lhs));
 }
 
 TEST(Structural, NodesCompareByTheirReducers) {
