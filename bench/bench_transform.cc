@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "structural_nodes.h"
+#include "transform_floor.h"
 
 namespace {
 
@@ -19,42 +19,9 @@ using namespace ferry_bench;
 constexpr int64_t kLeaves = 500000;  // 999,999 nodes
 constexpr int64_t kNodes = 2 * kLeaves - 1;
 
-/// The floor of a visit: counts the nodes recursively.
-int64_t FloorCount(const Object* node, int32_t num) {
-  if (node->type_index() == num) return 1;
-  const auto* pair = static_cast<const PairNode*>(node);
-  return 1 + FloorCount(pair->a.get(), num) + FloorCount(pair->b.get(), num);
-}
-
-/// The floor of a transform: rebuilds the tree bottom-up, replacing the leaves `f` maps to a new
-/// value (f returns -1 to keep) and copying only the pairs with a changed child.
-template <typename F>
-ObjectRef FloorRebuild(const ObjectRef& node, int32_t num, const F& f) {
-  if (node->type_index() == num) {
-    const int64_t v = f(static_cast<const NumNode*>(node.get())->value);
-    return v < 0 ? node : Num(v);
-  }
-  const auto* pair = static_cast<const PairNode*>(node.get());
-  ObjectRef a = FloorRebuild(pair->a, num, f);
-  ObjectRef b = FloorRebuild(pair->b, num, f);
-  if (a.same_as(pair->a) && b.same_as(pair->b)) return node;
-  return Pair(std::move(a), std::move(b));
-}
-
-/// The callbacks of the Ferry transforms, the same decisions as the floor's.
-template <typename F>
-auto LeafRule(const F& f) {
-  return [f](const ObjectRef& node) -> ObjectRef {
-    if (const auto* num = node.as<NumNode>()) {
-      const int64_t v = f(num->value);
-      if (v >= 0) return Num(v);
-    }
-    return ObjectRef();
-  };
-}
-const auto kNone = [](int64_t) -> int64_t { return -1; };
-const auto kOneLeaf = [](int64_t v) -> int64_t { return v == kLeaves / 3 ? 7 : -1; };
-const auto kEveryLeaf = [](int64_t v) -> int64_t { return v + 1; };
+const KeepLeaves kNone;
+const ChangeOneLeaf kOneLeaf{kLeaves / 3};
+const ChangeEveryLeaf kEveryLeaf;
 
 void BM_Ferry_Visit(benchmark::State& state) {
   ObjectRef tree = Tree(0, kLeaves);
