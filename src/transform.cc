@@ -85,7 +85,9 @@ class BorrowedRef {
   ObjectRef ref_;
 };
 
-enum Kind : uint8_t { kLeaf, kNode, kArray, kMap, kList, kDict };
+/// What a walk does with an object: goes into it (a node, a container), calls `fn` on it alone
+/// (a leaf), or leaves it out (kSkip: strings and bytes are values).
+enum Kind : uint8_t { kLeaf, kNode, kArray, kMap, kList, kDict, kSkip };
 
 /// How the walk reads a field: the object pointer at its offset, through FieldType::view (and
 /// `get` when there is no borrowed form), or not at all (a number, never an object).
@@ -105,8 +107,9 @@ struct TypePlan {
   /// Whether the object keeps its walked children alive while it lives (see the file comment).
   bool holds_children = false;
   const NodeInfo* info = nullptr;
-  /// kNode: the fields that may hold an object, in order.
+  /// kNode: the fields that may hold an object, in order, and how many.
   std::vector<FieldSlot> slots;
+  uint32_t count = 0;
 };
 
 /// How a field of `type` is read. An object pointer is known by its view function
@@ -148,46 +151,57 @@ class Walker {
     root_ = ObjectOfCell(*root.raw());
     frames_.resize(64);
     top_ = frames_.data() - 1;
-    EnterShared(root_, nullptr);  // the caller's reference may be borrowed: the memo holds it
+    // The caller's reference may be borrowed: the memo holds the root.
+    EnterShared(root_, PlanOf(root_), nullptr);
     while (top_ >= frames_.data()) {
       Frame& top = *top_;
       const TypePlan& plan = *top.plan;
       const Object* child = nullptr;
+      const TypePlan* child_plan = nullptr;
       const Any* key = nullptr;
       bool held = plan.holds_children;
       if (plan.kind == kNode) {
         const FieldSlot* slots = plan.slots.data();
-        const uint32_t count = static_cast<uint32_t>(plan.slots.size());
-        while (top.cursor < count) {
+        while (top.cursor < plan.count) {
           const FieldSlot& slot = slots[top.cursor++];
+          const Object* c;
           if (slot.read == FieldRead::kPointer) {
-            const Object* c = *reinterpret_cast<const Object* const*>(
-                reinterpret_cast<const char*>(top.obj) + slot.offset);
-            if (c != nullptr && IsWalkedIndex(c->type_index())) {
-              child = c;
-              break;
-            }
-          } else if ((child = ViewedChild(top, slot, &held)) != nullptr) {
-            break;
+            c = *reinterpret_cast<const Object* const*>(reinterpret_cast<const char*>(top.obj) +
+                                                        slot.offset);
+            if (c == nullptr) continue;
+          } else if ((c = ViewedChild(top, slot, &held)) == nullptr) {
+            continue;
           }
+          const TypePlan* cp = PlanOf(c);
+          if (cp->kind == kSkip) continue;
+          ++top.walked;
+          if (cp->kind == kLeaf && held && c->unique()) {
+            Leaf(c, cp);  // no frame: held by its parent, fn called at once
+            continue;
+          }
+          child = c;
+          child_plan = cp;
+          break;
         }
       } else if (plan.kind != kLeaf) {
         child = NextItem(&top, &key);
+        if (child != nullptr) {
+          child_plan = PlanOf(child);
+          ++top.walked;
+          if (child_plan->kind == kLeaf && held && key == nullptr && child->unique()) {
+            Leaf(child, child_plan);
+            continue;
+          }
+        }
       }
       if (child == nullptr) {
         Finish();
         continue;
       }
-      ++top.walked;
       if (!child->unique()) {
-        EnterShared(child, key);
+        EnterShared(child, child_plan, key);
       } else {
-        const TypePlan* child_plan = PlanOf(child);
-        if (child_plan->kind == kLeaf && held && key == nullptr) {
-          Leaf(child, child_plan);  // no frame: held by its parent, fn called at once
-        } else {
-          Push(child, child_plan, 0, !held, key);
-        }
+        Push(child, child_plan, 0, !held, key);
       }
       if (!held && box_.type_index() != kFerryNone) box_ = Any();
     }
@@ -227,11 +241,15 @@ class Walker {
 
   __attribute__((noinline)) const TypePlan* MakePlan(const Object* obj) {
     static const TypePlan kLeafPlan;
-    static const TypePlan kArrayPlan{kArray, true, nullptr, {}};
-    static const TypePlan kMapPlan{kMap, true, nullptr, {}};
-    static const TypePlan kListPlan{kList, false, nullptr, {}};
-    static const TypePlan kDictPlan{kDict, false, nullptr, {}};
+    static const TypePlan kArrayPlan{kArray, true, nullptr, {}, 0};
+    static const TypePlan kMapPlan{kMap, true, nullptr, {}, 0};
+    static const TypePlan kListPlan{kList, false, nullptr, {}, 0};
+    static const TypePlan kDictPlan{kDict, false, nullptr, {}, 0};
+    static const TypePlan kSkipPlan{kSkip, false, nullptr, {}, 0};
     switch (obj->type_index()) {
+      case kFerryString:
+      case kFerryBytes:
+        return &kSkipPlan;
       case kFerryArray:
         return &kArrayPlan;
       case kFerryMap:
@@ -256,22 +274,24 @@ class Walker {
         plan.slots.push_back(FieldSlot{static_cast<uint32_t>(info->fields[i].offset), read,
                                        static_cast<uint32_t>(i)});
       }
-      plan.kind = plan.slots.empty() ? kLeaf : kNode;
+      plan.count = static_cast<uint32_t>(plan.slots.size());
+      plan.kind = plan.count == 0 ? kLeaf : kNode;
     }
     return &plan;
   }
 
   /// Goes into a shared object (or the root), or uses its memoized result when it was met
   /// before. The memo holds it to the end of the walk.
-  __attribute__((noinline)) void EnterShared(const Object* child, const Any* key) {
+  __attribute__((noinline)) void EnterShared(const Object* child, const TypePlan* plan,
+                                             const Any* key) {
     auto [state, inserted] = memo_.Insert(child, kInProgress);
     if (inserted) {
       memo_keep_.push_back(GetRef<ObjectRef>(child));
-      Push(child, PlanOf(child), kShared, false, key);
+      Push(child, plan, kShared, false, key);
       return;
     }
     if (*state == kInProgress) {
-      Push(child, PlanOf(child), 0, false, key);  // for the path in the message
+      Push(child, plan, 0, false, key);  // for the path in the message
       Fail("ValueError", "the graph has a cycle: this object contains itself");
     }
     if constexpr (kTransform) {
@@ -362,6 +382,7 @@ class Walker {
   __attribute__((noinline)) const Object* NextItem(Frame* frame, const Any** key) {
     switch (frame->plan->kind) {
       case kLeaf:
+      case kSkip:
       case kNode:
         return nullptr;
       case kArray:
@@ -489,6 +510,7 @@ class Walker {
     Pairing pairing(frame, &changes_);
     switch (frame.plan->kind) {
       case kLeaf:
+      case kSkip:
         break;
       case kNode:
         return RebuildNode(frame, &pairing);
@@ -605,6 +627,7 @@ class Walker {
       const uint32_t at = parent.cursor - 1;
       switch (parent.plan->kind) {
         case kLeaf:
+        case kSkip:
           break;
         case kNode:
           out += "." + parent.plan->info->fields[parent.plan->slots[at].index].name;
