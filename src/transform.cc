@@ -174,7 +174,7 @@ class Walker {
           }
           const TypePlan* cp = PlanOf(c);
           if (cp->kind == kSkip) continue;
-          ++top.walked;
+          if constexpr (kTransform) ++top.walked;
           if (cp->kind == kLeaf && held && c->unique()) {
             Leaf(c, cp);  // no frame: held by its parent, fn called at once
             continue;
@@ -187,7 +187,7 @@ class Walker {
         child = NextItem(&top, &key);
         if (child != nullptr) {
           child_plan = PlanOf(child);
-          ++top.walked;
+          if constexpr (kTransform) ++top.walked;
           if (child_plan->kind == kLeaf && held && key == nullptr && child->unique()) {
             Leaf(child, child_plan);
             continue;
@@ -213,7 +213,7 @@ class Walker {
     const Object* obj;
     const TypePlan* plan;
     uint32_t cursor;         // the next slot, element, or 2 * entry + (0 key, 1 value)
-    uint32_t walked;         // the children gone into so far
+    uint32_t walked;         // a transform's: the children gone into so far
     uint32_t changes_begin;  // this frame's children's entries in changes_ start here
     uint8_t flags;           // kShared, kOwned, kMapStep
   };
@@ -317,9 +317,11 @@ class Walker {
     frame.obj = obj;
     frame.plan = plan;
     frame.cursor = 0;
-    frame.walked = 0;
     frame.flags = flags;
-    if constexpr (kTransform) frame.changes_begin = static_cast<uint32_t>(changes_.size());
+    if constexpr (kTransform) {
+      frame.walked = 0;
+      frame.changes_begin = static_cast<uint32_t>(changes_.size());
+    }
   }
 
   /// A child without children of its own that its parent holds: `fn` is called on it at once,
@@ -453,7 +455,9 @@ class Walker {
     const Object* obj = frame.obj;
     const uint8_t flags = frame.flags;
     if (flags & kMapStep) keys_.pop_back();
-    if constexpr (kTransform) changes_.resize(frame.changes_begin);
+    if constexpr (kTransform) {
+      if (changes_.size() > frame.changes_begin) changes_.resize(frame.changes_begin);
+    }
     --top_;
     if (flags & kShared) Memoize(obj, &result);
     if constexpr (kTransform) {
