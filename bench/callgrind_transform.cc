@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "transform_floor.h"
+#ifdef FERRY_BENCH_TVM_FFI
+#include "transform_tvm_ffi.h"
+#endif
 
 namespace ferry_bench {
 
@@ -66,11 +69,32 @@ FERRY_BENCH_TRANSFORM_OPS(TransformOneLeaf, one)
 FERRY_BENCH_TRANSFORM_OPS(TransformEveryLeaf, every)
 #undef FERRY_BENCH_TRANSFORM_OPS
 
+#ifdef FERRY_BENCH_TVM_FFI
+/// The peer's StructuralMap on its own copy of the tree (transform_tvm_ffi.h).
+struct TvmFfiBase : Base {
+  explicit TvmFfiBase(int64_t leaves) : Base(1), peer_tree(tvmffi_tree::MakeTree(0, leaves)) {
+    one = ChangeOneLeaf{leaves / 3};  // Base(1) made a one-leaf Ferry tree, not used here
+    peer_kept.reserve(16);
+  }
+  tvm::ffi::ObjectRef peer_tree;
+  std::vector<tvm::ffi::Any> peer_kept;
+};
+#define FERRY_BENCH_TVM_FFI_OPS(Name, rule)                                       \
+  struct TvmFfi_##Name : TvmFfiBase {                                             \
+    using TvmFfiBase::TvmFfiBase;                                                 \
+    void operator()() { peer_kept.push_back(tvmffi_tree::Map(peer_tree, rule)); } \
+  };
+FERRY_BENCH_TVM_FFI_OPS(TransformNone, none)
+FERRY_BENCH_TVM_FFI_OPS(TransformOneLeaf, one)
+FERRY_BENCH_TVM_FFI_OPS(TransformEveryLeaf, every)
+#undef FERRY_BENCH_TVM_FFI_OPS
+#endif
+
 /// Prints the name and the node count of one operation, the report's order and divisor.
 template <typename Op>
 void Measure(const char* name, int64_t leaves, int64_t nodes, long reps) {
   Op op(leaves);
-  op.kept.reserve(static_cast<size_t>(reps) + 1);
+  op.kept.reserve(static_cast<size_t>(reps) + 1);  // no reallocation inside the Loop
   op();
   Loop(op, reps);
   std::printf("%s %lld\n", name, static_cast<long long>(nodes));
@@ -96,5 +120,10 @@ int main(int argc, char** argv) {
   MEASURE(Floor_TransformOneLeaf);
   MEASURE(Ferry_TransformEveryLeaf);
   MEASURE(Floor_TransformEveryLeaf);
+#ifdef FERRY_BENCH_TVM_FFI
+  MEASURE(TvmFfi_TransformNone);
+  MEASURE(TvmFfi_TransformOneLeaf);
+  MEASURE(TvmFfi_TransformEveryLeaf);
+#endif
   return 0;
 }
