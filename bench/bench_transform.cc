@@ -41,6 +41,17 @@ void BM_Floor_Visit(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(FloorCount(tree.get(), num));
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
+void BM_FloorCallback_Visit(benchmark::State& state) {
+  ObjectRef tree = Tree(0, kLeaves);
+  const int32_t num = NumNode::RuntimeTypeIndex();
+  for (auto _ : state) {
+    int64_t n = 0;
+    FloorVisitThrough(
+        tree, num, [](void* ctx, const ObjectRef&) { ++*static_cast<int64_t*>(ctx); }, &n);
+    benchmark::DoNotOptimize(n);
+  }
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
 void BM_Ferry_Hash(benchmark::State& state) {
   ObjectRef tree = Tree(0, kLeaves);
   for (auto _ : state) benchmark::DoNotOptimize(StructuralHash()(tree));
@@ -124,6 +135,7 @@ void BM_Floor_TransformEveryLeaf(benchmark::State& state) { RunFloorTransform(st
 
 BENCHMARK(BM_Ferry_Visit)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_Visit)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FloorCallback_Visit)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_Hash)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_TransformNone)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_TransformNone)->Unit(benchmark::kMillisecond);

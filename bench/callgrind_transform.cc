@@ -55,6 +55,17 @@ struct Floor_Visit : Base {
   void operator()() { DoNotOptimize(FloorCount(tree.get(), num)); }
 };
 
+/// The floor visit calling a counter through a function pointer per node (transform_floor.h).
+struct FloorCallback_Visit : Base {
+  using Base::Base;
+  void operator()() {
+    int64_t n = 0;
+    FloorVisitThrough(
+        tree, num, [](void* ctx, const ObjectRef&) { ++*static_cast<int64_t*>(ctx); }, &n);
+    DoNotOptimize(n);
+  }
+};
+
 #define FERRY_BENCH_TRANSFORM_OPS(Name, rule)                              \
   struct Ferry_##Name : Base {                                             \
     using Base::Base;                                                      \
@@ -114,6 +125,7 @@ int main(int argc, char** argv) {
 #define MEASURE(Op) Measure<Op>(#Op, leaves, nodes, reps)
   MEASURE(Ferry_Visit);
   MEASURE(Floor_Visit);
+  MEASURE(FloorCallback_Visit);
   MEASURE(Ferry_TransformNone);
   MEASURE(Floor_TransformNone);
   MEASURE(Ferry_TransformOneLeaf);

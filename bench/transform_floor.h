@@ -16,6 +16,19 @@ inline int64_t FloorCount(const Object* node, int32_t num) {
   return 1 + FloorCount(pair->a.get(), num) + FloorCount(pair->b.get(), num);
 }
 
+/// The visit floor with Ferry's callback protocol: the same recursive walk calling `fn(ctx,
+/// node)` through a function pointer per node (as StructuralVisit calls the user's callable),
+/// which shows the part of the gap the type-erased callback makes.
+inline void FloorVisitThrough(const ObjectRef& node, int32_t num,
+                              void (*fn)(void* ctx, const ObjectRef& node), void* ctx) {
+  if (node->type_index() != num) {
+    const auto* pair = static_cast<const PairNode*>(node.get());
+    FloorVisitThrough(pair->a, num, fn, ctx);
+    FloorVisitThrough(pair->b, num, fn, ctx);
+  }
+  fn(ctx, node);
+}
+
 /// The floor of a transform: rebuilds the tree bottom-up, replacing the leaves `f` maps to a new
 /// value (f returns -1 to keep) and copying only the pairs with a changed child.
 template <typename F>
