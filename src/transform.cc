@@ -1,9 +1,14 @@
 /// \file transform.cc
 /// StructuralVisit and StructuralTransform: one post-order walk with an explicit stack of
 /// frames. A frame is an object whose children are being walked; its `cursor` says which child
-/// comes next and `walked` how many it has gone into. When the children are done, a transform
-/// copies the object only when one of them changed, putting in their results, and hands it to
-/// `fn`.
+/// comes next and (in a transform) `walked` how many it has gone into. When the children are
+/// done, a transform copies the object only when one of them changed, putting in their results,
+/// and hands it to `fn`. A child without children of its own that its parent holds (see below)
+/// gets no frame: `fn` is called on it at once.
+///
+/// What a type's objects hold is worked out once per walk (TypePlan): a node's fields that may
+/// hold an object, each read as the object pointer at its offset (the field types whose view is
+/// ViewObjectPointerField) or through its FieldType; number fields are left out.
 ///
 /// A child whose result is the child itself (the common case) leaves no trace: the results of
 /// changed children only are kept, in `changes_`, each with its ordinal among the walked
