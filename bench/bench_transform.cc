@@ -10,7 +10,10 @@
 
 #include <vector>
 
-#include "structural_nodes.h"
+#include "transform_floor.h"
+#ifdef FERRY_BENCH_TVM_FFI
+#include "transform_tvm_ffi.h"
+#endif
 
 namespace {
 
@@ -19,42 +22,9 @@ using namespace ferry_bench;
 constexpr int64_t kLeaves = 500000;  // 999,999 nodes
 constexpr int64_t kNodes = 2 * kLeaves - 1;
 
-/// The floor of a visit: counts the nodes recursively.
-int64_t FloorCount(const Object* node, int32_t num) {
-  if (node->type_index() == num) return 1;
-  const auto* pair = static_cast<const PairNode*>(node);
-  return 1 + FloorCount(pair->a.get(), num) + FloorCount(pair->b.get(), num);
-}
-
-/// The floor of a transform: rebuilds the tree bottom-up, replacing the leaves `f` maps to a new
-/// value (f returns -1 to keep) and copying only the pairs with a changed child.
-template <typename F>
-ObjectRef FloorRebuild(const ObjectRef& node, int32_t num, const F& f) {
-  if (node->type_index() == num) {
-    const int64_t v = f(static_cast<const NumNode*>(node.get())->value);
-    return v < 0 ? node : Num(v);
-  }
-  const auto* pair = static_cast<const PairNode*>(node.get());
-  ObjectRef a = FloorRebuild(pair->a, num, f);
-  ObjectRef b = FloorRebuild(pair->b, num, f);
-  if (a.same_as(pair->a) && b.same_as(pair->b)) return node;
-  return Pair(std::move(a), std::move(b));
-}
-
-/// The callbacks of the Ferry transforms, the same decisions as the floor's.
-template <typename F>
-auto LeafRule(const F& f) {
-  return [f](const ObjectRef& node) -> ObjectRef {
-    if (const auto* num = node.as<NumNode>()) {
-      const int64_t v = f(num->value);
-      if (v >= 0) return Num(v);
-    }
-    return ObjectRef();
-  };
-}
-const auto kNone = [](int64_t) -> int64_t { return -1; };
-const auto kOneLeaf = [](int64_t v) -> int64_t { return v == kLeaves / 3 ? 7 : -1; };
-const auto kEveryLeaf = [](int64_t v) -> int64_t { return v + 1; };
+const KeepLeaves kNone;
+const ChangeOneLeaf kOneLeaf{kLeaves / 3};
+const ChangeEveryLeaf kEveryLeaf;
 
 void BM_Ferry_Visit(benchmark::State& state) {
   ObjectRef tree = Tree(0, kLeaves);
@@ -69,6 +39,17 @@ void BM_Floor_Visit(benchmark::State& state) {
   ObjectRef tree = Tree(0, kLeaves);
   const int32_t num = NumNode::RuntimeTypeIndex();
   for (auto _ : state) benchmark::DoNotOptimize(FloorCount(tree.get(), num));
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+void BM_FloorCallback_Visit(benchmark::State& state) {
+  ObjectRef tree = Tree(0, kLeaves);
+  const int32_t num = NumNode::RuntimeTypeIndex();
+  for (auto _ : state) {
+    int64_t n = 0;
+    FloorVisitThrough(
+        tree, num, [](void* ctx, const ObjectRef&) { ++*static_cast<int64_t*>(ctx); }, &n);
+    benchmark::DoNotOptimize(n);
+  }
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 void BM_Ferry_Hash(benchmark::State& state) {
@@ -118,6 +99,33 @@ void RunFloorTransform(benchmark::State& state, const F& f) {
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 
+#ifdef FERRY_BENCH_TVM_FFI
+/// The peer's StructuralMap on the same tree (transform_tvm_ffi.h); dropping the result is not
+/// timed, as for the others.
+template <typename F>
+void RunTvmFfiTransform(benchmark::State& state, const F& f) {
+  tvm::ffi::ObjectRef tree = tvmffi_tree::MakeTree(0, kLeaves);
+  bool same = false;
+  for (auto _ : state) {
+    tvm::ffi::Any out = tvmffi_tree::Map(tree, f);
+    state.PauseTiming();
+    same = out.as<tvm::ffi::Object>() == tree.get();
+    out = tvm::ffi::Any();
+    state.ResumeTiming();
+  }
+  state.counters["returns_input"] = same ? 1 : 0;
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+void BM_TvmFfi_TransformNone(benchmark::State& state) { RunTvmFfiTransform(state, kNone); }
+void BM_TvmFfi_TransformOneLeaf(benchmark::State& state) { RunTvmFfiTransform(state, kOneLeaf); }
+void BM_TvmFfi_TransformEveryLeaf(benchmark::State& state) {
+  RunTvmFfiTransform(state, kEveryLeaf);
+}
+BENCHMARK(BM_TvmFfi_TransformNone)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TvmFfi_TransformOneLeaf)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TvmFfi_TransformEveryLeaf)->Unit(benchmark::kMillisecond);
+#endif
+
 void BM_Ferry_TransformNone(benchmark::State& state) { RunFerryTransform(state, kNone); }
 void BM_Floor_TransformNone(benchmark::State& state) { RunFloorTransform(state, kNone); }
 void BM_Ferry_TransformOneLeaf(benchmark::State& state) { RunFerryTransform(state, kOneLeaf); }
@@ -127,6 +135,7 @@ void BM_Floor_TransformEveryLeaf(benchmark::State& state) { RunFloorTransform(st
 
 BENCHMARK(BM_Ferry_Visit)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_Visit)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FloorCallback_Visit)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_Hash)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ferry_TransformNone)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_TransformNone)->Unit(benchmark::kMillisecond);

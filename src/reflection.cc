@@ -298,6 +298,11 @@ void LockFieldWrite(const void* addr) noexcept {
 void UnlockFieldWrite(const void* addr) noexcept {
   FieldWriteLockOf(addr).held.store(false, std::memory_order_release);
 }
+
+bool ViewObjectPointerField(const void* addr, FerryAny* out) {
+  TypeTraits<ObjectRef>::CopyToAnyView(*static_cast<const ObjectRef*>(addr), out);
+  return true;
+}
 }  // namespace details
 
 void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) {

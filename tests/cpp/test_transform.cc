@@ -3,6 +3,7 @@
 // paths, cycles).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,30 @@
 namespace {
 
 using namespace test_ir;
+
+/// What happened to TrackedNodes, in order: "visit N" (from the tests' fn) and "free N".
+std::vector<std::string> g_events;
+
+/// A node that logs its destruction, and holds one child.
+class TrackedNode : public Object {
+ public:
+  int64_t id = 0;
+  ObjectRef kid;
+  ~TrackedNode() { g_events.push_back("free " + std::to_string(id)); }
+  void VisitAttrs(AttrVisitor* v) {
+    v->Visit("id", &id);
+    v->Visit("kid", &kid);
+  }
+  static constexpr const char* _type_key = "test.transform.Tracked";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(TrackedNode, Object);
+};
+
+ObjectRef Tracked(int64_t id, ObjectRef kid = ObjectRef()) {
+  ObjectPtr<TrackedNode> node = make_object<TrackedNode>();
+  node->id = id;
+  node->kid = std::move(kid);
+  return ObjectRef(std::move(node));
+}
 
 /// Replaces IntImm(from) by IntImm(to); keeps everything else.
 auto Replace(int64_t from, int64_t to) {
@@ -305,6 +330,153 @@ TEST(Transform, FnDroppingNodesUnderTheWalkIsSafe) {
       << error;
 }
 
+TEST(Transform, FnDroppingAListItemKeepsItAliveUntilTheWalkIsDone) {
+  // The walk is at 2, under 1, which only the List holds; fn empties the List. 1 (and 2 under
+  // it) must live until the walk is done with them: a List's items can be dropped under the
+  // walk, so the walk holds its own reference to them.
+  auto run = [](bool transform) {
+    g_events.clear();
+    List<Any> list{Tracked(1, Tracked(2))};
+    auto fn = [&](const ObjectRef& node) {
+      if (const auto* tracked = node.as<TrackedNode>()) {
+        g_events.push_back("visit " + std::to_string(tracked->id));
+        if (tracked->id == 2) list.clear();
+      }
+    };
+    if (transform) {
+      StructuralTransform(list, [&](const ObjectRef& node) -> ObjectRef {
+        fn(node);
+        return ObjectRef();
+      });
+    } else {
+      StructuralVisit(list, fn);
+    }
+    return g_events;
+  };
+  const std::vector<std::string> expected{"visit 2", "visit 1", "free 1", "free 2"};
+  // In a child process: a walk that let go of 1 too early would read freed memory.
+  EXPECT_EXIT(
+      {
+        EXPECT_EQ(run(false), expected);
+        EXPECT_EQ(run(true), expected);
+        std::exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Transform, FnClearingAMutableNodesFieldUnderTheWalkIsSafe) {
+  // As above through a `_type_mutable` node's field, written with SetAttr: `expr` holds
+  // Add(IntImm(1), Add(IntImm(2), IntImm(3))) and nothing else holds the inner Add; fn clears
+  // `expr` at IntImm(2). The walk still visits the rest of the inner Add and the outer one.
+  auto run = [] {
+    ObjectPtr<MutableNode> holder = make_object<MutableNode>();
+    ObjectRef root(holder);
+    holder->expr = Add(IntImm(1), Add(IntImm(2), IntImm(3)));
+    std::vector<int64_t> seen;
+    StructuralVisit(root, [&](const ObjectRef& node) {
+      if (const auto* imm = node.as<IntImmNode>()) {
+        seen.push_back(imm->value);
+        if (imm->value == 2) SetAttr(root, "expr", Optional<Expr>());
+      } else if (node.as<AddNode>() != nullptr) {
+        seen.push_back(-1);
+      }
+    });
+    EXPECT_FALSE(holder->expr.has_value());
+    return seen;
+  };
+  // In a child process: a walk that let go of the inner Add too early would read freed memory.
+  // The objects are gone before it exits (ctest runs it with the leak check on).
+  EXPECT_EXIT(
+      {
+        EXPECT_EQ(run(), (std::vector<int64_t>{1, 2, 3, -1, -1}));
+        std::exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Transform, UniqueChildrenOfImmutableNodesAreNotCountedAgain) {
+  // An immutable node keeps its children alive while the walk is inside it, so the walk takes
+  // no reference of its own to a child only that node holds: fn sees its count as 1.
+  Expr root = Add(IntImm(1), Add(IntImm(2), IntImm(3)));
+  std::vector<int32_t> counts;
+  StructuralVisit(root, [&](const ObjectRef& node) { counts.push_back(node.use_count()); });
+  // The root: the caller's reference and the walk's memo.
+  EXPECT_EQ(counts, (std::vector<int32_t>{1, 1, 1, 1, 2}));
+  Array<Expr> array{IntImm(4)};
+  counts.clear();
+  StructuralVisit(array, [&](const ObjectRef& node) { counts.push_back(node.use_count()); });
+  EXPECT_EQ(counts, (std::vector<int32_t>{1, 2}));
+  // A List's items can be dropped by fn: the walk holds its own reference to them.
+  List<Any> list{IntImm(5)};
+  counts.clear();
+  StructuralVisit(list, [&](const ObjectRef& node) { counts.push_back(node.use_count()); });
+  EXPECT_EQ(counts, (std::vector<int32_t>{2, 2}));
+}
+
+TEST(Transform, ObjectPointerFieldsShareOneView) {
+  // The walk reads a field whose view is ViewObjectPointerField as an object pointer at its
+  // offset: that view must give what each type's own borrowed form (CopyToAnyView) gives.
+  using details::FieldTypeOf;
+  using details::ViewObjectPointerField;
+  EXPECT_EQ(FieldTypeOf<ObjectRef>()->view, &ViewObjectPointerField);
+  EXPECT_EQ(FieldTypeOf<Expr>()->view, &ViewObjectPointerField);
+  EXPECT_EQ(FieldTypeOf<Array<Expr>>()->view, &ViewObjectPointerField);
+  EXPECT_EQ((FieldTypeOf<Map<String, Any>>()->view), &ViewObjectPointerField);
+  EXPECT_EQ(FieldTypeOf<List<Any>>()->view, &ViewObjectPointerField);
+  EXPECT_EQ((FieldTypeOf<Dict<Any, Any>>()->view), &ViewObjectPointerField);
+  EXPECT_EQ(FieldTypeOf<Optional<Expr>>()->view, &ViewObjectPointerField);
+  EXPECT_EQ(FieldTypeOf<Function>()->view, &ViewObjectPointerField);
+  EXPECT_NE(FieldTypeOf<Any>()->view, &ViewObjectPointerField);
+  EXPECT_NE(FieldTypeOf<String>()->view, &ViewObjectPointerField);
+  EXPECT_NE(FieldTypeOf<Optional<String>>()->view, &ViewObjectPointerField);
+  EXPECT_NE(FieldTypeOf<int64_t>()->view, &ViewObjectPointerField);
+  auto same_cell = [](const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    FerryAny shared{}, own{};
+    EXPECT_TRUE(ViewObjectPointerField(&value, &shared));
+    TypeTraitsOf<T>::CopyToAnyView(value, &own);
+    EXPECT_EQ(shared.type_index, own.type_index);
+    EXPECT_EQ(shared.v_obj, own.v_obj);
+  };
+  same_cell(Expr(IntImm(1)));
+  same_cell(Expr());
+  same_cell(Array<Expr>{IntImm(2)});
+  same_cell(Optional<Expr>(IntImm(3)));
+  same_cell(Optional<Expr>());
+  same_cell(List<Any>{1});
+}
+
+TEST(Transform, MixedFieldsAreWalkedOrSkippedByKind) {
+  // Number fields are skipped without a read; Optional, Array, Map, Shape and Any fields are
+  // walked (strings are values), and a replacement goes into the field it came from.
+  ObjectPtr<AttrsNode> node = make_object<AttrsNode>();
+  node->flag = true;
+  node->small = 3;
+  node->ratio = 0.5;
+  node->text = "text";
+  node->name = String("a name longer than inline");
+  node->maybe = IntImm(1);
+  node->count = 4;
+  node->items = Array<Expr>{IntImm(2)};
+  node->table = Map<String, Expr>{{String("k"), IntImm(3)}};
+  node->anything = IntImm(4);
+  ObjectRef attrs(node);
+  std::vector<int64_t> seen;
+  StructuralVisit(attrs, [&](const ObjectRef& n) {
+    if (const auto* imm = n.as<IntImmNode>()) seen.push_back(imm->value);
+  });
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2, 3, 4}));
+  ObjectRef out = StructuralTransform(attrs, Replace(4, 40));
+  const auto* copy = out.as<AttrsNode>();
+  ASSERT_NE(copy, nullptr);
+  EXPECT_FALSE(out.same_as(attrs));
+  EXPECT_EQ(copy->anything.cast<IntImm>()->value, 40);
+  EXPECT_TRUE(copy->items.same_as(node->items));
+  EXPECT_EQ(copy->small, 3);
+  EXPECT_EQ(copy->count.value(), 4);
+  EXPECT_EQ(copy->text, "text");
+}
+
 TEST(Transform, MapKeysBecomingEqualIsAnError) {
   Map<Any, Any> map{{IntImm(1), 10}, {IntImm(2), 20}};
   Expr zero = IntImm(0);
@@ -320,3 +492,5 @@ TEST(Transform, MapKeysBecomingEqualIsAnError) {
 }
 
 }  // namespace
+
+FERRY_REGISTER_NODE_TYPE(TrackedNode);

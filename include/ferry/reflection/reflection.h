@@ -41,6 +41,7 @@
 #include "ferry/any.h"
 #include "ferry/container/array.h"
 #include "ferry/container/map.h"
+#include "ferry/container/optional.h"
 #include "ferry/error.h"
 #include "ferry/reflection/structural.h"
 
@@ -62,7 +63,9 @@ struct FieldType {
   FerryFieldGetter get_c;
   /// Reads the field at `addr` as a borrowed cell (no reference taken), valid while the field
   /// is: the structural walks and SaveJSON read every field of every node this way. False
-  /// when the type has no borrowed form; use `get` then.
+  /// when the type has no borrowed form; use `get` then. For a field that is one object
+  /// pointer it is details::ViewObjectPointerField, by which StructuralVisit and
+  /// StructuralTransform know they may read the pointer at `addr` without the call.
   bool (*view)(const void* addr, FerryAny* out);
   /// A write to a live object that other threads may write too (SetAttr, FerryObjectSetAttr,
   /// FerryObjectGetFieldSetter for Python): as `set`, but the new value goes in atomically with
@@ -91,6 +94,21 @@ bool ViewField(const void* addr, FerryAny* out) {
   }
   return true;
 }
+
+/// Whether a field of type T is exactly one object pointer, null or not, whose borrowed cell is
+/// that object's (None when null): object references (Array, Map, List, Dict, Tuple, Tensor and
+/// user reference classes among them; their views all borrow the object as ObjectRef's does)
+/// and Optional of one.
+template <typename T, typename = void>
+struct IsObjectPointerField
+    : std::bool_constant<std::is_base_of_v<ObjectRef, T> && sizeof(T) == sizeof(ObjectRef)> {};
+template <typename T>
+struct IsObjectPointerField<Optional<T>, std::enable_if_t<std::is_base_of_v<ObjectRef, T>>>
+    : std::bool_constant<sizeof(Optional<T>) == sizeof(ObjectRef)> {};
+
+/// FieldType::view of every field type with IsObjectPointerField: one function for all of them,
+/// in libferry, so that its address tells a walk that the field is an object pointer.
+FERRY_DLL bool ViewObjectPointerField(const void* addr, FerryAny* out);
 
 /// Runs `body` for the C ABI: 0, or -1 with the exception it threw as this thread's raised
 /// error.
@@ -147,7 +165,7 @@ __attribute__((visibility("hidden"))) const FieldType* FieldTypeOf() {
       [](const void* addr, FerryAny* out) {
         return StatusOf([&] { *out = Any(*static_cast<const T*>(addr)).MoveToOwned(); });
       },
-      &ViewField<T>,
+      IsObjectPointerField<T>::value ? &ViewObjectPointerField : &ViewField<T>,
       [](void* addr, const FerryAny* value) {
         return StatusOf([&] {
           StoreField(static_cast<T*>(addr), reinterpret_cast<const AnyView*>(value)->cast<T>());

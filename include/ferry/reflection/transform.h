@@ -33,9 +33,13 @@
 /// being visited in the message: "StructuralTransform: at root.b.a (test.Add): ...". Two keys of a
 /// Map or Dict transformed into equal keys are a ValueError (rather than a lost entry).
 ///
-/// `fn` should not modify the graph being walked; if it does, the walk stays memory safe: it
-/// holds a reference to every object it has entered, reads a container's items as it reaches
-/// them, and a transform whose node no longer has the children it walked is a ValueError.
+/// `fn` should not modify the graph being walked; if it does, the walk stays memory safe: an
+/// object `fn` drops the last outside reference to is not freed while the walk is inside it
+/// (the walk holds shared objects and the children of List, Dict and `_type_mutable` nodes; a
+/// child only an immutable node, Array or Map holds lives as long as that parent, whose fields
+/// cannot change; writing such a field in place through GetObjectPtr or a kept ObjectPtr during
+/// the walk is not supported). It reads a container's items as it reaches them, and a
+/// transform whose node no longer has the children it walked is a ValueError.
 #ifndef FERRY_REFLECTION_TRANSFORM_H_
 #define FERRY_REFLECTION_TRANSFORM_H_
 
