@@ -577,6 +577,26 @@ class Walker {
                                "modify the graph being transformed)";
   }
 
+  /// Whether `value` is an object of exactly the registered node type of `child`, which the
+  /// field held: a C++ object-pointer field then accepts it without a conversion, since such a
+  /// field's check is its class's type test (not so for containers, whose element types a
+  /// conversion may check, nor for the constraints of fields registered at run time).
+  static bool IsSameNodeType(const Any& value, const Object* child) {
+    const int32_t type_index = value.type_index();
+    return type_index >= kFerryStaticObjectEnd && type_index == child->type_index();
+  }
+
+  /// Stores the object of `value` in the object-pointer field at `addr` of a fresh copy (no
+  /// other thread sees it), releasing the object the field held.
+  static void PutPointer(char* addr, const Any& value) {
+    Object* next = const_cast<Object*>(ObjectOfCell(*value.raw()));
+    ObjectUnsafe::IncRef(next);
+    Object*& field = *reinterpret_cast<Object**>(addr);
+    Object* old = field;
+    field = next;
+    if (old != nullptr) ObjectUnsafe::DecRef(old);
+  }
+
   ObjectRef RebuildNode(const Frame& frame, Pairing* pairing) {
     const TypePlan& plan = *frame.plan;
     const NodeInfo* info = plan.info;
@@ -602,16 +622,22 @@ class Walker {
     for (size_t i = 0; i < info->fields.size(); ++i) {
       const FieldInfo& field = info->fields[i];
       const Any* replacement = nullptr;
+      const Object* child = nullptr;
+      FieldRead read = FieldRead::kPlain;
       if (slot < plan.slots.size() && plan.slots[slot].index == i) {
         Any box;
-        if (ChildOfField(plan.slots[slot++].read, field, obj, &box) != nullptr) {
+        read = plan.slots[slot++].read;
+        if ((child = ChildOfField(read, field, obj, &box)) != nullptr) {
           replacement = pairing->Next();
         }
       }
       if (replacement == nullptr && !by_fields) continue;
       const char* addr = reinterpret_cast<const char*>(obj) + field.offset;
       try {
-        if (replacement != nullptr) {
+        if (replacement != nullptr && read == FieldRead::kPointer && field.constraint == nullptr &&
+            IsSameNodeType(*replacement, child)) {
+          PutPointer(reinterpret_cast<char*>(copy.get()) + field.offset, *replacement);
+        } else if (replacement != nullptr) {
           field.Write(copy.get(), *replacement);
         } else {
           field.type->set(reinterpret_cast<char*>(copy.get()) + field.offset,

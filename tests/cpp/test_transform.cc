@@ -3,6 +3,7 @@
 // paths, cycles).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -199,6 +200,45 @@ TEST(Transform, ReplacementTheFieldCannotHoldIsATypeErrorNamingTheField) {
   EXPECT_NE(error.find("TypeError"), std::string::npos) << error;
   EXPECT_NE(error.find("field 'var' of 'test.Let'"), std::string::npos) << error;
   EXPECT_NE(error.find("at root (test.Let)"), std::string::npos) << error;
+}
+
+TEST(Transform, SameTypeReplacementKeepsCountsRight) {
+  // A replacement of the child's own node type is stored as a pointer, without a conversion:
+  // the copy must release the child it copied and hold the replacement once.
+  g_events.clear();
+  {
+    ObjectRef root = Tracked(1, Tracked(2));
+    ObjectRef out = StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+      const auto* tracked = node.as<TrackedNode>();
+      if (tracked != nullptr && tracked->id == 2) return Tracked(3);
+      return ObjectRef();
+    });
+    const auto* copy = out.as<TrackedNode>();
+    ASSERT_NE(copy, nullptr);
+    ASSERT_NE(copy, root.get());
+    const ObjectRef& old_kid = static_cast<const TrackedNode*>(root.get())->kid;
+    EXPECT_EQ(old_kid.use_count(), 1);  // the input's only: the copy let go of it
+    EXPECT_EQ(copy->kid.use_count(), 1);
+    EXPECT_EQ(copy->kid.as<TrackedNode>()->id, 3);
+    EXPECT_EQ(copy->kid.as<TrackedNode>()->kid.get(), nullptr);
+  }
+  std::vector<std::string> freed = g_events;
+  std::sort(freed.begin(), freed.end());
+  EXPECT_EQ(freed, (std::vector<std::string>{"free 1", "free 1", "free 2", "free 3"}));
+}
+
+TEST(Transform, ContainerOfTheSameTypeIsStillChecked) {
+  // Func.params is an Array<Var>: an Array (the same type as the child) of an IntImm must not
+  // go in unchecked.
+  Expr root = Func(Array<Var>{Var("x")}, IntImm(1));
+  std::string error = ErrorOf([&] {
+    StructuralTransform(root, [](const ObjectRef& node) -> ObjectRef {
+      if (node.as<ArrayObj>() != nullptr) return Array<Any>{IntImm(5)};
+      return ObjectRef();
+    });
+  });
+  EXPECT_NE(error.find("TypeError"), std::string::npos) << error;
+  EXPECT_NE(error.find("field 'params' of 'test.Func'"), std::string::npos) << error;
 }
 
 TEST(Transform, ErrorsFromFnCarryThePath) {
