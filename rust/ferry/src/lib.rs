@@ -24,19 +24,18 @@
 mod any;
 #[allow(unsafe_code)]
 mod container;
-#[allow(unsafe_code)]
 mod error;
 #[allow(unsafe_code)]
 mod function;
-#[allow(unsafe_code)]
 mod library;
 #[allow(unsafe_code)]
 mod mutable;
 #[allow(unsafe_code)]
 mod object;
 #[allow(unsafe_code)]
-mod tensor;
+mod raw;
 #[allow(unsafe_code)]
+mod tensor;
 mod types;
 
 pub use any::{Any, AnyView, Arg, FromAny, IntoAny, IntoArg, IntoArgs};
