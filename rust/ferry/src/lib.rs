@@ -23,7 +23,6 @@
 
 #[allow(unsafe_code)]
 mod any;
-#[allow(unsafe_code)]
 mod container;
 mod error;
 #[allow(unsafe_code)]

@@ -5,9 +5,9 @@
 //! nothing on the paths the benchmarks measure.
 use std::ffi::{c_char, c_int, CStr};
 
-use crate::any::{reload_cell, Any};
+use crate::any::{reload_cell, Any, AnyView, FromAny};
 use crate::error::{Error, Result};
-use crate::object::ObjectRef;
+use crate::object::{ObjectRef, ObjectType};
 use ferry_sys as sys;
 
 /// The text of a C string that lives as long as `'a`, cut at the first invalid UTF-8 byte.
@@ -195,4 +195,122 @@ pub(crate) fn call_field_getter(
     // Field by field: the getter has just written the cell (see reload_cell).
     // SAFETY: an owned cell.
     (rc, unsafe { Any::from_raw(reload_cell(&cell)) })
+}
+
+// ---- built-in containers --------------------------------------------------------------------
+
+/// FerryStringCreate: a new ferry.String holding a copy of `bytes`, or `None` when the call
+/// failed and raised.
+pub(crate) fn string_create(bytes: &[u8]) -> Option<ObjectRef> {
+    let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
+    // SAFETY: `bytes.len()` readable bytes; a new reference on success, NULL otherwise.
+    let rc = unsafe { sys::FerryStringCreate(bytes.as_ptr().cast(), bytes.len(), &mut handle) };
+    if rc != 0 {
+        return None;
+    }
+    owned(handle)
+}
+
+/// The bytes of a ferry.String, borrowed from it; empty for any other object.
+#[inline]
+pub(crate) fn string_bytes(obj: &ObjectRef) -> &[u8] {
+    if obj.type_index() != sys::kFerryString {
+        return &[];
+    }
+    let string = obj.handle() as *const sys::FerryStringObject;
+    // SAFETY: a ferry.String (checked) has this layout; its bytes live and never change while
+    // it does, i.e. for the borrow of `obj`.
+    unsafe { std::slice::from_raw_parts((*string).data.cast(), (*string).size as usize) }
+}
+
+/// The cells of a ferry.Array, borrowed from it: empty for any other object.
+pub(crate) fn array_cells(obj: &ObjectRef) -> Cells<'_> {
+    let mut size = 0i64;
+    let mut data: *const sys::FerryAny = std::ptr::null();
+    // SAFETY: a live object and out pointers; the call fails for an object that is not an Array.
+    if unsafe { sys::FerryArrayGetData(obj.handle(), &mut size, &mut data) } != 0 || data.is_null()
+    {
+        drop(Error::take_raised());
+        return Cells(&[]);
+    }
+    // SAFETY: `size` cells at `data`, valid while the Array lives (arrays are immutable), i.e.
+    // for the borrow of `obj`.
+    Cells(unsafe { std::slice::from_raw_parts(data, size as usize) })
+}
+
+/// Cells that live for `'a` (an Array's), read as borrowed values. Only this module makes one,
+/// so every cell in it is a valid value.
+#[derive(Clone, Copy)]
+pub(crate) struct Cells<'a>(&'a [sys::FerryAny]);
+
+impl<'a> Cells<'a> {
+    /// The number of cells.
+    pub(crate) fn len(self) -> usize {
+        self.0.len()
+    }
+
+    /// Cell `index` as a borrowed value, None past the end.
+    pub(crate) fn get(self, index: usize) -> Option<AnyView<'a>> {
+        // SAFETY: a valid cell alive for 'a (how `Cells` are made).
+        self.0
+            .get(index)
+            .map(|cell| unsafe { AnyView::from_raw(*cell) })
+    }
+
+    /// The cells in order, as borrowed values.
+    pub(crate) fn iter(self) -> CellIter<'a> {
+        CellIter(self.0.iter())
+    }
+}
+
+/// The cells of a [`Cells`], in order, as borrowed values.
+pub(crate) struct CellIter<'a>(std::slice::Iter<'a, sys::FerryAny>);
+
+impl<'a> Iterator for CellIter<'a> {
+    type Item = AnyView<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<AnyView<'a>> {
+        // SAFETY: a valid cell alive for 'a (how `Cells` are made).
+        self.0
+            .next()
+            .map(|cell| unsafe { AnyView::from_raw(*cell) })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+// SAFETY: repr(transparent) over ObjectRef; accepts only ferry.String objects.
+unsafe impl ObjectType for crate::container::String {
+    const TYPE_KEY: &'static str = "ferry.String";
+    fn accepts(obj: &ObjectRef) -> bool {
+        obj.type_index() == sys::kFerryString
+    }
+}
+
+// SAFETY: repr(transparent) over ObjectRef (and a zero-sized marker); accepts only arrays whose
+// every element is a T.
+unsafe impl<T: FromAny> ObjectType for crate::container::Array<T> {
+    const TYPE_KEY: &'static str = "ferry.Array";
+    fn type_str() -> std::string::String {
+        format!("ferry.Array[{}]", T::type_str())
+    }
+    fn accepts(obj: &ObjectRef) -> bool {
+        obj.type_index() == sys::kFerryArray
+            && array_cells(obj)
+                .iter()
+                .all(|view| T::from_view(&view).is_some())
+    }
+}
+
+// SAFETY: repr(transparent) over ObjectRef (and a zero-sized marker); accepts only maps whose
+// entries are (K, V).
+unsafe impl<K: FromAny, V: FromAny> ObjectType for crate::container::Map<K, V> {
+    const TYPE_KEY: &'static str = "ferry.Map";
+    fn type_str() -> std::string::String {
+        format!("ferry.Map[{}, {}]", K::type_str(), V::type_str())
+    }
+    fn accepts(obj: &ObjectRef) -> bool {
+        obj.type_index() == sys::kFerryMap && crate::container::map_entries_are::<K, V>(obj)
+    }
 }
