@@ -115,7 +115,8 @@ pub(crate) fn object_create(index: i32, values: &[Any]) -> Result<ObjectRef> {
             &mut handle,
         )
     })?;
-    owned(handle).ok_or_else(Error::take_raised)
+    // SAFETY: a new reference (the call succeeded).
+    Ok(unsafe { ObjectRef::from_owned_handle(handle) })
 }
 
 /// FerryTypeRegisterWithFields: registers `key` under `ferry.Object` with the fields
