@@ -7,6 +7,7 @@ use crate::any::{Any, AnyView, FromAny, IntoAny};
 use crate::error::{Error, Result};
 use crate::function::Function;
 use crate::object::{ObjectRef, ObjectType};
+use crate::raw;
 use ferry_sys as sys;
 
 /// A global function of libferry itself, looked up once.
@@ -41,35 +42,17 @@ pub struct String {
     obj: ObjectRef,
 }
 
-// SAFETY: repr(transparent) over ObjectRef; accepts only ferry.String objects.
-unsafe impl ObjectType for String {
-    const TYPE_KEY: &'static str = "ferry.String";
-    fn accepts(obj: &ObjectRef) -> bool {
-        obj.type_index() == sys::kFerryString
-    }
-}
-
 impl String {
     /// A new String holding a copy of `bytes`.
     pub fn from_bytes(bytes: &[u8]) -> String {
-        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-        // SAFETY: `bytes.len()` readable bytes; a new reference on success.
-        let rc = unsafe { sys::FerryStringCreate(bytes.as_ptr().cast(), bytes.len(), &mut handle) };
-        if rc != 0 {
-            panic!("ferry: FerryStringCreate failed: {}", Error::take_raised());
-        }
-        String {
-            // SAFETY: a new reference.
-            obj: unsafe { ObjectRef::from_owned_handle(handle) },
-        }
+        let obj = raw::string_create(bytes)
+            .unwrap_or_else(|| panic!("ferry: FerryStringCreate failed: {}", Error::take_raised()));
+        String { obj }
     }
 
     /// The bytes, borrowed from the object.
     pub fn as_bytes(&self) -> &[u8] {
-        let obj = self.obj.handle() as *const sys::FerryStringObject;
-        // SAFETY: a ferry.String has this layout; its bytes live and never change while it
-        // does.
-        unsafe { std::slice::from_raw_parts((*obj).data.cast(), (*obj).size as usize) }
+        raw::string_bytes(&self.obj)
     }
 
     /// The text, or the UTF-8 error when the bytes are not valid UTF-8.
@@ -198,38 +181,25 @@ impl<T> Clone for Array<T> {
     }
 }
 
-fn array_cells(obj: &ObjectRef) -> &[sys::FerryAny] {
-    let mut size = 0i64;
-    let mut data: *const sys::FerryAny = std::ptr::null();
-    // SAFETY: a live Array; its cells are valid while it lives (arrays are immutable).
-    unsafe {
-        if sys::FerryArrayGetData(obj.handle(), &mut size, &mut data) != 0 || data.is_null() {
-            drop(Error::take_raised());
-            return &[];
+/// Whether every entry of the Map `obj` is a (K, V): the check of `Map<K, V>`'s downcast.
+pub(crate) fn map_entries_are<K: FromAny, V: FromAny>(obj: &ObjectRef) -> bool {
+    let Some(items) = map_items(obj) else {
+        return false;
+    };
+    (0..items.len()).all(|i| {
+        let view = items.get_view(i).expect("in range");
+        if i % 2 == 0 {
+            K::from_view(&view).is_some()
+        } else {
+            V::from_view(&view).is_some()
         }
-        std::slice::from_raw_parts(data, size as usize)
-    }
-}
-
-// SAFETY: repr(transparent) over ObjectRef; accepts only arrays whose every element is a T.
-unsafe impl<T: FromAny> ObjectType for Array<T> {
-    const TYPE_KEY: &'static str = "ferry.Array";
-    fn type_str() -> std::string::String {
-        format!("ferry.Array[{}]", T::type_str())
-    }
-    fn accepts(obj: &ObjectRef) -> bool {
-        obj.type_index() == sys::kFerryArray
-            && array_cells(obj).iter().all(|cell| {
-                // SAFETY: the cell is borrowed from the array, alive for this call.
-                T::from_view(&unsafe { AnyView::from_raw(*cell) }).is_some()
-            })
-    }
+    })
 }
 
 impl<T> Array<T> {
     /// The number of elements.
     pub fn len(&self) -> usize {
-        array_cells(&self.obj).len()
+        raw::array_cells(&self.obj).len()
     }
 
     /// Whether it has no elements.
@@ -244,10 +214,7 @@ impl<T> Array<T> {
 
     /// Element `index`, borrowed.
     pub fn get_view(&self, index: usize) -> Option<AnyView<'_>> {
-        // SAFETY: the cell lives as long as the array, which `self` keeps.
-        array_cells(&self.obj)
-            .get(index)
-            .map(|cell| unsafe { AnyView::from_raw(*cell) })
+        raw::array_cells(&self.obj).get(index)
     }
 }
 
@@ -260,7 +227,7 @@ impl<T: FromAny> Array<T> {
     /// The elements, in order.
     pub fn iter(&self) -> ArrayIter<'_, T> {
         ArrayIter {
-            cells: array_cells(&self.obj).iter(),
+            cells: raw::array_cells(&self.obj).iter(),
             _elements: PhantomData,
         }
     }
@@ -268,17 +235,14 @@ impl<T: FromAny> Array<T> {
 
 /// The elements of an [`Array`].
 pub struct ArrayIter<'a, T> {
-    cells: std::slice::Iter<'a, sys::FerryAny>,
+    cells: raw::CellIter<'a>,
     _elements: PhantomData<fn() -> T>,
 }
 
 impl<T: FromAny> Iterator for ArrayIter<'_, T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
-        // SAFETY: the cells are borrowed from the array, alive for 'a.
-        self.cells
-            .next()
-            .and_then(|cell| T::from_view(&unsafe { AnyView::from_raw(*cell) }))
+        self.cells.next().and_then(|view| T::from_view(&view))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.cells.size_hint()
@@ -403,30 +367,6 @@ impl<K, V> Clone for Map<K, V> {
 /// The keys and values of a Map, alternating, as an array of cells.
 fn map_items(obj: &ObjectRef) -> Option<Array<Any>> {
     builtin!("ferry.MapItems").call((obj,)).ok()?.cast().ok()
-}
-
-// SAFETY: repr(transparent) over ObjectRef; accepts only maps whose entries are (K, V).
-unsafe impl<K: FromAny, V: FromAny> ObjectType for Map<K, V> {
-    const TYPE_KEY: &'static str = "ferry.Map";
-    fn type_str() -> std::string::String {
-        format!("ferry.Map[{}, {}]", K::type_str(), V::type_str())
-    }
-    fn accepts(obj: &ObjectRef) -> bool {
-        if obj.type_index() != sys::kFerryMap {
-            return false;
-        }
-        let Some(items) = map_items(obj) else {
-            return false;
-        };
-        (0..items.len()).all(|i| {
-            let view = items.get_view(i).expect("in range");
-            if i % 2 == 0 {
-                K::from_view(&view).is_some()
-            } else {
-                V::from_view(&view).is_some()
-            }
-        })
-    }
 }
 
 impl<K, V> Map<K, V> {

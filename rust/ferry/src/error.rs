@@ -1,8 +1,9 @@
 //! `ferry::Error`: a Ferry Error object (kind, message, backtrace) as a Rust error.
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CString};
 use std::fmt;
 
 use crate::object::ObjectRef;
+use crate::raw;
 use ferry_sys as sys;
 
 /// A Ferry error: what C++ throws and Python raises, with its kind (`"TypeError"`,
@@ -46,44 +47,14 @@ pub(crate) fn with_c_str<R>(text: &str, f: impl FnOnce(*const c_char) -> R) -> R
     }
 }
 
-/// The text of a C string that lives as long as `'a`, cut at the first invalid UTF-8 byte.
-///
-/// # Safety
-/// `ptr` is NULL or a NUL-terminated string valid for `'a`.
-pub(crate) unsafe fn str_of<'a>(ptr: *const c_char) -> &'a str {
-    if ptr.is_null() {
-        return "";
-    }
-    // SAFETY: the caller's contract.
-    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
-    }
-}
+pub(crate) use crate::raw::str_of;
 
 impl Error {
     /// A new error of `kind` with `message`; its backtrace is the C++ stack of this call.
     pub fn new(kind: &str, message: &str) -> Error {
-        let kind = c_string(kind);
-        let message = c_string(message);
-        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-        // SAFETY: valid C strings; a NULL backtrace captures the frames; `handle` receives a new
-        // reference on success.
-        let rc = unsafe {
-            sys::FerryErrorCreate(
-                kind.as_ptr(),
-                message.as_ptr(),
-                std::ptr::null(),
-                &mut handle,
-            )
-        };
-        if rc != 0 {
-            return Error::take_raised();
-        }
-        Error {
-            // SAFETY: a new reference to an Error object.
-            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+        match raw::error_create(&c_string(kind), &c_string(message)) {
+            Some(obj) => Error { obj },
+            None => Error::take_raised(),
         }
     }
 
@@ -91,18 +62,12 @@ impl Error {
     #[cold]
     #[inline(never)]
     pub(crate) fn take_raised() -> Error {
-        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-        // SAFETY: moves the thread's error (a new reference) or NULL into `handle`.
-        unsafe { sys::FerryErrorMoveFromRaised(&mut handle) };
-        if handle.is_null() {
-            return Error::new(
+        match raw::error_move_from_raised() {
+            Some(obj) => Error { obj },
+            None => Error::new(
                 "InternalError",
                 "a Ferry call failed without raising an error",
-            );
-        }
-        Error {
-            // SAFETY: a new reference to an Error object.
-            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+            ),
         }
     }
 
@@ -118,8 +83,7 @@ impl Error {
 
     /// Makes this error the raised error of the thread (a callback then returns -1).
     pub(crate) fn raise(&self) {
-        // SAFETY: a live Error object; the call adds its own reference.
-        unsafe { sys::FerryErrorSetRaised(self.obj.handle()) };
+        raw::error_set_raised(&self.obj);
     }
 
     /// An Error object (ferry.Error) as an error.
@@ -137,14 +101,7 @@ impl Error {
     }
 
     fn info(&self) -> (&str, &str, &str) {
-        let mut kind: *const c_char = std::ptr::null();
-        let mut message: *const c_char = std::ptr::null();
-        let mut backtrace: *const c_char = std::ptr::null();
-        // SAFETY: a live Error object; the strings live as long as it does, i.e. as `self`.
-        unsafe {
-            sys::FerryErrorGetInfo(self.obj.handle(), &mut kind, &mut message, &mut backtrace);
-            (str_of(kind), str_of(message), str_of(backtrace))
-        }
+        raw::error_info(&self.obj)
     }
 
     /// The kind: `"TypeError"`, `"ValueError"`, `"KeyError"`, `"RuntimeError"`, ...

@@ -176,6 +176,5 @@ pub(crate) fn load(path: &std::path::Path) -> crate::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| crate::Error::new("ValueError", "a library path with a NUL byte"))?;
-    // SAFETY: a valid C string for the call.
-    crate::Error::check(unsafe { ferry_sys::FerryLibraryLoad(path.as_ptr()) })
+    crate::Error::check(crate::raw::library_load(&path))
 }

@@ -1,9 +1,10 @@
 //! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
-use crate::any::{reload_cell, Any, IntoAny};
+use crate::any::{Any, IntoAny};
 use crate::container::{Array, Map};
 use crate::error::{c_string, Error, Result};
 use crate::function::Function;
 use crate::object::{type_index_of_key, ObjectRef};
+use crate::raw;
 use ferry_sys as sys;
 
 /// One field of a type defined in Rust: its name and its type as the C ABI spells it
@@ -229,19 +230,7 @@ impl TypeIndexCache {
 #[doc(hidden)]
 #[inline]
 pub fn create_object(index: i32, values: &[Any]) -> Result<ObjectRef> {
-    let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-    // SAFETY: Any is repr(transparent) over FerryAny, so `values` are the cells, alive for the
-    // call; a new reference on success.
-    Error::check(unsafe {
-        sys::FerryObjectCreate(
-            index,
-            values.as_ptr().cast(),
-            values.len() as i32,
-            &mut handle,
-        )
-    })?;
-    // SAFETY: a new reference.
-    Ok(unsafe { ObjectRef::from_owned_handle(handle) })
+    raw::object_create(index, values)
 }
 
 /// The TypeError of `T::from_object` for an object of another type.
@@ -265,40 +254,18 @@ pub fn register_type<T: Object>() -> Result<i32> {
     let fields = T::fields();
     let names: Vec<_> = fields.iter().map(|f| c_string(f.name)).collect();
     let texts: Vec<_> = fields.iter().map(|f| c_string(&f.type_text)).collect();
-    let specs: Vec<sys::FerryFieldSpec> = names
+    let specs: Vec<_> = names
         .iter()
         .zip(&texts)
-        .map(|(name, text)| sys::FerryFieldSpec {
-            name: name.as_ptr(),
-            type_: text.as_ptr(),
-            flags: 0,
-        })
+        .map(|(name, text)| (name.as_c_str(), text.as_c_str()))
         .collect();
-    let key = c_string(T::TYPE_KEY);
-    let mut index = -1;
-    // SAFETY: the strings and specs live through the call; the registry copies them.
-    Error::check(unsafe {
-        sys::FerryTypeRegisterWithFields(
-            key.as_ptr(),
-            sys::kFerryObject,
-            0,
-            0,
-            specs.as_ptr(),
-            specs.len() as i32,
-            &mut index,
-        )
-    })?;
+    let index = raw::type_register_with_fields(&c_string(T::TYPE_KEY), &specs)?;
     for (name, default) in T::field_defaults() {
         let (value, flags) = match default {
             FieldDefault::Value(value) => (value, 0),
             FieldDefault::Factory(make) => (make.into_any(), sys::kFerryDefaultFactory),
         };
-        let cname = c_string(name);
-        // SAFETY: a valid name and cell for the call; libferry keeps its own reference. Its
-        // errors name the field and the type.
-        Error::check(unsafe {
-            sys::FerryTypeSetFieldDefault(index, cname.as_ptr(), value.raw(), flags)
-        })?;
+        raw::type_set_field_default(index, &c_string(name), &value, flags)?;
     }
     Ok(index)
 }
@@ -405,13 +372,7 @@ impl FieldCache {
 
 /// The (offset, getter) of field `name` of `obj`'s type; AttributeError naming it when absent.
 pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
-    let cname = c_string(name);
-    let mut offset = 0i64;
-    let mut getter: Option<sys::FerryFieldGetter> = None;
-    // SAFETY: a live object, a valid name and out pointers.
-    Error::check(unsafe {
-        sys::FerryObjectGetFieldGetter(obj.handle(), cname.as_ptr(), &mut offset, &mut getter)
-    })?;
+    let (offset, getter) = raw::object_field_getter(obj, &c_string(name))?;
     getter.map(|g| (offset, g)).ok_or_else(|| {
         Error::new(
             "AttributeError",
@@ -429,18 +390,7 @@ pub fn read_field<T: crate::any::FromAny>(
     (offset, getter): (i64, sys::FerryFieldGetter),
     name: &str,
 ) -> Result<T> {
-    let mut cell = sys::FerryAny::NONE;
-    // SAFETY: `offset` and `getter` were found for this object's type; the field lives at
-    // handle + offset while `obj` does; `cell` receives an owned value (None on failure).
-    let rc = unsafe {
-        getter(
-            (obj.handle() as *const u8).offset(offset as isize).cast(),
-            &mut cell,
-        )
-    };
-    // Field by field: the getter has just written the cell (see reload_cell).
-    // SAFETY: an owned cell.
-    let out = unsafe { Any::from_raw(reload_cell(&cell)) };
+    let (rc, out) = raw::call_field_getter(obj, offset, getter);
     Error::check(rc)?;
     out.cast::<T>().map_err(|err| {
         Error::new(
