@@ -91,7 +91,7 @@ fn expand(input: TokenStream) -> Result<String, String> {
             "::ferry::FieldDef {{ name: {n:?}, type_text: <{t} as ::ferry::FieldType>::type_text() }},"
         );
         values += &format!("::ferry::IntoAny::into_any(::core::clone::Clone::clone(&self.{n})),");
-        reads += &format!("{n}: ::ferry::read_field::<{t}>(obj, getters[{k}], {n:?})?,");
+        reads += &format!("{n}: fields.read::<{t}>({k}, {n:?})?,");
         names += &format!("{n:?},");
         match &f.default {
             Some((false, e)) => {
@@ -130,7 +130,7 @@ impl ::ferry::Object for {name} {{
     #[allow(unused_variables)]
     fn from_object(obj: &::ferry::ObjectRef) -> ::ferry::Result<Self> {{
         static FIELDS: ::ferry::FieldCache = ::ferry::FieldCache::new();
-        let getters = FIELDS.getters::<Self>(obj, &[{names}])?;
+        let fields = FIELDS.getters::<Self>(obj, &[{names}])?;
         ::core::result::Result::Ok({name} {{ {reads} }})
     }}
     {defaults}

@@ -52,7 +52,7 @@ pub use mutable::{Dict, List};
 pub use object::{ObjectRef, ObjectType};
 pub use tensor::{DataType, Device, Element, Tensor};
 #[doc(hidden)]
-pub use types::{check_object_type, create_object, read_field, FieldCache, TypeIndexCache};
+pub use types::{check_object_type, create_object, FieldCache, Fields, TypeIndexCache};
 pub use types::{register_type, FieldDef, FieldDefault, FieldType, Object};
 
 /// The raw C ABI, for what this crate does not wrap.

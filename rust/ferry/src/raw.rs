@@ -177,7 +177,7 @@ pub(crate) fn object_field_getter(
 
 /// Calls the cached getter of one field of `obj`: the status and the owned value (None on
 /// failure). `offset` and `getter` are those FerryObjectGetFieldGetter gave for `obj`'s type
-/// (the derive's `FieldCache` keys them by type index).
+/// (only through [`crate::types::Fields`], which binds them to an object of that type).
 #[inline]
 pub(crate) fn call_field_getter(
     obj: &ObjectRef,

@@ -66,7 +66,7 @@ pub struct FieldDef {
 /// What the derive refuses, at compile time with a message naming the problem: a struct
 /// without `#[ferry(type_key = "...")]`,
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// struct NoKey {
 ///     x: i64,
@@ -75,7 +75,7 @@ pub struct FieldDef {
 ///
 /// generic parameters, which a Ferry type cannot have,
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.Generic")]
 /// struct Generic<T> {
@@ -85,7 +85,7 @@ pub struct FieldDef {
 ///
 /// fields without names, and field types that have no Ferry field type:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.Tuple")]
 /// struct Tuple(i64);
@@ -93,7 +93,7 @@ pub struct FieldDef {
 ///
 /// a field option other than `default`/`default_factory`, or two defaults,
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.BadOption")]
 /// struct BadOption {
@@ -102,7 +102,7 @@ pub struct FieldDef {
 /// }
 /// ```
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.TwoDefaults")]
 /// struct TwoDefaults {
@@ -114,7 +114,7 @@ pub struct FieldDef {
 ///
 /// a default of another type than the field's,
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.WrongDefault")]
 /// struct WrongDefault {
@@ -123,7 +123,7 @@ pub struct FieldDef {
 /// }
 /// ```
 ///
-/// ```compile_fail
+/// ```compile_fail,E0616
 /// #[derive(ferry::Object, Clone)]
 /// #[ferry(type_key = "doc.Unsupported")]
 /// struct Unsupported {
@@ -334,19 +334,27 @@ impl FieldCache {
     /// The getters of `names` (the fields of `T`) for `obj`'s type: the cached ones when `obj`
     /// is of the type they were found for (the first one read, whose type was checked then),
     /// else, `obj` being checked to be a `T` (TypeError), found now (a subtype: each time).
+    /// They come bound to `obj` ([`Fields`]), so a getter is only ever called on an object of
+    /// the type it was found for.
     #[inline]
-    pub fn getters<T: Object>(
-        &self,
-        obj: &ObjectRef,
+    pub fn getters<'a, T: Object>(
+        &'a self,
+        obj: &'a ObjectRef,
         names: &[&str],
-    ) -> Result<std::borrow::Cow<'_, [(i64, sys::FerryFieldGetter)]>> {
+    ) -> Result<Fields<'a>> {
         let index = obj.type_index();
         if let Some((cached, getters)) = self.slot.get() {
             if *cached == index {
-                return Ok(std::borrow::Cow::Borrowed(getters));
+                return Ok(Fields {
+                    obj,
+                    getters: std::borrow::Cow::Borrowed(getters),
+                });
             }
         }
-        self.find::<T>(obj, names)
+        Ok(Fields {
+            obj,
+            getters: self.find::<T>(obj, names)?,
+        })
     }
 
     #[cold]
@@ -381,21 +389,38 @@ pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::Fer
     })
 }
 
-/// Reads one field of `obj` through its cached getter and converts it, a failure naming the
-/// field and the type: what the derive's `from_object` does per field.
+/// The field getters of one object, found for its type by [`FieldCache::getters`]: the only
+/// way to call a cached getter, so it cannot be applied to an object of another type (which
+/// would read past the object). Neither can be taken out nor put in by hand:
+///
+/// ```compile_fail,E0616
+/// fn take(fields: &ferry::Fields<'_>) {
+///     let _ = &fields.getters; // private: a getter never leaves the object it was found for
+/// }
+/// ```
 #[doc(hidden)]
-#[inline]
-pub fn read_field<T: crate::any::FromAny>(
-    obj: &ObjectRef,
-    (offset, getter): (i64, sys::FerryFieldGetter),
-    name: &str,
-) -> Result<T> {
-    let (rc, out) = raw::call_field_getter(obj, offset, getter);
-    Error::check(rc)?;
-    out.cast::<T>().map_err(|err| {
-        Error::new(
-            err.kind(),
-            &format!("field '{name}' of {}: {}", obj.type_key(), err.message()),
-        )
-    })
+pub struct Fields<'a> {
+    obj: &'a ObjectRef,
+    getters: std::borrow::Cow<'a, [(i64, sys::FerryFieldGetter)]>,
+}
+
+impl Fields<'_> {
+    /// Reads field `k` (in the order of the names given to `getters`) and converts it, a
+    /// failure naming the field and the type: what the derive's `from_object` does per field.
+    #[inline]
+    pub fn read<T: crate::any::FromAny>(&self, k: usize, name: &str) -> Result<T> {
+        let (offset, getter) = self.getters[k];
+        let (rc, out) = raw::call_field_getter(self.obj, offset, getter);
+        Error::check(rc)?;
+        out.cast::<T>().map_err(|err| {
+            Error::new(
+                err.kind(),
+                &format!(
+                    "field '{name}' of {}: {}",
+                    self.obj.type_key(),
+                    err.message()
+                ),
+            )
+        })
+    }
 }
