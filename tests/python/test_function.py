@@ -315,7 +315,10 @@ def test_calls_without_arguments_follow_release_gil(f):
     assert sleeper.release_gil
     assert ticks_during(sleeper) > 10, "the worker thread did not run while C++ slept"
     sleeper.release_gil = False
-    assert ticks_during(sleeper) <= 1, "another Python thread ran during the call"
+    # At most two ticks: the worker may run once between reading the count and the call, and
+    # once when the call returns (it asked for the GIL during the call) before the count is
+    # read again; a call that released the GIL for 100 ms gives it ten or more.
+    assert ticks_during(sleeper) <= 2, "another Python thread ran during the call"
     sleeper.release_gil = True
     assert ticks_during(sleeper) > 10
 
@@ -329,8 +332,9 @@ def test_functions_registered_quick_keep_the_gil(f):
     assert "ferry.MapGetItem" in ferry_names and "ferry.StructuralHash" in ferry_names
     slow = [n for n in ferry_names if ferry.get_global_func(n).release_gil]
     assert slow == [], f"registered by Ferry without quick(): {slow}"
-    # At most one tick: the worker may run once between reading the count and the call.
-    assert ticks_during(lambda: quick(100)) <= 1, "another Python thread ran during the call"
+    # At most two ticks: the worker may run once between reading the count and the call, and
+    # once as the call returns, before the count is read again.
+    assert ticks_during(lambda: quick(100)) <= 2, "another Python thread ran during the call"
     try:
         quick.release_gil = True  # the caller may still choose
         assert ticks_during(lambda: quick(200)) > 20
