@@ -28,13 +28,10 @@ mod error;
 #[allow(unsafe_code)]
 mod function;
 mod library;
-#[allow(unsafe_code)]
 mod mutable;
-#[allow(unsafe_code)]
 mod object;
 #[allow(unsafe_code)]
 mod raw;
-#[allow(unsafe_code)]
 mod tensor;
 mod types;
 

@@ -3,7 +3,9 @@
 //!
 //! Ferry does not synchronize writes in any language: a write racing a read on another thread
 //! may free what the reader holds. Reading is therefore safe and writing is `unsafe`, with the
-//! caller promising that no other thread uses the container meanwhile. Since any holder (C++,
+//! caller promising that no other thread uses the container meanwhile; the writes are declared
+//! in the unsafe core (`raw/mutable.rs`, which says why no safe signature would be sound).
+//! Since any holder (C++,
 //! Python) may write elements of any type, reads convert each element when read and say so
 //! with a TypeError.
 use std::marker::PhantomData;
@@ -39,18 +41,6 @@ impl<T> Clone for List<T> {
             obj: self.obj.clone(),
             _elements: PhantomData,
         }
-    }
-}
-
-// SAFETY: repr(transparent) over ObjectRef; accepts only ferry.List objects (elements are
-// checked as they are read).
-unsafe impl<T: FromAny> ObjectType for List<T> {
-    const TYPE_KEY: &'static str = "ferry.List";
-    fn type_str() -> std::string::String {
-        format!("ferry.List[{}]", T::type_str())
-    }
-    fn accepts(obj: &ObjectRef) -> bool {
-        obj.type_index() == sys::kFerryList
     }
 }
 
@@ -93,66 +83,9 @@ impl<T> List<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Appends `value`.
-    ///
-    /// # Safety
-    /// No other thread reads or writes the list during the call.
-    pub unsafe fn push<'a>(&self, value: impl IntoArg<'a>) -> Result<()>
-    where
-        T: 'a,
-    {
-        let value = value.into_arg();
-        // SAFETY: a live List and a cell borrowed for the call; exclusivity is the caller's.
-        Error::check(unsafe { sys::FerryListAppend(self.obj.handle(), value.cell()) })
-    }
-
-    /// Replaces element `index`; IndexError naming the index and the size.
-    ///
-    /// # Safety
-    /// As [`push`](List::push).
-    pub unsafe fn set<'a>(&self, index: usize, value: impl IntoArg<'a>) -> Result<()> {
-        let value = value.into_arg();
-        let index = i64::try_from(index).unwrap_or(i64::MAX);
-        // SAFETY: as in push.
-        Error::check(unsafe { sys::FerryListSetItem(self.obj.handle(), index, value.cell()) })
-    }
-
-    /// Inserts `value` before `index` (`index <= len`); IndexError otherwise.
-    ///
-    /// # Safety
-    /// As [`push`](List::push).
-    pub unsafe fn insert<'a>(&self, index: usize, value: impl IntoArg<'a>) -> Result<()> {
-        let index = i64::try_from(index).unwrap_or(i64::MAX);
-        builtin!("ferry.ListInsert")
-            .call((&self.obj, index, value.into_arg().as_view()))
-            .map(drop)
-    }
-
-    /// Removes element `index`; IndexError when there is none.
-    ///
-    /// # Safety
-    /// As [`push`](List::push).
-    pub unsafe fn remove(&self, index: usize) -> Result<()> {
-        let len = self.len();
-        if index >= len {
-            return Err(index_error(index, len));
-        }
-        builtin!("ferry.ListErase")
-            .call((&self.obj, index as i64, index as i64 + 1))
-            .map(drop)
-    }
-
-    /// Removes every element.
-    ///
-    /// # Safety
-    /// As [`push`](List::push).
-    pub unsafe fn clear(&self) -> Result<()> {
-        builtin!("ferry.ListClear").call((&self.obj,)).map(drop)
-    }
 }
 
-fn index_error(index: usize, len: usize) -> Error {
+pub(crate) fn index_error(index: usize, len: usize) -> Error {
     Error::new(
         "IndexError",
         &format!("list index {index} is out of range for a list of {len}"),
@@ -268,17 +201,6 @@ impl<K, V> Clone for Dict<K, V> {
     }
 }
 
-// SAFETY: repr(transparent) over ObjectRef; accepts only ferry.Dict objects.
-unsafe impl<K: FromAny, V: FromAny> ObjectType for Dict<K, V> {
-    const TYPE_KEY: &'static str = "ferry.Dict";
-    fn type_str() -> std::string::String {
-        format!("ferry.Dict[{}, {}]", K::type_str(), V::type_str())
-    }
-    fn accepts(obj: &ObjectRef) -> bool {
-        obj.type_index() == sys::kFerryDict
-    }
-}
-
 impl<K, V> Dict<K, V> {
     /// A new, empty dict.
     pub fn new() -> Dict<K, V> {
@@ -328,40 +250,6 @@ impl<K, V> Dict<K, V> {
             .call((&self.obj,))
             .and_then(|m| m.cast())
             .unwrap_or_else(|e| panic!("ferry: ferry.DictToMap failed: {e}"))
-    }
-
-    /// Sets the value of `key`.
-    ///
-    /// # Safety
-    /// No other thread reads or writes the dict during the call.
-    pub unsafe fn insert<'a, 'b>(
-        &self,
-        key: impl IntoArg<'a>,
-        value: impl IntoArg<'b>,
-    ) -> Result<()> {
-        let (key, value) = (key.into_arg(), value.into_arg());
-        builtin!("ferry.DictSetItem")
-            .call((&self.obj, key.as_view(), value.as_view()))
-            .map(drop)
-    }
-
-    /// Removes the entry of `key`; whether there was one.
-    ///
-    /// # Safety
-    /// As [`insert`](Dict::insert).
-    pub unsafe fn remove<'a>(&self, key: impl IntoArg<'a>) -> Result<bool> {
-        let erased: i64 = builtin!("ferry.DictErase")
-            .call((&self.obj, key.into_arg().as_view()))?
-            .cast()?;
-        Ok(erased != 0)
-    }
-
-    /// Removes every entry.
-    ///
-    /// # Safety
-    /// As [`insert`](Dict::insert).
-    pub unsafe fn clear(&self) -> Result<()> {
-        builtin!("ferry.DictClear").call((&self.obj,)).map(drop)
     }
 }
 

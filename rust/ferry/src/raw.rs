@@ -3,12 +3,20 @@
 //! makes its call sound (live objects as `&ObjectRef`, strings as `&CStr`, cells as `&Any`)
 //! and says why in a `SAFETY:` comment; they are `#[inline]` so that moving a call here costs
 //! nothing on the paths the benchmarks measure.
+//!
+//! Its submodules hold the core of one type each, where an unsafe contract belongs to the type
+//! itself: `object` (`ObjectRef`'s handle and `ObjectType`), `mutable` (the writes of `List`
+//! and `Dict`), `tensor` (`Element` and the views of a tensor's data).
 use std::ffi::{c_char, c_int, CStr};
 
 use crate::any::{reload_cell, Any, AnyView, FromAny};
 use crate::error::{Error, Result};
-use crate::object::{ObjectRef, ObjectType};
 use ferry_sys as sys;
+use object::{ObjectRef, ObjectType};
+
+pub(crate) mod mutable;
+pub(crate) mod object;
+pub(crate) mod tensor;
 
 /// The text of a C string that lives as long as `'a`, cut at the first invalid UTF-8 byte.
 ///
@@ -177,7 +185,8 @@ pub(crate) fn object_field_getter(
 
 /// Calls the cached getter of one field of `obj`: the status and the owned value (None on
 /// failure). `offset` and `getter` are those FerryObjectGetFieldGetter gave for `obj`'s type
-/// (only through [`crate::types::Fields`], which binds them to an object of that type).
+/// (only through [`crate::types::Fields`], which binds them to an object of that type, and
+/// `ObjectRef::get_attr`'s per-thread cache, keyed by the type index).
 #[inline]
 pub(crate) fn call_field_getter(
     obj: &ObjectRef,

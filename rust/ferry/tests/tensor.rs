@@ -41,19 +41,25 @@ fn a_tensor_over_a_vec() {
 
 #[test]
 fn read_only_is_honoured() {
-    let frozen = Tensor::from_vec_read_only(&[3], vec![1.0f64, 2.0, 3.0]).unwrap();
+    let mut frozen = Tensor::from_vec_read_only(&[3], vec![1.0f64, 2.0, 3.0]).unwrap();
     assert!(frozen.is_read_only());
     assert_eq!(
         frozen.as_slice::<f64>().unwrap(),
         [1.0, 2.0, 3.0],
         "reading is fine"
     );
-    // SAFETY: no other view of the data is in use.
-    let err = unsafe { frozen.as_mut_slice::<f64>() }.unwrap_err();
+    let err = frozen.as_mut_slice::<f64>().unwrap_err();
     assert_eq!(err.kind(), "ValueError");
     assert_eq!(
         err.message(),
         "the tensor is read-only: its producer did not allow writes"
+    );
+    // SAFETY: no other view of the data is in use (and the call refuses anyway).
+    let err = unsafe { frozen.as_mut_slice_unchecked::<f64>() }.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "the tensor is read-only: its producer did not allow writes",
+        "the unchecked view still honours read-only"
     );
     let seen: bool = global("demo.tensor_is_read_only")
         .call((&frozen,))
@@ -72,14 +78,134 @@ fn read_only_is_honoured() {
 
 #[test]
 fn writes_are_seen_by_cpp() {
-    let t = Tensor::from_vec(&[4], vec![1.0f64; 4]).unwrap();
+    let mut t = Tensor::from_vec(&[4], vec![1.0f64; 4]).unwrap();
     let sum = global("demo.tensor_sum");
     assert_eq!(sum.call((&t,)).unwrap().cast::<f64>().unwrap(), 4.0);
-    // SAFETY: the data is only reachable through `t`, on this thread.
-    unsafe { t.as_mut_slice::<f64>() }
+    // C++ held the tensor during the call and let it go: `t` is again its only holder.
+    t.as_mut_slice::<f64>()
         .unwrap()
         .copy_from_slice(&[1.0, 2.0, 3.0, 4.5]);
     assert_eq!(sum.call((&t,)).unwrap().cast::<f64>().unwrap(), 10.5);
+    // Every element type's Vec goes in and is written and freed (memcheck: no leak).
+    let mut bytes = Tensor::from_vec(&[2, 2], vec![0u8; 4]).unwrap();
+    bytes.as_mut_slice::<u8>().unwrap()[3] = 9;
+    assert_eq!(bytes.to_vec::<u8>().unwrap(), [0, 0, 0, 9]);
+    let mut none = Tensor::from_vec(&[0, 3], Vec::<i16>::new()).unwrap();
+    assert!(none.as_mut_slice::<i16>().unwrap().is_empty());
+}
+
+/// The safe `as_mut_slice` hands out `&mut [T]` only when no one else can reach the data: it
+/// refuses while any other reference to the tensor lives (in Rust, in a value, in C++ or on
+/// another thread), and for data the tensor does not own alone.
+#[test]
+fn a_writable_slice_needs_the_only_reference() {
+    let mut t = Tensor::from_vec(&[3], vec![1i64, 2, 3]).unwrap();
+    let expect_shared = |t: &mut Tensor, holders: u32| {
+        let err = t.as_mut_slice::<i64>().unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert!(
+            err.message().starts_with(&format!(
+                "the tensor's data may be shared ({holders} references to the tensor;"
+            )),
+            "{err}"
+        );
+        assert!(err.message().contains("as_mut_slice_unchecked"), "{err}");
+    };
+    let clone = t.clone();
+    expect_shared(&mut t, 2);
+    let reader = std::thread::spawn(move || clone.as_slice::<i64>().unwrap()[0]);
+    // The clone lives on (or has just died on) the other thread: refused until it is joined.
+    assert_eq!(reader.join().unwrap(), 1);
+    let held = Any::from(t.clone());
+    expect_shared(&mut t, 2);
+    // A C++ holder: the Array object holds a reference.
+    let in_array = ferry::Array::<Any>::from(vec![held]);
+    expect_shared(&mut t, 2);
+    drop(in_array);
+    t.as_mut_slice::<i64>().unwrap()[0] = 10;
+    assert_eq!(t.as_slice::<i64>().unwrap(), [10, 2, 3]);
+}
+
+/// Tensors whose data may be another holder's are refused by the safe `as_mut_slice` even when
+/// the tensor has one reference: a tensor over memory borrowed from a live Vec, one made in
+/// C++, one from `Tensor::empty`. `as_mut_slice_unchecked` writes them.
+#[test]
+fn data_owned_elsewhere_needs_the_unchecked_view() {
+    let expect_not_owned = |t: &mut Tensor| {
+        assert_eq!(t.as_object().use_count(), 1);
+        let err = t.as_mut_slice::<f64>().unwrap_err();
+        assert!(
+            err.message()
+                .starts_with("the tensor's data may be shared (1 references to the tensor;"),
+            "{err}"
+        );
+    };
+    // A writable tensor over a Vec that Rust still reads: the hostile case. No owner.
+    let mut backing = vec![1.0f64, 2.0];
+    let mut shape = [2i64];
+    let view = ferry::sys::DLTensor {
+        data: backing.as_mut_ptr().cast(),
+        device: ferry::sys::DLDevice {
+            device_type: ferry::sys::kDLCPU,
+            device_id: 0,
+        },
+        ndim: 1,
+        dtype: ferry::sys::DLDataType {
+            code: ferry::sys::kFerryDTypeFloat,
+            bits: 64,
+            lanes: 1,
+        },
+        shape: shape.as_mut_ptr(),
+        strides: std::ptr::null_mut(),
+        byte_offset: 0,
+    };
+    let mut handle: ferry::sys::FerryObjectHandle = std::ptr::null_mut();
+    // SAFETY: `backing` outlives the tensor (dropped below, before it); no owner.
+    let rc = unsafe {
+        ferry::sys::FerryTensorFromDLTensor(&view, 0, std::ptr::null_mut(), None, &mut handle)
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: a new reference.
+    let mut borrowed: Tensor = unsafe { ferry::ObjectRef::from_owned_handle(handle) }
+        .downcast()
+        .unwrap();
+    expect_not_owned(&mut borrowed);
+    drop(borrowed);
+    assert_eq!(backing, [1.0, 2.0]);
+
+    let mut made_in_cpp: Tensor = global("demo.arange")
+        .call((3i64,))
+        .unwrap()
+        .try_into()
+        .unwrap();
+    expect_not_owned(&mut made_in_cpp);
+    // SAFETY: this thread alone holds the tensor and its data.
+    unsafe { made_in_cpp.as_mut_slice_unchecked::<f64>() }.unwrap()[2] = 7.5;
+    let sum = global("demo.tensor_sum");
+    assert_eq!(
+        sum.call((&made_in_cpp,)).unwrap().cast::<f64>().unwrap(),
+        8.5
+    );
+
+    let mut empty = Tensor::empty(&[2], DataType::parse("float64").unwrap(), Device::CPU).unwrap();
+    expect_not_owned(&mut empty);
+    // SAFETY: as above.
+    unsafe { empty.as_mut_slice_unchecked::<f64>() }
+        .unwrap()
+        .copy_from_slice(&[0.5, 0.25]);
+    assert_eq!(sum.call((&empty,)).unwrap().cast::<f64>().unwrap(), 0.75);
+}
+
+/// A shape libferry refuses after the Vec was handed over: the Vec is freed once, by Rust
+/// (memcheck: no leak, no double free), and the error names the problem.
+#[test]
+fn a_refused_vec_is_freed_once() {
+    let err = Tensor::from_vec(&[1; 70_000], vec![1u32]).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert!(
+        err.message().contains("ndim 70000 is out of range"),
+        "{err}"
+    );
 }
 
 #[test]
