@@ -131,7 +131,11 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// A new compact tensor of `shape` (uninitialized data: zeroed on the CPU is not promised).
+    /// A new compact tensor of `shape`. On the CPU its data is zeroed and owned by the tensor
+    /// alone (so [`as_mut_slice`](Tensor::as_mut_slice) writes it) when its elements are whole
+    /// bytes; otherwise it is uninitialized. ValueError for a negative dimension, an invalid
+    /// dtype or a size no allocator has; an error naming the device for one without an
+    /// allocator.
     pub fn empty(shape: &[i64], dtype: DataType, device: Device) -> Result<Tensor> {
         let device = sys::DLDevice {
             device_type: device.device_type,

@@ -128,7 +128,7 @@ fn a_writable_slice_needs_the_only_reference() {
 
 /// Tensors whose data may be another holder's are refused by the safe `as_mut_slice` even when
 /// the tensor has one reference: a tensor over memory borrowed from a live Vec, one made in
-/// C++, one from `Tensor::empty`. `as_mut_slice_unchecked` writes them.
+/// C++. `as_mut_slice_unchecked` writes them.
 #[test]
 fn data_owned_elsewhere_needs_the_unchecked_view() {
     let expect_not_owned = |t: &mut Tensor| {
@@ -186,14 +186,47 @@ fn data_owned_elsewhere_needs_the_unchecked_view() {
         sum.call((&made_in_cpp,)).unwrap().cast::<f64>().unwrap(),
         8.5
     );
+}
 
-    let mut empty = Tensor::empty(&[2], DataType::parse("float64").unwrap(), Device::CPU).unwrap();
-    expect_not_owned(&mut empty);
-    // SAFETY: as above.
-    unsafe { empty.as_mut_slice_unchecked::<f64>() }
-        .unwrap()
-        .copy_from_slice(&[0.5, 0.25]);
+/// `Tensor::empty` on the CPU: zeroed data the tensor owns alone, written through the safe
+/// view; hostile shapes and dtypes are errors, never an abort.
+#[test]
+fn empty_tensors_own_their_zeroed_data() {
+    let float64 = DataType::parse("float64").unwrap();
+    let mut empty = Tensor::empty(&[2, 3], float64, Device::CPU).unwrap();
+    assert_eq!(empty.as_slice::<f64>().unwrap(), [0.0; 6]);
+    assert_eq!(empty.strides(), [3, 1]);
+    empty.as_mut_slice::<f64>().unwrap()[5] = 0.75;
+    let sum = global("demo.tensor_sum");
     assert_eq!(sum.call((&empty,)).unwrap().cast::<f64>().unwrap(), 0.75);
+    let data = empty.as_slice::<f64>().unwrap().as_ptr() as usize;
+    assert_eq!(data % 64, 0, "aligned as libferry aligns CPU data");
+    let none = Tensor::empty(&[0], float64, Device::CPU).unwrap();
+    assert_eq!(none.numel(), 0);
+    let scalar = Tensor::empty(&[], DataType::parse("int8").unwrap(), Device::CPU).unwrap();
+    assert_eq!(scalar.as_slice::<i8>().unwrap(), [0]);
+    let hostile: [(&[i64], &str); 4] = [
+        (&[-1], "ValueError"),
+        (&[1 << 45], "MemoryError"), // 256 TiB: Rust's allocator has none, nor has libferry's
+        (&[1 << 40, 1 << 30], "ValueError"),
+        (&[i64::MAX, 2], "ValueError"),
+    ];
+    for (shape, kind) in hostile {
+        let err = Tensor::empty(shape, float64, Device::CPU).unwrap_err();
+        assert_eq!(err.kind(), kind, "{shape:?}: {err}");
+    }
+    let err = Tensor::empty(&[1 << 45], float64, Device::CPU).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Tensor::empty: cannot allocate 281474976710656 bytes"
+    );
+    let bad = DataType {
+        code: 99,
+        bits: 8,
+        lanes: 1,
+    };
+    let err = Tensor::empty(&[1], bad, Device::CPU).unwrap_err();
+    assert_eq!(err.kind(), "ValueError", "{err}");
 }
 
 /// A shape libferry refuses after the Vec was handed over: the Vec is freed once, by Rust

@@ -92,8 +92,17 @@ pub(crate) fn dtype_of_view(view: &AnyView<'_>) -> Option<sys::FerryDataType> {
 
 // ---- making tensors -------------------------------------------------------------------------
 
-/// FerryTensorEmpty: a new compact tensor of `shape` (uninitialized data).
+/// A new compact tensor of `shape`. On the CPU, for elements of whole bytes, its data is a
+/// zeroed buffer that Rust allocates and the tensor owns alone ([`RustOwner`], so that
+/// `as_mut_slice` may write it), or a MemoryError when there is no such buffer to have;
+/// otherwise FerryTensorEmpty allocates it (uninitialized) or raises its error (a bad shape,
+/// dtype or device).
 pub(crate) fn empty(shape: &[i64], dtype: DataType, device: sys::DLDevice) -> Result<ObjectRef> {
+    if device.device_type == sys::kDLCPU {
+        if let Some(made) = empty_cpu(shape, dtype) {
+            return made;
+        }
+    }
     let ndim = ndim_of(shape)?;
     let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
     let dtype = sys::FerryDataType {
@@ -109,64 +118,99 @@ pub(crate) fn empty(shape: &[i64], dtype: DataType, device: sys::DLDevice) -> Re
     Ok(unsafe { ObjectRef::from_owned_handle(handle) })
 }
 
+/// [`empty`] on the CPU with a zeroed buffer of Rust's, or a MemoryError naming the size when
+/// the allocator has none (never an abort); None, for FerryTensorEmpty to handle, when the
+/// dtype is not of whole bytes, the shape is negative or overflows, or libferry refuses it.
+fn empty_cpu(shape: &[i64], dtype: DataType) -> Option<Result<ObjectRef>> {
+    if dtype.bits == 0 || dtype.bits % 8 != 0 || dtype.lanes == 0 {
+        return None;
+    }
+    let numel = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))?;
+    let bytes = numel.checked_mul(usize::from(dtype.bits / 8) * usize::from(dtype.lanes))?;
+    let Some(buffer) = ZeroedBuffer::new(bytes) else {
+        return Some(Err(Error::new(
+            "MemoryError",
+            &format!("Tensor::empty: cannot allocate {bytes} bytes"),
+        )));
+    };
+    let data = buffer.ptr.as_ptr();
+    adopt(shape, dtype, data.cast(), buffer, 0).ok().map(Ok)
+}
+
+/// A zeroed CPU buffer of 64-byte alignment (as libferry aligns its own), freed on drop.
+struct ZeroedBuffer {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+impl ZeroedBuffer {
+    /// `bytes` zeroed bytes, None when the allocator has none to give (never an abort).
+    fn new(bytes: usize) -> Option<ZeroedBuffer> {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64).ok()?;
+        // SAFETY: a layout of nonzero size.
+        let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        Some(ZeroedBuffer { ptr, layout })
+    }
+}
+
+impl Drop for ZeroedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
 fn ndim_of(shape: &[i64]) -> Result<i32> {
     i32::try_from(shape.len()).map_err(|_| Error::new("ValueError", "too many dimensions"))
 }
 
-/// What a tensor made by [`from_vec`] owns: its Vec, behind a header whose first field is the
-/// Vec's drop function, so that one non-generic deleter ([`drop_rust_owner`]) frees any of
-/// them and tells these tensors apart from every other (`FerryTensorGetOwner`).
+/// What a tensor whose data Rust allocated owns: the buffer (a `Vec` of [`from_vec`], a
+/// [`ZeroedBuffer`] of [`empty`]), behind a header whose first field is the buffer's drop
+/// function, so that one non-generic deleter ([`drop_rust_owner`]) frees any of them and tells
+/// these tensors apart from every other (`FerryTensorGetOwner`).
 #[repr(C)]
-struct VecOwner<T> {
+struct RustOwner<D> {
     drop: unsafe fn(*mut c_void),
-    data: Vec<T>,
+    data: D,
 }
 
-/// Frees a `Box<VecOwner<T>>`.
+/// Frees a `Box<RustOwner<D>>`.
 ///
 /// # Safety
-/// `owner` came from `Box::into_raw` of a `Box<VecOwner<T>>` and is freed once.
-unsafe fn drop_vec_owner<T>(owner: *mut c_void) {
-    // SAFETY: the caller's contract; dropping a Vec of Copy elements frees its buffer and
-    // cannot panic.
-    drop(unsafe { Box::from_raw(owner.cast::<VecOwner<T>>()) });
+/// `owner` came from `Box::into_raw` of a `Box<RustOwner<D>>` and is freed once.
+unsafe fn drop_owner<D>(owner: *mut c_void) {
+    // SAFETY: the caller's contract; the buffers' drops free memory and cannot panic.
+    drop(unsafe { Box::from_raw(owner.cast::<RustOwner<D>>()) });
 }
 
-/// The owner deleter of every tensor made by [`from_vec`].
+/// The owner deleter of every tensor whose data Rust allocated.
 unsafe extern "C" fn drop_rust_owner(owner: *mut c_void) {
-    // SAFETY: `owner` is a Box<VecOwner<T>> for some T (only from_vec passes this deleter),
-    // repr(C), so its first field is the drop function of that T, which frees it once (libferry
+    // SAFETY: `owner` is a Box<RustOwner<D>> for some D (only `adopt` passes this deleter),
+    // repr(C), so its first field is the drop function of that D, which frees it once (libferry
     // calls an owner deleter exactly once).
     unsafe {
-        let drop = (*owner.cast::<VecOwner<()>>()).drop;
+        let drop = (*owner.cast::<RustOwner<()>>()).drop;
         drop(owner);
     }
 }
 
-/// A CPU tensor of `shape` over `data` (moved in, freed with the tensor); ValueError when the
-/// shape does not hold `data.len()` elements (the check that keeps every later slice of it in
-/// bounds).
-pub(crate) fn from_vec<T: Element>(shape: &[i64], data: Vec<T>, flags: u64) -> Result<ObjectRef> {
-    let numel = shape
-        .iter()
-        .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) });
-    if numel != i64::try_from(data.len()).ok() {
-        return Err(Error::new(
-            "ValueError",
-            &format!(
-                "a tensor of shape {shape:?} does not hold {} elements",
-                data.len()
-            ),
-        ));
-    }
+/// A compact CPU tensor of `shape` and `dtype` over `data`, which `buffer` holds and the tensor
+/// takes over (freed with it, or at once on failure).
+///
+/// The caller has checked that `data` is the start of `buffer`'s memory, which holds at least
+/// the bytes of `shape`'s elements of `dtype` (what keeps every slice of the tensor in bounds).
+fn adopt<D>(
+    shape: &[i64],
+    dtype: DataType,
+    data: *mut c_void,
+    buffer: D,
+    flags: u64,
+) -> Result<ObjectRef> {
     let ndim = ndim_of(shape)?;
-    let mut owner = Box::new(VecOwner {
-        drop: drop_vec_owner::<T>,
-        data,
-    });
-    let dtype = T::DTYPE;
     let view = sys::DLTensor {
-        data: owner.data.as_mut_ptr().cast(),
+        data,
         device: sys::DLDevice {
             device_type: sys::kDLCPU,
             device_id: 0,
@@ -181,10 +225,14 @@ pub(crate) fn from_vec<T: Element>(shape: &[i64], data: Vec<T>, flags: u64) -> R
         strides: std::ptr::null_mut(),
         byte_offset: 0,
     };
-    let owner = Box::into_raw(owner).cast::<c_void>();
+    let owner = Box::into_raw(Box::new(RustOwner {
+        drop: drop_owner::<D>,
+        data: buffer,
+    }))
+    .cast::<c_void>();
     let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-    // SAFETY: the view describes the Vec's buffer (shape and strides are copied); the tensor
-    // owns `owner` on success and frees it with drop_rust_owner; on failure we still do.
+    // SAFETY: the view describes the buffer (the caller's check; shape and strides are copied);
+    // the tensor owns `owner` on success and frees it with drop_rust_owner; on failure we do.
     let rc = unsafe {
         sys::FerryTensorFromDLTensor(&view, flags, owner, Some(drop_rust_owner), &mut handle)
     };
@@ -195,6 +243,31 @@ pub(crate) fn from_vec<T: Element>(shape: &[i64], data: Vec<T>, flags: u64) -> R
     }
     // SAFETY: a new reference (the call succeeded).
     Ok(unsafe { ObjectRef::from_owned_handle(handle) })
+}
+
+/// A CPU tensor of `shape` over `data` (moved in, freed with the tensor); ValueError when the
+/// shape does not hold `data.len()` elements (the check that keeps every later slice of it in
+/// bounds).
+pub(crate) fn from_vec<T: Element>(
+    shape: &[i64],
+    mut data: Vec<T>,
+    flags: u64,
+) -> Result<ObjectRef> {
+    let numel = shape
+        .iter()
+        .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) });
+    if numel != i64::try_from(data.len()).ok() {
+        return Err(Error::new(
+            "ValueError",
+            &format!(
+                "a tensor of shape {shape:?} does not hold {} elements",
+                data.len()
+            ),
+        ));
+    }
+    // The Vec's buffer does not move when the Vec does.
+    let first = data.as_mut_ptr().cast();
+    adopt(shape, T::DTYPE, first, data, flags)
 }
 
 // ---- reading a tensor -----------------------------------------------------------------------
@@ -325,8 +398,9 @@ fn read_only_error() -> Error {
 
 /// Whether this tensor is the only way to its data: its only reference is `obj` (so no other
 /// holder, in any language, can read or write it) and the data is a Vec that `from_vec` moved
-/// into it (so no other tensor, array or pointer covers the memory). Tensors from C++, NumPy
-/// or DLPack may view memory that others hold, which this cannot see: they are not.
+/// into it or `empty` allocated for it (so no other tensor, array or pointer covers the memory).
+/// Tensors from C++, NumPy or DLPack may view memory that others hold, which this cannot see:
+/// they are not.
 fn owns_its_data_alone(obj: &ObjectRef) -> bool {
     if !obj.is_unique() {
         return false;
@@ -349,7 +423,8 @@ impl Tensor {
     /// The elements, writable: as [`as_slice`](Tensor::as_slice), and a ValueError for a
     /// read-only tensor or one whose data others may reach: another reference to the tensor
     /// (a clone, a C++ or Python holder), or data this tensor does not own alone (a tensor made
-    /// in C++, from NumPy or DLPack, or by [`Tensor::empty`]). `&mut self` keeps this reference
+    /// in C++, from NumPy or DLPack: only [`Tensor::from_vec`] and [`Tensor::empty`] on the CPU
+    /// make data the tensor owns alone). `&mut self` keeps this reference
     /// from being cloned while the slice lives. For shared data, see
     /// [`as_mut_slice_unchecked`](Tensor::as_mut_slice_unchecked).
     ///
@@ -384,8 +459,9 @@ impl Tensor {
                 "ValueError",
                 &format!(
                     "the tensor's data may be shared ({} references to the tensor; it owns its \
-                     data alone only when made by Tensor::from_vec): use as_mut_slice_unchecked \
-                     and exclude other readers and writers yourself",
+                     data alone only when made by Tensor::from_vec or Tensor::empty on the \
+                     CPU): use as_mut_slice_unchecked and exclude other readers and writers \
+                     yourself",
                     obj.use_count()
                 ),
             ));
