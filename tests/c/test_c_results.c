@@ -337,6 +337,59 @@ static void test_stack_reserve(void) {
   deleted = 0;
 }
 
+/* Counts the calls of a deleter given a stack reserve (its own: the reserve is process-wide). */
+static int guarded_deleted = 0;
+static void guarded_delete(void* arg) {
+  (void)arg;
+  ++guarded_deleted;
+}
+
+/* FerryDeleterSetStackReserve: an error's payload deleter and a view's owner deleter released
+ * with less than their reserve left are kept, and run by the next call of a function with a
+ * reserve that has its stack, or by the next release of such a deleter that has its own. */
+static void test_deleter_stack_reserve(void) {
+  FerryObjectHandle error = NULL;
+  FerryObjectHandle tensor = NULL;
+  FerryObjectHandle f = NULL;
+  FerryAny result = int_cell(SENTINEL_INT);
+  float values[2] = {0, 1};
+  int64_t shape[1] = {2};
+  DLTensor view;
+  memset(&view, 0, sizeof(view));
+  view.data = values;
+  view.device.device_type = kDLCPU;
+  view.ndim = 1;
+  view.dtype.code = kDLFloat;
+  view.dtype.bits = 32;
+  view.dtype.lanes = 1;
+  view.shape = shape;
+
+  FAILS(FerryDeleterSetStackReserve(NULL, 1), "ValueError");
+  EXPECT(FerryDeleterSetStackReserve(guarded_delete, (size_t)1 << 40) == 0);
+  EXPECT(FerryErrorCreate("RuntimeError", "carries a payload", NULL, &error) == 0);
+  EXPECT(FerryErrorSetPayload(error, NULL, guarded_delete) == 0);
+  EXPECT(FerryErrorSetPayload(error, NULL, guarded_delete) == 0); /* the old one: kept too */
+  EXPECT(FerryObjectDecRef(error) == 0);
+  EXPECT(FerryTensorFromDLTensor(&view, 0, NULL, guarded_delete, &tensor) == 0);
+  EXPECT(FerryObjectDecRef(tensor) == 0);
+  EXPECT(guarded_deleted == 0);
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, NULL, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, 1) == 0);
+  EXPECT(FerryFunctionCall(f, NULL, 0, &result) == 0);
+  EXPECT(guarded_deleted == 3);
+
+  /* A release that has the stack runs its deleter and the ones kept before it. */
+  EXPECT(FerryTensorFromDLTensor(&view, 0, NULL, guarded_delete, &tensor) == 0);
+  EXPECT(FerryObjectDecRef(tensor) == 0);
+  EXPECT(guarded_deleted == 3);
+  EXPECT(FerryDeleterSetStackReserve(guarded_delete, 1) == 0); /* set again: replaced */
+  EXPECT(FerryErrorCreate("RuntimeError", "carries a payload", NULL, &error) == 0);
+  EXPECT(FerryErrorSetPayload(error, NULL, guarded_delete) == 0);
+  EXPECT(FerryObjectDecRef(error) == 0);
+  EXPECT(guarded_deleted == 5);
+  EXPECT(FerryObjectDecRef(f) == 0);
+}
+
 static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
 static int64_t tensor_shape[2] = {2, 3};
 static int dlpack_deleted = 0;
@@ -451,6 +504,7 @@ int main(void) {
   test_values();
   test_functions();
   test_stack_reserve();
+  test_deleter_stack_reserve();
   test_tensors();
   test_errors();
   printf("%d passed, %d failed\n", passed, failed);

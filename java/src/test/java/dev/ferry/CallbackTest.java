@@ -106,7 +106,8 @@ class CallbackTest {
 
   /**
    * RecursionProbe: endless recursion through C++ at any frame layout and stack size is a
-   * RuntimeError (the stack reserve of Java functions), never a JVM abort.
+   * RuntimeError (the stack reserve of Java functions), never a JVM abort; nor is releasing a
+   * Java function, an error raised from Java or a view made by Java at the stack's end.
    */
   @Test
   void endlessRecursionThroughCppIsAnErrorNotACrash() throws Exception {
@@ -132,6 +133,7 @@ class CallbackTest {
     expected.add("throws StackOverflowError: caught StackOverflowError");
     expected.add("overflows in Java: caught StackOverflowError");
     expected.add("closing at the stack's end: released");
+    expected.add("errors and views released at the stack's end: released");
     expected.add("alive");
     assertEquals(expected, out.lines().toList(), out);
   }
