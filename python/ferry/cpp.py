@@ -336,27 +336,30 @@ class _Request:
 
     def __init__(
         self,
-        name,
-        sources,
-        inline,
-        schema,
-        include_dirs,
-        extra_cflags,
-        extra_ldflags,
-        build_dir,
-        debug_info,
-        verbose,
-    ):
+        name: str,
+        sources: Union[PathLike, Sequence[PathLike]] = (),
+        *,
+        schema=None,
+        include_dirs: Sequence[PathLike] = (),
+        extra_cflags: Sequence[str] = (),
+        extra_ldflags: Sequence[str] = (),
+        build_dir: Optional[PathLike] = None,
+        verbose: bool = False,
+        debug_info: bool = True,
+        cpp_source: Optional[str] = None,
+    ) -> None:
+        """The arguments of `build` and `load` (their signature is this one's), and
+        ``cpp_source``, load_inline's own."""
         self.name = _check_name(name)
         self.sources = _paths("sources", sources, must_exist=True)
-        self.inline = inline
+        self.inline = cpp_source
         self.schema = _paths("schema files", schema, must_exist=True)
         self.include_dirs = _paths("include_dirs", include_dirs, must_exist=False)
         self.cflags = _strings("extra_cflags", extra_cflags)
         self.ldflags = _strings("extra_ldflags", extra_ldflags)
         self.debug_info = bool(debug_info)
         self.verbose = bool(verbose)
-        if not self.sources and inline is None and not self.schema:
+        if not self.sources and cpp_source is None and not self.schema:
             raise ValueError(
                 "ferry.cpp: nothing to build: give sources, an inline source or a schema"
             )
@@ -806,35 +809,6 @@ def _ensure_built(req: _Request) -> Tuple[str, str]:
 # The public functions
 
 
-def _build_request(
-    name: str,
-    sources: Union[PathLike, Sequence[PathLike]] = (),
-    *,
-    schema=None,
-    include_dirs: Sequence[PathLike] = (),
-    extra_cflags: Sequence[str] = (),
-    extra_ldflags: Sequence[str] = (),
-    build_dir: Optional[PathLike] = None,
-    verbose: bool = False,
-    debug_info: bool = True,
-    cpp_source: Optional[str] = None,
-) -> _Request:
-    """The request of `build`, `load` and `load_inline`, whose arguments these are (but
-    ``cpp_source``, load_inline's own): checked, and keyed."""
-    return _Request(
-        name,
-        sources,
-        cpp_source,
-        schema,
-        include_dirs,
-        extra_cflags,
-        extra_ldflags,
-        build_dir,
-        debug_info,
-        verbose,
-    )
-
-
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -868,7 +842,7 @@ def _taking_arguments_of(
     return wrap
 
 
-@_taking_arguments_of(_build_request)
+@_taking_arguments_of(_Request)
 def build(req: _Request) -> str:
     """Compiles ``sources`` (paths; with ``schema=``, a schema file or a list of them, also the
     C++ tschema generates, whose header ``<name>_schema.h`` the sources may include) into
@@ -1013,7 +987,7 @@ def _load(req: _Request) -> LoadedLibrary:
     return library
 
 
-@_taking_arguments_of(_build_request)
+@_taking_arguments_of(_Request)
 def load(req: _Request) -> LoadedLibrary:
     """`build`, then load the library. Returns its path (a `LoadedLibrary`, a ``str``) whose
     attributes are those of the library's module: the schema's Python classes (registered, so
@@ -1049,7 +1023,7 @@ def load_inline(
             f"ferry.cpp.load_inline: cpp_source holds {cpp_source[e.start]!r} at offset "
             f"{e.start}, a character UTF-8 cannot encode"
         ) from None
-    req = _build_request(
+    req = _Request(
         name,
         sources,
         schema=schema,
