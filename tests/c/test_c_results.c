@@ -337,6 +337,31 @@ static void test_stack_reserve(void) {
   deleted = 0;
 }
 
+static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
+static int64_t tensor_shape[2] = {2, 3};
+static int dlpack_deleted = 0;
+static void delete_unversioned(DLManagedTensor* self) {
+  (void)self;
+  ++dlpack_deleted;
+}
+static void delete_versioned(DLManagedTensorVersioned* self) {
+  (void)self;
+  ++dlpack_deleted;
+}
+
+static DLTensor float_view(void) {
+  DLTensor view;
+  memset(&view, 0, sizeof(view));
+  view.data = tensor_values;
+  view.device.device_type = kDLCPU;
+  view.ndim = 2;
+  view.dtype.code = kDLFloat;
+  view.dtype.bits = 32;
+  view.dtype.lanes = 1;
+  view.shape = tensor_shape;
+  return view;
+}
+
 /* Counts the calls of a deleter given a stack reserve (its own: the reserve is process-wide). */
 static int guarded_deleted = 0;
 static void guarded_delete(void* arg) {
@@ -352,17 +377,7 @@ static void test_deleter_stack_reserve(void) {
   FerryObjectHandle tensor = NULL;
   FerryObjectHandle f = NULL;
   FerryAny result = int_cell(SENTINEL_INT);
-  float values[2] = {0, 1};
-  int64_t shape[1] = {2};
-  DLTensor view;
-  memset(&view, 0, sizeof(view));
-  view.data = values;
-  view.device.device_type = kDLCPU;
-  view.ndim = 1;
-  view.dtype.code = kDLFloat;
-  view.dtype.bits = 32;
-  view.dtype.lanes = 1;
-  view.shape = shape;
+  DLTensor view = float_view();
 
   FAILS(FerryDeleterSetStackReserve(NULL, 1), "ValueError");
   EXPECT(FerryDeleterSetStackReserve(guarded_delete, (size_t)1 << 40) == 0);
@@ -388,31 +403,6 @@ static void test_deleter_stack_reserve(void) {
   EXPECT(FerryObjectDecRef(error) == 0);
   EXPECT(guarded_deleted == 5);
   EXPECT(FerryObjectDecRef(f) == 0);
-}
-
-static float tensor_values[6] = {0, 1, 2, 3, 4, 5};
-static int64_t tensor_shape[2] = {2, 3};
-static int dlpack_deleted = 0;
-static void delete_unversioned(DLManagedTensor* self) {
-  (void)self;
-  ++dlpack_deleted;
-}
-static void delete_versioned(DLManagedTensorVersioned* self) {
-  (void)self;
-  ++dlpack_deleted;
-}
-
-static DLTensor float_view(void) {
-  DLTensor view;
-  memset(&view, 0, sizeof(view));
-  view.data = tensor_values;
-  view.device.device_type = kDLCPU;
-  view.ndim = 2;
-  view.dtype.code = kDLFloat;
-  view.dtype.bits = 32;
-  view.dtype.lanes = 1;
-  view.shape = tensor_shape;
-  return view;
 }
 
 static void test_tensors(void) {

@@ -81,6 +81,25 @@ final class RecursionProbe {
     }
   }
 
+  /**
+   * Runs `recursion`, which has no end, 20 times on a new thread with a 256 KiB stack (each run
+   * ends where a StackOverflowError strikes, at another depth each time), and waits for it.
+   */
+  private static void twentyTimesOnASmallStack(String name, Runnable recursion)
+      throws InterruptedException {
+    Thread t = new Thread(null, () -> {
+      for (int i = 0; i < 20; i++) {
+        try {
+          recursion.run();
+        } catch (StackOverflowError e) {
+          // expected: the recursion has no end
+        }
+      }
+    }, name, 256L << 10);
+    t.start();
+    t.join();
+  }
+
   /** Calls `f` through C++ on a thread with `stack` bytes (0: the default) and prints. */
   private static void report(String name, long stack, Function f) throws Exception {
     Runnable r = () -> {
@@ -124,17 +143,7 @@ final class RecursionProbe {
     report("overflows in Java", 256L << 10, Function.of(a -> deep(0)));
     // Closing a Java function runs its deleter, a Java upcall, at any depth: one at the stack's
     // end waits for the next call of a Java function that has the stack (else an abort).
-    Thread closer = new Thread(null, () -> {
-      for (int i = 0; i < 20; i++) {
-        try {
-          closeAll(0);
-        } catch (StackOverflowError e) {
-          // expected: the recursion has no end
-        }
-      }
-    }, "closer", 256L << 10);
-    closer.start();
-    closer.join();
+    twentyTimesOnASmallStack("closer", () -> closeAll(0));
     // Deferred deleters run at the next call of a Java function; unclosed ones by the Cleaner.
     Function other = Function.of(a -> 2L);
     boolean released = TestSupport.gcUntil(() -> {
@@ -153,18 +162,10 @@ final class RecursionProbe {
       errors[i] = javaError(payload);
       views[i] = base.readOnlyView();
     }
-    Thread dropper = new Thread(null, () -> {
-      for (int i = 0; i < 20; i++) {
-        droppedThisRun = 0;
-        try {
-          dropAtTheEnd(0);
-        } catch (StackOverflowError e) {
-          // expected: the recursion has no end
-        }
-      }
-    }, "dropper", 256L << 10);
-    dropper.start();
-    dropper.join();
+    twentyTimesOnASmallStack("dropper", () -> {
+      droppedThisRun = 0;
+      dropAtTheEnd(0);
+    });
     int atTheEnd = dropped;
     for (int i = 0; i < n; i++) { // what the runs did not reach
       views[i].close();
