@@ -546,7 +546,7 @@ int FerryErrorSetPayload(FerryObjectHandle error, void* payload, void (*deleter)
   err->payload = payload;
   err->payload_deleter = deleter;
   err->payload_formatter = nullptr;  // it formatted the old payload
-  if (old_deleter != nullptr) old_deleter(old_payload);
+  if (old_deleter != nullptr) ferry::details::RunDeleter(old_deleter, old_payload);
   FERRY_C_API_END();
 }
 

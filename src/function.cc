@@ -173,16 +173,17 @@ uintptr_t StackLeft() {
   return -1;
 }
 
-/// Resource deleters of functions with a stack reserve that died with less than it left, run by
-/// the next call of such a function that has it: a deleter of another language may need the
-/// stack its callback needs (the JVM's, to enter Java), and a deleter cannot be refused.
+/// Deleters of another language that need stack to run (FerryFunctionSetStackReserve's resource
+/// deleters, FerryDeleterSetStackReserve's deleters), kept when one was due with less than its
+/// reserve left, and run by the next callback entry or guarded deleter that has its own: a
+/// deleter of the JVM needs the stack its callback needs, and a deleter cannot be refused.
 class DeferredDeleters {
  public:
-  /// Keeps `deleter(resource)` for later; runs it now if there is no memory to keep it.
-  static void Add(void (*deleter)(void*), void* resource) noexcept {
-    Node* node = new (std::nothrow) Node{deleter, resource, nullptr};
+  /// Keeps `deleter(arg)` for later; runs it now if there is no memory to keep it.
+  static void Add(void (*deleter)(void*), void* arg) noexcept {
+    Node* node = new (std::nothrow) Node{deleter, arg, nullptr};
     if (node == nullptr) {
-      deleter(resource);
+      deleter(arg);
       return;
     }
     node->next = head_.load(std::memory_order_relaxed);
@@ -191,12 +192,12 @@ class DeferredDeleters {
     }
   }
   /// Runs the deleters kept so far (one load when there are none).
-  static void RunAll() {
+  static void RunAll() noexcept {
     if (FERRY_LIKELY(head_.load(std::memory_order_relaxed) == nullptr)) return;
     Node* node = head_.exchange(nullptr, std::memory_order_acquire);
     while (node != nullptr) {
       Node* next = node->next;
-      node->deleter(node->resource);
+      node->deleter(node->arg);
       delete node;
       node = next;
     }
@@ -205,10 +206,66 @@ class DeferredDeleters {
  private:
   struct Node {
     void (*deleter)(void*);
-    void* resource;
+    void* arg;
     Node* next;
   };
   static inline std::atomic<Node*> head_{nullptr};
+};
+
+/// `deleter(arg)` now if `reserve` bytes of this thread's stack are left (and then the deleters
+/// kept earlier that fit), else kept by DeferredDeleters.
+[[gnu::noinline]] void RunWithReserve(void (*deleter)(void*), void* arg, size_t reserve) noexcept {
+  if (StackLeft() < reserve) {
+    DeferredDeleters::Add(deleter, arg);
+    return;
+  }
+  deleter(arg);
+  DeferredDeleters::RunAll();
+}
+
+/// A deleter and its reserve, in DeleterReserves' table.
+struct DeleterReserve {
+  std::atomic<void (*)(void*)> deleter{nullptr};
+  std::atomic<size_t> bytes{0};
+};
+
+/// The deleters given a stack reserve by FerryDeleterSetStackReserve: a few per process (one or
+/// two per frontend), so a fixed table, read without a lock by every release of a payload or an
+/// owner.
+class DeleterReserves {
+ public:
+  /// Sets the reserve of `deleter`; false when the table is full.
+  static bool Set(void (*deleter)(void*), size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int n = count_.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+      if (entries_[i].deleter.load(std::memory_order_relaxed) == deleter) {
+        entries_[i].bytes.store(bytes, std::memory_order_relaxed);
+        return true;
+      }
+    }
+    if (n == kCapacity) return false;
+    entries_[n].bytes.store(bytes, std::memory_order_relaxed);
+    entries_[n].deleter.store(deleter, std::memory_order_relaxed);
+    count_.store(n + 1, std::memory_order_release);
+    return true;
+  }
+  /// The reserve of `deleter` (0: none).
+  static size_t Of(void (*deleter)(void*)) noexcept {
+    const int n = count_.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) {
+      if (entries_[i].deleter.load(std::memory_order_relaxed) == deleter) {
+        return entries_[i].bytes.load(std::memory_order_relaxed);
+      }
+    }
+    return 0;
+  }
+  static constexpr int kCapacity = 16;
+
+ private:
+  static inline std::mutex mutex_;
+  static inline DeleterReserve entries_[kCapacity];
+  static inline std::atomic<int> count_{0};
 };
 
 /// FerryFunctionSetStackReserve's check before a callback: 0, after running the deleters kept
@@ -231,8 +288,8 @@ class CallbackFunctionObj : public FunctionObj {
   }
   ~CallbackFunctionObj() {
     if (deleter_ == nullptr) return;
-    if (stack_reserve_ != 0 && StackLeft() < stack_reserve_) {
-      DeferredDeleters::Add(deleter_, resource_);
+    if (stack_reserve_ != 0) {
+      RunWithReserve(deleter_, resource_, stack_reserve_);
     } else {
       deleter_(resource_);
     }
@@ -296,6 +353,15 @@ class CallbackFunctionObj : public FunctionObj {
 };
 
 }  // namespace
+
+void RunDeleter(void (*deleter)(void*), void* arg) noexcept {
+  const size_t reserve = DeleterReserves::Of(deleter);
+  if (reserve == 0) {
+    deleter(arg);
+  } else {
+    RunWithReserve(deleter, arg, reserve);
+  }
+}
 
 void ThrowArgTypeError(const std::string& name, const std::string& signature, int32_t index,
                        const AnyView& arg, const std::string& expected, const std::string& detail) {
@@ -460,6 +526,17 @@ int FerryFunctionSetStackReserve(FerryObjectHandle func, size_t bytes) {
                               "FerryFunctionCreate";
   }
   static_cast<ferry::details::CallbackFunctionObj*>(obj)->set_stack_reserve(bytes);
+  FERRY_C_API_END();
+}
+
+int FerryDeleterSetStackReserve(void (*deleter)(void*), size_t bytes) {
+  FERRY_C_API_BEGIN();
+  FERRY_C_API_CHECK_NOT_NULL(deleter);
+  if (!ferry::details::DeleterReserves::Set(deleter, bytes)) {
+    FERRY_THROW(RuntimeError) << "FerryDeleterSetStackReserve: "
+                              << ferry::details::DeleterReserves::kCapacity
+                              << " deleters have a reserve already";
+  }
   FERRY_C_API_END();
 }
 

@@ -217,7 +217,7 @@ void ReleaseManagedVersioned(TensorObj* self) {
   if (managed->deleter != nullptr) managed->deleter(managed);
 }
 
-void ReleaseOwner(TensorObj* self) { self->owner_deleter_(self->manager_); }
+void ReleaseOwner(TensorObj* self) { details::RunDeleter(self->owner_deleter_, self->manager_); }
 
 template <typename Managed>
 void DeleteExported(Managed* self) {

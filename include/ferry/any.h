@@ -431,28 +431,19 @@ auto AsCell(const FerryAny* value) {
     return TypeTraitsOf<T>::TryCast(value);
   }
 }
-}  // namespace details
-
-/// A borrowed view of a value: cheap to copy, owns nothing. Arguments arrive as AnyView.
-class AnyView {
+/// The cell of Any and AnyView, their only member, and the accessors both read it through, in
+/// place (a copy of an Any's cell into an AnyView would load it right after a callee stored it,
+/// a store-forwarding stall).
+class AnyCell {
  public:
-  AnyView() : data_(details::NoneCell()) {}
-  AnyView(const Any& other);  // NOLINT(google-explicit-constructor)
-  template <typename T, typename = std::enable_if_t<TypeTraitsOf<T>::kEnabled &&
-                                                    !std::is_same_v<std::decay_t<T>, Any> &&
-                                                    !std::is_same_v<std::decay_t<T>, AnyView>>>
-  AnyView(const T& value) {  // NOLINT(google-explicit-constructor)
-    TypeTraitsOf<T>::CopyToAnyView(value, &data_);
-  }
-
   int32_t type_index() const { return data_.type_index; }
-  const char* GetTypeKey() const { return details::AnyTypeKey(&data_); }
+  const char* GetTypeKey() const { return AnyTypeKey(&data_); }
   bool is_none() const { return data_.type_index == kFerryNone; }
 
   /// The value as `T`; TypeError (or OverflowError) when it is not one.
   template <typename T>
   T cast() const {
-    return details::CastCell<T>(&data_);
+    return CastCell<T>(&data_);
   }
   /// The value as `T` if it is one, else std::nullopt; the T of cast<T>().
   template <typename T>
@@ -463,25 +454,44 @@ class AnyView {
   /// other T: try_cast<T>() (its older spelling, kept).
   template <typename T>
   auto as() const {
-    return details::AsCell<T>(&data_);
+    return AsCell<T>(&data_);
   }
 
   const FerryAny* raw() const { return &data_; }
 
  protected:
+  AnyCell() = default;
+  explicit AnyCell(const FerryAny& cell) : data_(cell) {}
+
   FerryAny data_;
+};
+}  // namespace details
+
+/// A borrowed view of a value: cheap to copy, owns nothing. Arguments arrive as AnyView.
+class AnyView : public details::AnyCell {
+ public:
+  AnyView() : AnyCell(details::NoneCell()) {}
+  AnyView(const Any& other);  // NOLINT(google-explicit-constructor)
+  template <typename T, typename = std::enable_if_t<TypeTraitsOf<T>::kEnabled &&
+                                                    !std::is_same_v<std::decay_t<T>, Any> &&
+                                                    !std::is_same_v<std::decay_t<T>, AnyView>>>
+  AnyView(const T& value) {  // NOLINT(google-explicit-constructor)
+    TypeTraitsOf<T>::CopyToAnyView(value, &data_);
+  }
+
+ private:
   friend class Any;
 };
 
 /// An owned value: copying an Any holding an object adds a reference, and a borrowed C string
 /// is copied into a String, so an Any never dangles.
-class Any {
+class Any : public details::AnyCell {
  public:
-  Any() : data_(details::NoneCell()) {}
+  Any() : AnyCell(details::NoneCell()) {}
   ~Any() { reset(); }
-  Any(const Any& other) : data_(other.data_) { IncRefIfObject(); }
-  Any(Any&& other) noexcept : data_(other.data_) { other.data_ = details::NoneCell(); }
-  Any(const AnyView& view) : data_(view.data_) {  // NOLINT(google-explicit-constructor)
+  Any(const Any& other) : AnyCell(other.data_) { IncRefIfObject(); }
+  Any(Any&& other) noexcept : AnyCell(other.data_) { other.data_ = details::NoneCell(); }
+  Any(const AnyView& view) : AnyCell(view.data_) {  // NOLINT(google-explicit-constructor)
     if (data_.type_index == kFerryRawStr) {
       details::StringToAny(data_.v_c_str, FerryRawStrLength(&data_), &data_);
     } else {
@@ -516,25 +526,6 @@ class Any {
     data_ = details::NoneCell();
   }
 
-  int32_t type_index() const { return data_.type_index; }
-  const char* GetTypeKey() const { return details::AnyTypeKey(&data_); }
-  bool is_none() const { return data_.type_index == kFerryNone; }
-  /// As AnyView's, read in place (a copy of the cell into an AnyView would load it right after
-  /// a callee stored it, a store-forwarding stall).
-  template <typename T>
-  T cast() const {
-    return details::CastCell<T>(&data_);
-  }
-  template <typename T>
-  std::optional<T> try_cast() const {
-    return TypeTraitsOf<T>::TryCast(&data_);
-  }
-  template <typename T>
-  auto as() const {
-    return details::AsCell<T>(&data_);
-  }
-
-  const FerryAny* raw() const { return &data_; }
   /// Adopts a cell the caller owns (e.g. a FerryFunctionCall result).
   static Any FromOwned(const FerryAny& cell) {
     Any out;
@@ -561,11 +552,10 @@ class Any {
     }
   }
 
-  FerryAny data_;
   friend class AnyView;
 };
 
-inline AnyView::AnyView(const Any& other) : data_(other.data_) {}
+inline AnyView::AnyView(const Any& other) : AnyCell(other.data_) {}
 
 inline std::optional<Any> TypeTraits<Any>::TryCast(const FerryAny* v) {
   return Any(*reinterpret_cast<const AnyView*>(v));

@@ -405,6 +405,14 @@ FERRY_DLL int FerryFunctionGetCallback(FerryObjectHandle func, FerryFunctionCall
 /// `bytes` left, but by the next call of a function with a reserve that passes its check. Set it
 /// before the function is shared. A TypeError for any other Function.
 FERRY_DLL int FerryFunctionSetStackReserve(FerryObjectHandle func, size_t bytes);
+/// Gives `deleter`, a payload deleter (FerryErrorSetPayload) or owner deleter
+/// (FerryTensorFromDLTensor) of a language whose runtime needs stack to enter it, the same
+/// guard: a release with fewer than `bytes` of the thread's stack left keeps `deleter(arg)` for
+/// the next call of a function with a reserve that passes its check, or the next release of a
+/// deleter with a reserve that has its stack (which runs all those kept). Process-wide, by the
+/// deleter's address (0 bytes: no check); set it before the deleter is handed over. Up to 16
+/// deleters; a RuntimeError past that.
+FERRY_DLL int FerryDeleterSetStackReserve(void (*deleter)(void* arg), size_t bytes);
 /// The parameter names of a typed function registered with names (`set_body_typed(f, {"a",
 /// "b"})`); `*out_count` is 0 when it has none. The array stays valid until the next call of
 /// this function on the same thread; the strings as long as the function.

@@ -23,6 +23,10 @@ namespace details {
 /// The raw frames of an error and, once symbolized, their records (src/error.cc).
 struct ErrorTrace;
 FERRY_DLL void DeleteErrorTrace(ErrorTrace* trace) noexcept;
+/// Runs `deleter(arg)`, a deleter another language handed over (an error's payload deleter, a
+/// tensor's owner deleter): now, or later if FerryDeleterSetStackReserve gave it a reserve that
+/// the calling thread's stack lacks (src/function.cc).
+FERRY_DLL void RunDeleter(void (*deleter)(void*), void* arg) noexcept;
 }  // namespace details
 
 /// The data of an Error. `what` caches "kind: message" for std::exception::what().
@@ -49,7 +53,7 @@ class ErrorObj : public Object {
   ErrorObj(const ErrorObj&) = delete;
   ErrorObj& operator=(const ErrorObj&) = delete;
   ~ErrorObj() {
-    if (payload_deleter != nullptr) payload_deleter(payload);
+    if (payload_deleter != nullptr) details::RunDeleter(payload_deleter, payload);
     if (trace != nullptr) details::DeleteErrorTrace(trace);
   }
 

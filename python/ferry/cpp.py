@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -39,7 +41,19 @@ import subprocess
 import sys
 import tempfile
 import types
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    NamedTuple,
+    Optional,
+    ParamSpec,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 from . import libinfo
 
@@ -322,27 +336,30 @@ class _Request:
 
     def __init__(
         self,
-        name,
-        sources,
-        inline,
-        schema,
-        include_dirs,
-        extra_cflags,
-        extra_ldflags,
-        build_dir,
-        debug_info,
-        verbose,
-    ):
+        name: str,
+        sources: Union[PathLike, Sequence[PathLike]] = (),
+        *,
+        schema=None,
+        include_dirs: Sequence[PathLike] = (),
+        extra_cflags: Sequence[str] = (),
+        extra_ldflags: Sequence[str] = (),
+        build_dir: Optional[PathLike] = None,
+        verbose: bool = False,
+        debug_info: bool = True,
+        cpp_source: Optional[str] = None,
+    ) -> None:
+        """The arguments of `build` and `load` (their signature is this one's), and
+        ``cpp_source``, load_inline's own."""
         self.name = _check_name(name)
         self.sources = _paths("sources", sources, must_exist=True)
-        self.inline = inline
+        self.inline = cpp_source
         self.schema = _paths("schema files", schema, must_exist=True)
         self.include_dirs = _paths("include_dirs", include_dirs, must_exist=False)
         self.cflags = _strings("extra_cflags", extra_cflags)
         self.ldflags = _strings("extra_ldflags", extra_ldflags)
         self.debug_info = bool(debug_info)
         self.verbose = bool(verbose)
-        if not self.sources and inline is None and not self.schema:
+        if not self.sources and cpp_source is None and not self.schema:
             raise ValueError(
                 "ferry.cpp: nothing to build: give sources, an inline source or a schema"
             )
@@ -792,35 +809,46 @@ def _ensure_built(req: _Request) -> Tuple[str, str]:
 # The public functions
 
 
-def build(
-    name: str,
-    sources: Union[PathLike, Sequence[PathLike]] = (),
-    *,
-    schema=None,
-    include_dirs: Sequence[PathLike] = (),
-    extra_cflags: Sequence[str] = (),
-    extra_ldflags: Sequence[str] = (),
-    build_dir: Optional[PathLike] = None,
-    verbose: bool = False,
-    debug_info: bool = True,
-) -> str:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _taking_arguments_of(
+    make: Callable[_P, _Request],
+) -> Callable[[Callable[[_Request], _R]], Callable[_P, _R]]:
+    """Turns ``run(req)`` into the public function that takes the arguments of ``make`` but
+    ``cpp_source`` (load_inline's own), and runs ``run`` on the request ``make`` makes of them.
+    An argument that does not fit is a TypeError naming the public function, as Python's own
+    would (a type checker lets ``cpp_source`` through; the call does not)."""
+    full = inspect.signature(make)
+    parameters = [p for p in full.parameters.values() if p.name != "cpp_source"]
+
+    def wrap(run: Callable[[_Request], _R]) -> Callable[_P, _R]:
+        signature = full.replace(
+            parameters=parameters, return_annotation=inspect.signature(run).return_annotation
+        )
+
+        @functools.wraps(run)
+        def public(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"ferry.cpp.{run.__name__}(): {e}") from None
+            return run(make(*bound.args, **bound.kwargs))
+
+        public.__signature__ = signature  # type: ignore[attr-defined]
+        return public
+
+    return wrap
+
+
+@_taking_arguments_of(_Request)
+def build(req: _Request) -> str:
     """Compiles ``sources`` (paths; with ``schema=``, a schema file or a list of them, also the
     C++ tschema generates, whose header ``<name>_schema.h`` the sources may include) into
     ``lib<name>.so`` and returns its path. Cached by a hash of every input (see the module
     docstring); ``build_dir`` builds there instead of the cache. A compiler error is a
     `BuildError` with the compiler's ``file:line`` diagnostics and the command line."""
-    req = _Request(
-        name,
-        sources,
-        None,
-        schema,
-        include_dirs,
-        extra_cflags,
-        extra_ldflags,
-        build_dir,
-        debug_info,
-        verbose,
-    )
     return _ensure_built(req)[0]
 
 
@@ -959,34 +987,12 @@ def _load(req: _Request) -> LoadedLibrary:
     return library
 
 
-def load(
-    name: str,
-    sources: Union[PathLike, Sequence[PathLike]] = (),
-    *,
-    schema=None,
-    include_dirs: Sequence[PathLike] = (),
-    extra_cflags: Sequence[str] = (),
-    extra_ldflags: Sequence[str] = (),
-    build_dir: Optional[PathLike] = None,
-    verbose: bool = False,
-    debug_info: bool = True,
-) -> LoadedLibrary:
+@_taking_arguments_of(_Request)
+def load(req: _Request) -> LoadedLibrary:
     """`build`, then load the library. Returns its path (a `LoadedLibrary`, a ``str``) whose
     attributes are those of the library's module: the schema's Python classes (registered, so
     objects come back as them), the global functions named ``<name>.<identifier>``, and
     ``module`` itself. Loading the same build again returns the same module."""
-    req = _Request(
-        name,
-        sources,
-        None,
-        schema,
-        include_dirs,
-        extra_cflags,
-        extra_ldflags,
-        build_dir,
-        debug_info,
-        verbose,
-    )
     return _load(req)
 
 
@@ -1020,13 +1026,13 @@ def load_inline(
     req = _Request(
         name,
         sources,
-        cpp_source,
-        schema,
-        include_dirs,
-        extra_cflags,
-        extra_ldflags,
-        build_dir,
-        debug_info,
-        verbose,
+        schema=schema,
+        include_dirs=include_dirs,
+        extra_cflags=extra_cflags,
+        extra_ldflags=extra_ldflags,
+        build_dir=build_dir,
+        verbose=verbose,
+        debug_info=debug_info,
+        cpp_source=cpp_source,
     )
     return _load(req)

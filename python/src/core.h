@@ -155,6 +155,33 @@ inline bool CompactIntValue(PyObject* value, int64_t* out) {
 #endif
 }
 
+/// A new list (`kList`) or tuple of `n` items, item `i` the new reference `item(i)` returns;
+/// nullptr with the exception set when that or the sequence's allocation fails. How the
+/// extension turns a C array (names, types, a shape) into a Python sequence.
+template <bool kList, typename MakeItem>
+PyObject* SequenceOf(int32_t n, MakeItem item) {
+  PyObject* seq = kList ? PyList_New(n) : PyTuple_New(n);
+  if (seq == nullptr) return nullptr;
+  for (int32_t i = 0; i < n; ++i) {
+    PyObject* value = item(i);
+    if (value == nullptr) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    if constexpr (kList) {
+      PyList_SET_ITEM(seq, i, value);
+    } else {
+      PyTuple_SET_ITEM(seq, i, value);
+    }
+  }
+  return seq;
+}
+/// The `n` C strings of `strings` as a new tuple (list: `kList`) of str.
+template <bool kList = false>
+PyObject* StrSequence(const char* const* strings, int32_t n) {
+  return SequenceOf<kList>(n, [strings](int32_t i) { return PyUnicode_FromString(strings[i]); });
+}
+
 /// Objects created while converting arguments (strings with NULs, lists, dicts, callables);
 /// released when the scope ends, after the call that used them.
 class TempScope {

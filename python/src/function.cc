@@ -128,18 +128,9 @@ PyObject* ParamNames(PyFerryFunction* self) {
     self->param_names = Py_NewRef(Py_None);
     return self->param_names;
   }
-  PyObject* tuple = PyTuple_New(count);
-  if (tuple == nullptr) return nullptr;
-  for (int32_t i = 0; i < count; ++i) {
-    PyObject* name = PyUnicode_InternFromString(names[i]);
-    if (name == nullptr) {
-      Py_DECREF(tuple);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(tuple, i, name);
-  }
-  self->param_names = tuple;
-  return tuple;
+  self->param_names =
+      SequenceOf<false>(count, [names](int32_t i) { return PyUnicode_InternFromString(names[i]); });
+  return self->param_names;
 }
 
 /// Re-raises the pending conversion error of argument `index` of `self` with the argument (its
@@ -582,16 +573,8 @@ PyObject* Describe(PyObject* self) {
   }
   PyObject* type_tuple = nullptr;
   if (num_types > 0) {
-    type_tuple = PyTuple_New(num_types);
+    type_tuple = StrSequence(types, num_types);
     if (type_tuple == nullptr) return nullptr;
-    for (int32_t i = 0; i < num_types; ++i) {
-      PyObject* text = PyUnicode_FromString(types[i]);
-      if (text == nullptr) {
-        Py_DECREF(type_tuple);
-        return nullptr;
-      }
-      PyTuple_SET_ITEM(type_tuple, i, text);
-    }
   } else {
     type_tuple = Py_NewRef(Py_None);
   }

@@ -86,17 +86,7 @@ PyObject* ListGlobalFuncNames(PyObject*, PyObject*) {
   int32_t count = 0;
   const char* const* names = nullptr;
   if (FerryFunctionListGlobalNames(&count, &names) != 0) return RaiseFerryError();
-  PyObject* list = PyList_New(count);
-  if (list == nullptr) return nullptr;
-  for (int32_t i = 0; i < count; ++i) {
-    PyObject* name = PyUnicode_FromString(names[i]);
-    if (name == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, i, name);
-  }
-  return list;
+  return StrSequence<true>(names, count);
 }
 
 /// _register_global(name, function_or_callable, override) -> the registered ferry.Function.

@@ -531,17 +531,7 @@ PyObject* InstallTensorMethods(PyObject*, PyObject* cls) {
 }
 
 PyObject* IntTuple(const int64_t* values, int32_t n) {
-  PyObject* tuple = PyTuple_New(n);
-  if (tuple == nullptr) return nullptr;
-  for (int32_t i = 0; i < n; ++i) {
-    PyObject* item = PyLong_FromLongLong(values[i]);
-    if (item == nullptr) {
-      Py_DECREF(tuple);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(tuple, i, item);
-  }
-  return tuple;
+  return SequenceOf<false>(n, [values](int32_t i) { return PyLong_FromLongLong(values[i]); });
 }
 
 PyObject* TensorShape(PyObject*, PyObject* obj) {

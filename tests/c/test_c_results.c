@@ -362,6 +362,52 @@ static DLTensor float_view(void) {
   return view;
 }
 
+/* FerryDeleterSetStackReserve (process-wide, by the deleter): an error's payload deleter and a
+ * view's owner deleter released with less than their reserve left are kept, and run by the next
+ * call of a function with a reserve that has its stack, or by the next release of such a deleter
+ * that has its own; 0 bytes removes the check. */
+static void test_deleter_stack_reserve(void) {
+  FerryObjectHandle error = NULL;
+  FerryObjectHandle tensor = NULL;
+  FerryObjectHandle f = NULL;
+  FerryAny result = int_cell(SENTINEL_INT);
+  DLTensor view = float_view();
+  deleted = 0;
+
+  FAILS(FerryDeleterSetStackReserve(NULL, 1), "ValueError");
+  EXPECT(FerryDeleterSetStackReserve(count_delete, (size_t)1 << 40) == 0);
+  EXPECT(FerryErrorCreate("RuntimeError", "carries a payload", NULL, &error) == 0);
+  EXPECT(FerryErrorSetPayload(error, NULL, count_delete) == 0);
+  EXPECT(FerryErrorSetPayload(error, NULL, count_delete) == 0); /* the old one: kept too */
+  EXPECT(FerryObjectDecRef(error) == 0);
+  EXPECT(FerryTensorFromDLTensor(&view, 0, NULL, count_delete, &tensor) == 0);
+  EXPECT(FerryObjectDecRef(tensor) == 0);
+  EXPECT(deleted == 0);
+  EXPECT(FerryFunctionCreate(NULL, counts_calls, NULL, &f) == 0);
+  EXPECT(FerryFunctionSetStackReserve(f, 1) == 0);
+  EXPECT(FerryFunctionCall(f, NULL, 0, &result) == 0);
+  EXPECT(deleted == 3);
+
+  /* A release that has the stack runs its deleter and the ones kept before it. */
+  EXPECT(FerryTensorFromDLTensor(&view, 0, NULL, count_delete, &tensor) == 0);
+  EXPECT(FerryObjectDecRef(tensor) == 0);
+  EXPECT(deleted == 3);
+  EXPECT(FerryDeleterSetStackReserve(count_delete, 1) == 0); /* set again: replaced */
+  EXPECT(FerryErrorCreate("RuntimeError", "carries a payload", NULL, &error) == 0);
+  EXPECT(FerryErrorSetPayload(error, NULL, count_delete) == 0);
+  EXPECT(FerryObjectDecRef(error) == 0);
+  EXPECT(deleted == 5);
+
+  /* 0 bytes: no check (count_delete is the other tests' deleter again). */
+  EXPECT(FerryDeleterSetStackReserve(count_delete, (size_t)1 << 40) == 0);
+  EXPECT(FerryDeleterSetStackReserve(count_delete, 0) == 0);
+  EXPECT(FerryTensorFromDLTensor(&view, 0, NULL, count_delete, &tensor) == 0);
+  EXPECT(FerryObjectDecRef(tensor) == 0);
+  EXPECT(deleted == 6);
+  deleted = 0;
+  EXPECT(FerryObjectDecRef(f) == 0);
+}
+
 static void test_tensors(void) {
   DLManagedTensor managed;
   DLManagedTensorVersioned versioned;
@@ -451,6 +497,7 @@ int main(void) {
   test_values();
   test_functions();
   test_stack_reserve();
+  test_deleter_stack_reserve();
   test_tensors();
   test_errors();
   printf("%d passed, %d failed\n", passed, failed);

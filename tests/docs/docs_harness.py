@@ -687,9 +687,11 @@ def _env(workdir):
     return env
 
 
-def run_shell(script, workdir, where):
-    result = subprocess.run(
-        ["bash", "-eu", "-o", "pipefail", "-c", script],
+def _run_in(workdir, cmd):
+    """Runs `cmd` in `workdir` with the pages' environment, its output captured, for at most
+    TIMEOUT seconds."""
+    return subprocess.run(
+        cmd,
         cwd=workdir,
         env=_env(workdir),
         check=False,
@@ -697,11 +699,19 @@ def run_shell(script, workdir, where):
         text=True,
         timeout=TIMEOUT,
     )
+
+
+def _output(result):
+    """The tails of a finished run's stdout and stderr, for a DocError."""
+    return f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-4000:]}"
+
+
+def run_shell(script, workdir, where):
+    result = _run_in(workdir, ["bash", "-eu", "-o", "pipefail", "-c", script])
     if result.returncode != 0:
         raise DocError(
             f"{where}: exit status {result.returncode}\n--- script ---\n{script}\n"
-            f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
-            f"{result.stderr[-4000:]}"
+            + _output(result)
         )
     return result
 
@@ -812,20 +822,10 @@ def write_file(workdir, block):
 
 
 def run_program(path, workdir, where):
-    result = subprocess.run(
-        [str(path)],
-        cwd=workdir,
-        env=_env(workdir),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    result = _run_in(workdir, [str(path)])
     if result.returncode != 0:
         raise DocError(
-            f"{where}: the program exited with status {result.returncode}\n"
-            f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
-            f"{result.stderr[-4000:]}"
+            f"{where}: the program exited with status {result.returncode}\n" + _output(result)
         )
 
 
@@ -860,19 +860,10 @@ def cmake_fragment(block, workdir, prefix):
     ]
     if shutil.which("ninja"):
         cmd += ["-G", "Ninja"]
-    result = subprocess.run(
-        cmd,
-        cwd=workdir,
-        env=_env(workdir),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    result = _run_in(workdir, cmd)
     if result.returncode != 0:
         raise DocError(
-            f"{block.where}: configuring the block as a CMake project failed\n"
-            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            f"{block.where}: configuring the block as a CMake project failed\n" + _output(result)
         )
 
 

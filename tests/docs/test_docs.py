@@ -102,6 +102,8 @@ from docs_harness import (
     plan_shell,
     rel,
     run_page,
+    run_program,
+    run_shell,
     split_statements,
 )
 
@@ -164,6 +166,24 @@ def test_unknown_language_and_bare_fences_fail(tmp_path):
     for opening in ("```", "```cobol", "```python nonsense", "```cpp no_run"):
         with pytest.raises(DocError):
             parse_blocks(page, f"{opening}\nx\n```\n")
+
+
+def test_a_failing_shell_block_or_program_reports_its_status_and_output(tmp_path):
+    # What a failing block shows: where, the exit status, the script, and both streams' tails.
+    with pytest.raises(DocError) as info:
+        run_shell("echo to-stdout; echo to-stderr >&2; exit 3", tmp_path, "page.md:7")
+    text = str(info.value)
+    assert text.startswith("page.md:7: exit status 3\n--- script ---\necho to-stdout")
+    assert "--- stdout ---\nto-stdout\n" in text and "--- stderr ---\nto-stderr\n" in text
+    program = tmp_path / "prog.sh"
+    program.write_text("#!/bin/sh\necho said; echo " + "x" * 5000 + " >&2; exit 4\n")
+    program.chmod(0o755)
+    with pytest.raises(DocError) as info:
+        run_program(program, tmp_path, "page.md:9")
+    text = str(info.value)
+    assert text.startswith("page.md:9: the program exited with status 4\n--- stdout ---\nsaid")
+    assert text.endswith("x" * 3999 + "\n")  # the tail of stderr, 4000 characters
+    run_shell("true", tmp_path, "page.md:11")  # success: nothing raised
 
 
 def test_snippets_split_into_declarations_and_statements():

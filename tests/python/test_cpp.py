@@ -7,6 +7,7 @@ which compile in a fraction of a second.
 
 import ctypes
 import hashlib
+import inspect
 import json
 import os
 import pathlib
@@ -336,6 +337,27 @@ def test_bad_arguments(tmp_path, cache):
         ferry.cpp.load_inline("jit_x", "int \ud800;")
     with pytest.raises(TypeError, match="extra_cflags must be strings"):
         ferry.cpp.build("jit_x", [_tiny(tmp_path, "x", "int x;\n")], extra_cflags=[1])
+
+
+def test_build_and_load_share_one_signature(tmp_path, cache):
+    # build and load take the same arguments (one declaration), by position or keyword; an
+    # argument that does not fit names the public function, like Python's own TypeError.
+    for f in (ferry.cpp.build, ferry.cpp.load):
+        params = inspect.signature(f).parameters
+        assert list(params)[:2] == ["name", "sources"] and "debug_info" in params
+        assert "cpp_source" not in params and f.__doc__
+        with pytest.raises(TypeError, match=rf"ferry\.cpp\.{f.__name__}\(\): .*'bogus'"):
+            f("jit_x", [], bogus=1)
+        with pytest.raises(TypeError, match=rf"ferry\.cpp\.{f.__name__}\(\): .*'cpp_source'"):
+            f("jit_x", cpp_source="int x;")
+        with pytest.raises(TypeError, match=rf"ferry\.cpp\.{f.__name__}\(\): .*positional"):
+            f("jit_x", [], None)
+        with pytest.raises(TypeError, match=rf"ferry\.cpp\.{f.__name__}\(\): .*'name'"):
+            f()
+    assert inspect.signature(ferry.cpp.build).return_annotation == "str"
+    src = _tiny(tmp_path, "both", 'extern "C" int both() { return 3; }\n')
+    path = ferry.cpp.build("jit_both", sources=[src], build_dir=tmp_path / "b", verbose=False)
+    assert ferry.cpp.load("jit_both", [src], build_dir=tmp_path / "b") == path
 
 
 def test_build_dir_builds_outside_the_cache(tmp_path, cache):

@@ -50,6 +50,14 @@ def report_lines(stderr):
     return [line for line in stderr.splitlines() if line.startswith("ferry:")]
 
 
+def assert_runs_clean(code, stdout="", check="1", cwd=None):
+    """Runs `code` as `run` does: it prints `stdout`, exits 0 and reports no leak."""
+    r = run(code, check=check, cwd=cwd)
+    assert r.stdout == stdout, r.stderr
+    assert r.returncode == 0, r.stderr
+    assert report_lines(r.stderr) == []
+
+
 CLEAN = """
     import ferry
     x = ferry.List([1, "two", ferry.Map({"k": 3})])
@@ -63,10 +71,7 @@ CLEAN = """
 
 
 def test_a_clean_program_exits_zero_and_prints_no_report():
-    r = run(CLEAN)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "done\n"
-    assert report_lines(r.stderr) == []
+    assert_runs_clean(CLEAN, stdout="done\n")
 
 
 def test_a_cycle_of_ferry_objects_fails_the_exit_naming_its_type_and_count():
@@ -142,7 +147,7 @@ def test_a_py_class_instance_kept_in_a_cycle_is_reported_by_its_type_key():
 
 @pytest.mark.parametrize("value", [None, "", "0"])
 def test_the_check_is_off_unless_asked_for(value):
-    r = run(
+    assert_runs_clean(
         """
         import ferry
         a = ferry.List([1])
@@ -150,8 +155,6 @@ def test_the_check_is_off_unless_asked_for(value):
         """,
         check=value,
     )
-    assert r.returncode == 0, r.stderr
-    assert report_lines(r.stderr) == []
 
 
 def test_a_value_other_than_0_or_1_is_named_and_turns_the_check_on():
@@ -165,7 +168,7 @@ def test_a_value_other_than_0_or_1_is_named_and_turns_the_check_on():
 def test_an_atexit_hook_that_runs_after_ferrys_own_still_works_under_the_check():
     # atexit hooks run last-registered first: `late`, registered before ferry's import, runs
     # after ferry's hook. Ferry's caches are dropped only when its modules are torn down.
-    r = run(
+    assert_runs_clean(
         """
         import atexit
         def late():
@@ -173,17 +176,15 @@ def test_an_atexit_hook_that_runs_after_ferrys_own_still_works_under_the_check()
             print(ferry.List([1, 2])[1], ferry.get_global_func("ferry.Repr") is not None)
         atexit.register(late)
         import ferry
-        """
+        """,
+        stdout="2 True\n",
     )
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "2 True\n"
-    assert report_lines(r.stderr) == []
 
 
 def test_callables_the_registries_hold_are_not_leaks():
     # A default factory and a registered global made from Python callables: libferry's
     # registries hold them for the process, and drop them before counting.
-    r = run(
+    assert_runs_clean(
         """
         import ferry
 
@@ -195,8 +196,6 @@ def test_callables_the_registries_hold_are_not_leaks():
         ferry.register_func("leak_test.twice", lambda v: 2 * v)
         """
     )
-    assert r.returncode == 0, r.stderr
-    assert report_lines(r.stderr) == []
 
 
 def test_a_default_factory_that_is_a_class_of_the_package_is_not_a_leak():
@@ -204,7 +203,7 @@ def test_a_default_factory_that_is_a_class_of_the_package_is_not_a_leak():
     # methods hold ferry.container's globals: 32 Functions. libferry drops its tables only after
     # Py_Finalize, too late to free a Python object; ferry._core's teardown clears the defaults
     # of the types it registered while the interpreter can still free what they hold.
-    r = run(
+    assert_runs_clean(
         """
         import ferry
 
@@ -217,11 +216,9 @@ def test_a_default_factory_that_is_a_class_of_the_package_is_not_a_leak():
         t.tags.append(1)
         made = ferry.make_node("leak_test.Tagged")  # libferry's recorded defaults
         print(list(t.tags), list(made.tags), made.scale, made.tags.same_as(t.tags))
-        """
+        """,
+        stdout="[1] [] 1.5 False\n",
     )
-    assert r.stdout == "[1] [] 1.5 False\n", r.stderr
-    assert r.returncode == 0, r.stderr
-    assert report_lines(r.stderr) == []
 
 
 def test_a_global_registered_by_a_module_python_frees_first_is_not_a_leak(tmp_path):
@@ -239,16 +236,14 @@ def test_a_global_registered_by_a_module_python_frees_first_is_not_a_leak(tmp_pa
                 return KEPT
             """,
     )
-    r = run(
+    assert_runs_clean(
         """
         import registers, ferry
         print(len(ferry.get_global_func("leak_test.kept")()))
         """,
+        stdout="2\n",
         cwd=tmp_path,
     )
-    assert r.stdout == "2\n", r.stderr
-    assert r.returncode == 0, r.stderr
-    assert report_lines(r.stderr) == []
 
 
 def test_a_callable_freed_while_python_finalizes_releases_what_it_holds(tmp_path):
@@ -269,10 +264,7 @@ def test_a_callable_freed_while_python_finalizes_releases_what_it_holds(tmp_path
             HELD = ferry.List([ferry.convert(other.g)])
             """,
     )
-    r = run("import holder\nprint(len(holder.HELD[0]()))\n", cwd=tmp_path)
-    assert r.stdout == "1\n", r.stderr
-    assert r.returncode == 0, r.stderr
-    assert report_lines(r.stderr) == []
+    assert_runs_clean("import holder\nprint(len(holder.HELD[0]()))\n", stdout="1\n", cwd=tmp_path)
 
 
 def test_a_cycle_through_a_module_level_callable_is_still_reported(tmp_path):

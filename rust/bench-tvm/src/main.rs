@@ -6,7 +6,7 @@
 #[path = "../../ferry/benches/harness/mod.rs"]
 mod harness;
 
-use harness::{ratio, run_rounds, time, Op};
+use harness::{ferry_add, ratio, run_rounds, time, Op};
 use std::hint::black_box;
 
 extern "C" {
@@ -37,8 +37,7 @@ fn main() {
     let arc = std::sync::Arc::new(7i64);
 
     // Sanity: both sides compute the same thing.
-    let r: i64 = f_add.call((1i64, 2i64)).unwrap().try_into().unwrap();
-    assert_eq!(r, 3);
+    assert_eq!(ferry_add(&f_add), 3);
     let r = i64::try_from(t_add.call_tuple((1i64, 2i64)).unwrap()).unwrap();
     assert_eq!(r, 3);
 
@@ -52,59 +51,25 @@ fn main() {
     };
     let mut ops = vec![
         // 0-2: add(1, 2) with the result read back as i64.
-        Op::new(|n| {
-            for _ in 0..n {
-                let r: i64 = f_add
-                    .call((black_box(1i64), black_box(2i64)))
-                    .unwrap()
-                    .try_into()
-                    .unwrap();
-                black_box(r);
-            }
-            n
+        Op::each(|| ferry_add(&f_add)),
+        Op::each(|| {
+            i64::try_from(
+                t_add
+                    .call_tuple((black_box(1i64), black_box(2i64)))
+                    .unwrap(),
+            )
+            .unwrap()
         }),
-        Op::new(|n| {
-            for _ in 0..n {
-                let r = i64::try_from(
-                    t_add
-                        .call_tuple((black_box(1i64), black_box(2i64)))
-                        .unwrap(),
-                )
-                .unwrap();
-                black_box(r);
-            }
-            n
-        }),
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(plain)(black_box(1), black_box(2)));
-            }
-            n
-        }),
+        Op::each(|| black_box(plain)(black_box(1), black_box(2))),
         // 3-6: a C++ loop calling a Rust closure, and the same loop calling a C++ function.
         Op::new(|n| ferry_loop(&f_closure, n)),
         Op::new(|n| tvm_loop(&t_closure, n)),
         Op::new(|n| ferry_loop(&f_inc, n)),
         Op::new(|n| tvm_loop(&t_inc, n)),
         // 7-9: clone + drop of a function reference.
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(&f_add).clone());
-            }
-            n
-        }),
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(&t_add).clone());
-            }
-            n
-        }),
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(&arc).clone());
-            }
-            n
-        }),
+        Op::each(|| black_box(&f_add).clone()),
+        Op::each(|| black_box(&t_add).clone()),
+        Op::each(|| black_box(&arc).clone()),
     ];
     run_rounds(&mut ops, N, ROUNDS);
 

@@ -363,6 +363,10 @@ extern "C" {
         out_resource: *mut *mut c_void,
     ) -> c_int;
     pub fn FerryFunctionSetStackReserve(func: FerryObjectHandle, bytes: usize) -> c_int;
+    pub fn FerryDeleterSetStackReserve(
+        deleter: Option<unsafe extern "C" fn(arg: *mut c_void)>,
+        bytes: usize,
+    ) -> c_int;
     pub fn FerryFunctionGetParamNames(
         func: FerryObjectHandle,
         out_count: *mut i32,

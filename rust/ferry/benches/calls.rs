@@ -7,7 +7,7 @@ mod common;
 mod harness;
 
 use ferry::{Any, Function, Object, ObjectRef};
-use harness::{row, run_rounds, Op};
+use harness::{ferry_add, row, run_rounds, Op};
 use std::hint::black_box;
 
 #[derive(ferry::Object, Clone)]
@@ -31,12 +31,7 @@ fn count(path: &str, n: u64) {
     match path {
         "tuple" => {
             for _ in 0..n {
-                let r: i64 = add
-                    .call((black_box(1i64), black_box(2i64)))
-                    .unwrap()
-                    .try_into()
-                    .unwrap();
-                black_box(r);
+                black_box(ferry_add(&add));
             }
         }
         "call" => {
@@ -149,54 +144,25 @@ fn main() {
     let point = p.to_object().unwrap();
     let x: ObjectRef = ferry::make_node("demo.IntImm", &[("value", Any::from(7i64))]).unwrap();
     let boxed = Box::new((7i64, 0i64));
+    let boxed_point = Box::new(p.clone());
     let arc = std::sync::Arc::new(7i64);
 
     let mut ops = vec![
         // 0: a Rust call of a C++ global (int, int) -> int, result converted back.
-        Op::new(|n| {
-            for _ in 0..n {
-                let r: i64 = add
-                    .call((black_box(1i64), black_box(2i64)))
-                    .unwrap()
-                    .try_into()
-                    .unwrap();
-                black_box(r);
-            }
-            n
-        }),
+        Op::each(|| ferry_add(&add)),
         // 1: the same, result not converted.
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(add.call((black_box(1i64), black_box(2i64))).is_ok());
-            }
-            n
-        }),
+        Op::each(|| add.call((black_box(1i64), black_box(2i64))).is_ok()),
         // 2: through call_packed, result converted.
-        Op::new(|n| {
-            for _ in 0..n {
-                let r: i64 = add
-                    .call_packed(black_box(&packed_views))
-                    .unwrap()
-                    .try_into()
-                    .unwrap();
-                black_box(r);
-            }
-            n
+        Op::each(|| -> i64 {
+            add.call_packed(black_box(&packed_views))
+                .unwrap()
+                .try_into()
+                .unwrap()
         }),
         // 3: the raw C ABI: two cells, FerryFunctionCall, read the result.
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(raw_add(&add, black_box(1), black_box(2)));
-            }
-            n
-        }),
+        Op::each(|| raw_add(&add, black_box(1), black_box(2))),
         // 4: a plain Rust dynamic call.
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(plain)(black_box(1), black_box(2)));
-            }
-            n
-        }),
+        Op::each(|| black_box(plain)(black_box(1), black_box(2))),
         // 5, 6: C++ calls a Rust closure / a C++ typed function.
         Op::new(|n| in_cpp_loop(&rust_inc, n)),
         Op::new(|n| in_cpp_loop(&cpp_inc, n)),
@@ -214,46 +180,14 @@ fn main() {
             n / 4
         }),
         // 9, 10: a derived struct read back from its object / a struct copied out of a Box.
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(Point::from_object(black_box(&point)).unwrap());
-            }
-            n
-        }),
-        Op::new(|n| {
-            let b = Box::new(p.clone());
-            for _ in 0..n {
-                black_box(black_box(&b).as_ref().clone());
-            }
-            n
-        }),
+        Op::each(|| Point::from_object(black_box(&point)).unwrap()),
+        Op::each(|| black_box(&boxed_point).as_ref().clone()),
         // 11, 12: a field read by name (FerryObjectGetAttr) of a C++ node / a field load.
-        Op::new(|n| {
-            for _ in 0..n {
-                let v: i64 = x.get_attr(black_box("value")).unwrap().try_into().unwrap();
-                black_box(v);
-            }
-            n
-        }),
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(&boxed).0);
-            }
-            n
-        }),
+        Op::each(|| -> i64 { x.get_attr(black_box("value")).unwrap().try_into().unwrap() }),
+        Op::each(|| black_box(&boxed).0),
         // 13, 14: clone + drop of a reference / of an Arc.
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(&x).clone());
-            }
-            n
-        }),
-        Op::new(|n| {
-            for _ in 0..n {
-                black_box(black_box(&arc).clone());
-            }
-            n
-        }),
+        Op::each(|| black_box(&x).clone()),
+        Op::each(|| black_box(&arc).clone()),
     ];
     run_rounds(&mut ops, N, ROUNDS);
 

@@ -1,5 +1,8 @@
 //! The timing of the Rust benchmarks (benches/calls.rs and rust/bench-tvm): operations run in
-//! interleaved rounds on the thread's CPU clock, each table row a ratio taken within a round.
+//! interleaved rounds on the thread's CPU clock, each table row a ratio taken within a round;
+//! and the operations both tables time.
+use std::hint::black_box;
+
 /// The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID): on a loaded machine, time
 /// spent preempted is not counted, as it is in wall time.
 pub fn thread_cpu_ns() -> u64 {
@@ -33,6 +36,26 @@ impl<'a> Op<'a> {
             times: Vec::new(),
         }
     }
+
+    /// The op that calls `once` per operation, its result kept from the optimizer.
+    pub fn each<T>(mut once: impl FnMut() -> T + 'a) -> Op<'a> {
+        Op::new(move |n| {
+            for _ in 0..n {
+                black_box(once());
+            }
+            n
+        })
+    }
+}
+
+/// Ferry's call of a C++ global `add(int, int)` with (1, 2), the result read back as i64: the
+/// first row of both tables.
+#[inline(always)]
+pub fn ferry_add(add: &ferry::Function) -> i64 {
+    add.call((black_box(1i64), black_box(2i64)))
+        .unwrap()
+        .try_into()
+        .unwrap()
 }
 
 /// Runs every op `n` times per round, all ops in each round one after another (interleaved),

@@ -128,6 +128,8 @@ final class C {
   static final MethodHandle FUNCTION_CREATE = fn("FerryFunctionCreate", ints(PTR, PTR, PTR, PTR));
   static final MethodHandle FUNCTION_SET_STACK_RESERVE =
       fn("FerryFunctionSetStackReserve", ints(PTR, JAVA_LONG));
+  static final MethodHandle DELETER_SET_STACK_RESERVE =
+      fn("FerryDeleterSetStackReserve", ints(PTR, JAVA_LONG));
   static final MethodHandle FUNCTION_CALL = fn("FerryFunctionCall", ints(PTR, PTR, JAVA_INT, PTR));
   static final MethodHandle FUNCTION_GET_GLOBAL = fn("FerryFunctionGetGlobal", ints(PTR, PTR));
   static final MethodHandle FUNCTION_SET_GLOBAL =

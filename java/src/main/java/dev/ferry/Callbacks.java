@@ -27,9 +27,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * pointers as {@code long} (the adapter makes no MemorySegment), and every Java function is made
  * with a stack reserve ({@link #STACK_RESERVE}, FerryFunctionSetStackReserve): C++ refuses to
  * enter the stub with a RuntimeError while less than that is left, so the adapter always has
- * the stack the JVM's guard and shadow zones ask for. {@link #RELEASE}, an upcall too, is kept by
- * C++ for the next call of a Java function when a function dies with less than that left. The
- * other deleters ({@link #PAYLOAD_DELETER}, {@link #OWNER_RELEASE}) have no such guard.
+ * the stack the JVM's guard and shadow zones ask for. The deleters are upcalls too, run wherever
+ * the last reference dies: {@link #RELEASE} (a function's) is kept by C++ for the next call of a
+ * Java function when a function dies with less than that left, and so are {@link
+ * #PAYLOAD_DELETER} and {@link #OWNER_RELEASE}, given the same reserve by
+ * FerryDeleterSetStackReserve (or the next such release that has the stack).
  */
 @SuppressWarnings("restricted") // upcall stubs: the way C++ calls Java
 final class Callbacks {
@@ -68,8 +70,18 @@ final class Callbacks {
       RELEASE = deleterStub("release");
       PAYLOAD_DELETER = deleterStub("releasePayload");
       OWNER_RELEASE = deleterStub("releaseOwner");
-    } catch (ReflectiveOperationException e) {
+      guard(PAYLOAD_DELETER);
+      guard(OWNER_RELEASE);
+    } catch (Throwable e) {
       throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Makes C++ keep `deleter` for later rather than run it with less than the reserve left. */
+  private static void guard(MemorySegment deleter) throws Throwable {
+    int rc = (int) C.DELETER_SET_STACK_RESERVE.invokeExact(deleter, STACK_RESERVE);
+    if (rc != 0) {
+      throw Errors.take();
     }
   }
 

@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,31 +33,28 @@ final class Errors {
   private static final MemorySegment CALLBACK_FAILED =
       Arena.global().allocateFrom("a Java callback failed and its exception could not be kept");
 
+  /**
+   * The Ferry kinds of Java exception classes, the first match wins; any other exception is a
+   * RuntimeError (a FerryException keeps its own kind).
+   */
+  private static final List<Map.Entry<Class<? extends Throwable>, String>> KINDS = List.of(
+      Map.entry(IllegalArgumentException.class, "ValueError"),
+      Map.entry(ClassCastException.class, "TypeError"),
+      Map.entry(IndexOutOfBoundsException.class, "IndexError"),
+      Map.entry(NoSuchElementException.class, "KeyError"),
+      Map.entry(UnsupportedOperationException.class, "NotImplementedError"),
+      Map.entry(ArithmeticException.class, "ZeroDivisionError"),
+      Map.entry(OutOfMemoryError.class, "MemoryError"));
+
   /** The kind a Java exception becomes in Ferry. */
   static String kindOf(Throwable t) {
     if (t instanceof FerryException fe) {
       return fe.kind();
     }
-    if (t instanceof IllegalArgumentException) {
-      return "ValueError";
-    }
-    if (t instanceof ClassCastException) {
-      return "TypeError";
-    }
-    if (t instanceof IndexOutOfBoundsException) {
-      return "IndexError";
-    }
-    if (t instanceof NoSuchElementException) {
-      return "KeyError";
-    }
-    if (t instanceof UnsupportedOperationException) {
-      return "NotImplementedError";
-    }
-    if (t instanceof ArithmeticException) {
-      return "ZeroDivisionError";
-    }
-    if (t instanceof OutOfMemoryError) {
-      return "MemoryError";
+    for (Map.Entry<Class<? extends Throwable>, String> kind : KINDS) {
+      if (kind.getKey().isInstance(t)) {
+        return kind.getValue();
+      }
     }
     return "RuntimeError";
   }

@@ -39,6 +39,18 @@ class CallbackTest {
     String wrongCast = caught(a -> (String) a[0]);
     assertTrue(wrongCast.startsWith("TypeError: "), wrongCast);
     assertEquals("no error", caught(a -> null));
+    // Every mapped class, subclasses by their first mapped ancestor.
+    assertEquals("KeyError: none",
+        caught(a -> { throw new java.util.NoSuchElementException("none"); }));
+    assertEquals("NotImplementedError: later",
+        caught(a -> { throw new UnsupportedOperationException("later"); }));
+    assertEquals("ZeroDivisionError: / by zero", caught(a -> 1L / ((Long) a[0] - 1L)));
+    assertEquals("MemoryError: full", caught(a -> { throw new OutOfMemoryError("full"); }));
+    assertEquals("ValueError: For input string: \"x\"", caught(a -> Long.parseLong("x")));
+    assertEquals("IndexError: Index 3 out of bounds for length 1",
+        caught(a -> new long[] {0L}[(int) (3L * (Long) a[0])]));
+    assertEquals("RuntimeError: java.lang.StackOverflowError: deep",
+        caught(a -> { throw new StackOverflowError("deep"); }));
   }
 
   @Test
@@ -106,7 +118,8 @@ class CallbackTest {
 
   /**
    * RecursionProbe: endless recursion through C++ at any frame layout and stack size is a
-   * RuntimeError (the stack reserve of Java functions), never a JVM abort.
+   * RuntimeError (the stack reserve of Java functions), never a JVM abort; nor is releasing a
+   * Java function, an error raised from Java or a view made by Java at the stack's end.
    */
   @Test
   void endlessRecursionThroughCppIsAnErrorNotACrash() throws Exception {
@@ -132,6 +145,7 @@ class CallbackTest {
     expected.add("throws StackOverflowError: caught StackOverflowError");
     expected.add("overflows in Java: caught StackOverflowError");
     expected.add("closing at the stack's end: released");
+    expected.add("errors and views released at the stack's end: released");
     expected.add("alive");
     assertEquals(expected, out.lines().toList(), out);
   }

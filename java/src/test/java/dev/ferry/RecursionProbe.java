@@ -7,8 +7,9 @@ package dev.ferry;
  * one with 8 MiB, and on a C++ thread the JVM did not start. The StackOverflowError used to
  * strike inside the JDK's upcall adapter, and abort the JVM or not by where the frames fell.
  * Then lambdas called from C++ that throw a StackOverflowError or overflow the stack in Java,
- * and Java functions closed at the stack's end. Prints what the first caller caught, one line
- * per case, then "alive".
+ * Java functions closed at the stack's end, and errors raised from Java and views of a tensor
+ * released there (their deleters are Java upcalls too). Prints what the first caller caught, one
+ * line per case, then "alive".
  */
 final class RecursionProbe {
   private RecursionProbe() {}
@@ -37,6 +38,66 @@ final class RecursionProbe {
   private static long closeAll(long depth) {
     Function.of(ONE).close();
     return closeAll(depth + 1) + 1;
+  }
+
+  /** Errors raised from Java (each carrying its exception) and read-only views, to release. */
+  private static long[] errors;
+  private static Tensor[] views;
+  /** How many of `errors` and `views` were released; how many at the current run's end. */
+  private static int dropped;
+  private static int droppedThisRun;
+
+  /**
+   * Recurses without end; as the StackOverflowError unwinds, each of the deepest 50 levels
+   * releases one error and one view (their deleters run there, at the stack's end) and passes
+   * the error on.
+   */
+  private static void dropAtTheEnd(long depth) {
+    try {
+      dropAtTheEnd(depth + 1);
+    } catch (StackOverflowError e) {
+      if (droppedThisRun < 50 && dropped < errors.length) {
+        views[dropped].close(); // idempotent: a retry one level up after an overflow here
+        if (errors[dropped] != 0) {
+          C.decRef(errors[dropped]);
+          errors[dropped] = 0;
+        }
+        dropped++;
+        droppedThisRun++;
+      }
+      throw e;
+    }
+  }
+
+  /** The error Errors.raise makes of `t` (a new reference), taken from the raised slot. */
+  private static long javaError(Throwable t) {
+    Errors.raise(t);
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      java.lang.foreign.MemorySegment out = arena.allocate(8);
+      C.ERROR_MOVE_FROM_RAISED.invokeExact(out);
+      return out.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+    } catch (Throwable e) {
+      throw C.rethrow(e);
+    }
+  }
+
+  /**
+   * Runs `recursion`, which has no end, 20 times on a new thread with a 256 KiB stack (each run
+   * ends where a StackOverflowError strikes, at another depth each time), and waits for it.
+   */
+  private static void twentyTimesOnASmallStack(String name, Runnable recursion)
+      throws InterruptedException {
+    Thread t = new Thread(null, () -> {
+      for (int i = 0; i < 20; i++) {
+        try {
+          recursion.run();
+        } catch (StackOverflowError e) {
+          // expected: the recursion has no end
+        }
+      }
+    }, name, 256L << 10);
+    t.start();
+    t.join();
   }
 
   /** Calls `f` through C++ on a thread with `stack` bytes (0: the default) and prints. */
@@ -82,17 +143,7 @@ final class RecursionProbe {
     report("overflows in Java", 256L << 10, Function.of(a -> deep(0)));
     // Closing a Java function runs its deleter, a Java upcall, at any depth: one at the stack's
     // end waits for the next call of a Java function that has the stack (else an abort).
-    Thread closer = new Thread(null, () -> {
-      for (int i = 0; i < 20; i++) {
-        try {
-          closeAll(0);
-        } catch (StackOverflowError e) {
-          // expected: the recursion has no end
-        }
-      }
-    }, "closer", 256L << 10);
-    closer.start();
-    closer.join();
+    twentyTimesOnASmallStack("closer", () -> closeAll(0));
     // Deferred deleters run at the next call of a Java function; unclosed ones by the Cleaner.
     Function other = Function.of(a -> 2L);
     boolean released = TestSupport.gcUntil(() -> {
@@ -100,6 +151,37 @@ final class RecursionProbe {
       return Callbacks.BODIES.values().stream().noneMatch(b -> b == ONE);
     });
     System.out.println("closing at the stack's end: " + (released ? "released" : "kept " + Callbacks.BODIES.values().stream().filter(b -> b == ONE).count()));
+    // Errors raised from Java and views made by Java release their exception and their tensor
+    // through Java deleters, at any depth: one at the stack's end waits like a function's.
+    int n = 20 * 50;
+    errors = new long[n];
+    views = new Tensor[n];
+    Tensor base = Tensor.empty(new long[] {4}, DataType.FLOAT32);
+    RuntimeException payload = new RuntimeException("carried by the errors");
+    for (int i = 0; i < n; i++) {
+      errors[i] = javaError(payload);
+      views[i] = base.readOnlyView();
+    }
+    twentyTimesOnASmallStack("dropper", () -> {
+      droppedThisRun = 0;
+      dropAtTheEnd(0);
+    });
+    int atTheEnd = dropped;
+    for (int i = 0; i < n; i++) { // what the runs did not reach
+      views[i].close();
+      if (errors[i] != 0) {
+        C.decRef(errors[i]);
+      }
+    }
+    boolean freed = TestSupport.gcUntil(() -> {
+      call.call(other);
+      return Errors.PAYLOADS.values().stream().noneMatch(t -> t == payload)
+          && base.useCount() == 1;
+    });
+    System.out.println("errors and views released at the stack's end: "
+        + (atTheEnd >= 20 && freed ? "released" : atTheEnd + " dropped there, "
+        + Errors.PAYLOADS.values().stream().filter(t -> t == payload).count()
+        + " payloads and " + (base.useCount() - 1) + " views kept"));
     System.out.println("alive");
   }
 }
