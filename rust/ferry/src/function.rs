@@ -37,6 +37,13 @@ unsafe impl ObjectType for Function {
     }
 }
 
+/// The stack a Rust closure needs left on entry (FerryFunctionSetStackReserve): with less, C++
+/// refuses the call with a RuntimeError ("maximum recursion depth exceeded"), so that a closure
+/// calling itself through C++ without end becomes an error its callers see, not a stack overflow,
+/// which Rust ends by aborting the process. 64 KiB covers the error's way back (C++'s throw and
+/// backtrace, a panic caught in the closure and its message printed: tests/recursion.rs).
+const CALLBACK_STACK_RESERVE: usize = 64 << 10;
+
 /// The text of a panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
@@ -146,6 +153,8 @@ impl Function {
                 Error::take_raised()
             );
         }
+        // SAFETY: a Function made by FerryFunctionCreate, not yet shared.
+        unsafe { sys::FerryFunctionSetStackReserve(handle, CALLBACK_STACK_RESERVE) };
         Function {
             // SAFETY: a new reference.
             obj: unsafe { ObjectRef::from_owned_handle(handle) },
