@@ -3,7 +3,14 @@
 //! makes its call sound (live objects as `&ObjectRef`, strings as `&CStr`, cells as `&Any`)
 //! and says why in a `SAFETY:` comment; they are `#[inline]` so that moving a call here costs
 //! nothing on the paths the benchmarks measure.
+//!
+//! The submodules: `cell` defines the value cells [`Any`] and [`AnyView`] and reads their
+//! members; `call` makes and receives calls (argument and result cells, the trampoline of Rust
+//! closures, the global table). This file holds errors, libraries, types and containers.
 use std::ffi::{c_char, c_int, CStr};
+
+pub(crate) mod call;
+pub(crate) mod cell;
 
 use crate::any::{reload_cell, Any, AnyView, FromAny};
 use crate::error::{Error, Result};
