@@ -27,6 +27,47 @@ const _: () = assert!(std::mem::size_of::<Function>() == std::mem::size_of::<Obj
 /// One argument of a call as [`IntoArg::into_cell`](crate::IntoArg::into_cell) makes it: a
 /// value made for the call (owned: released after it) or one borrowed for `'a`. Only these two
 /// constructors make one, so the release after the call is always of a reference the call owns.
+///
+/// Safe code cannot hand a call a cell of its own making, which FerryFunctionCall would trust
+/// (an object pointer it made up, or a borrowed object marked owned and released after the
+/// call), as the public traits once allowed:
+///
+/// ```compile_fail,E0053
+/// use ferry::{sys, Arg, Function, IntoArg};
+/// struct Forged;
+/// impl<'a> IntoArg<'a> for Forged {
+///     const OWNED: bool = true;
+///     fn into_arg(self) -> Arg<'a> {
+///         Arg::Owned(ferry::Any::none())
+///     }
+///     fn into_cell(self) -> sys::FerryAny {
+///         sys::FerryAny {
+///             type_index: sys::kFerryStaticObjectBegin,
+///             small_len: 0,
+///             value: sys::FerryAnyValue { v_int64: 16 },
+///         }
+///     }
+/// }
+/// let f = Function::from_fn(|_x: ferry::Any| Ok(()));
+/// let _ = f.call((Forged,));
+/// ```
+///
+/// ```compile_fail,E0053
+/// use ferry::{sys, Function, IntoArgs};
+/// struct Forged;
+/// impl<'a> IntoArgs<'a> for Forged {
+///     fn with_cells<R>(self, f: impl FnOnce(&[sys::FerryAny]) -> R) -> R {
+///         let cell = sys::FerryAny {
+///             type_index: sys::kFerryStaticObjectBegin,
+///             small_len: 0,
+///             value: sys::FerryAnyValue { v_int64: 16 },
+///         };
+///         f(&[cell])
+///     }
+/// }
+/// let f = Function::from_fn(|_x: ferry::Any| Ok(()));
+/// let _ = f.call(Forged);
+/// ```
 #[doc(hidden)]
 pub struct ArgCell<'a> {
     view: AnyView<'a>,
