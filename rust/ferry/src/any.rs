@@ -236,6 +236,7 @@ impl FromAny for () {
     fn type_str() -> std::string::String {
         "None".into()
     }
+    #[inline]
     fn from_view(view: &AnyView<'_>) -> Option<()> {
         view.is_none().then_some(())
     }
@@ -253,15 +254,19 @@ impl FromAny for f64 {
     fn type_str() -> std::string::String {
         "float".into()
     }
+    #[inline]
     fn from_view(view: &AnyView<'_>) -> Option<f64> {
-        view.float()
-            .or_else(|| view.int().map(|value| value as f64))
+        match view.type_index() {
+            sys::kFerryFloat => view.float(),
+            _ => view.int().map(|value| value as f64),
+        }
     }
 }
 impl FromAny for f32 {
     fn type_str() -> std::string::String {
         "float32".into()
     }
+    #[inline]
     fn from_view(view: &AnyView<'_>) -> Option<f32> {
         f64::from_view(view).map(|x| x as f32)
     }
