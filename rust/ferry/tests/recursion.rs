@@ -48,8 +48,28 @@ fn recurse_endlessly(panic: bool) -> String {
     format!("{}|{}|{depth}|{after}", err.kind(), err.message())
 }
 
+/// The child `tiny-thread`: one call of a closure from C++ on a thread whose whole stack is
+/// smaller than the reserve; prints `kind|message`.
+fn call_on_a_tiny_thread() -> String {
+    common::load_demo(); // (dlopen on the main thread)
+    let call_n = Function::get_global_required("demo.call_n").unwrap();
+    let inc = Function::from_fn(|x: i64| Ok(x + 1));
+    std::thread::Builder::new()
+        .stack_size(48 << 10)
+        .spawn(move || {
+            let err = call_n
+                .call((&inc, 1i64, 1i64))
+                .expect_err("a call on 48 KiB");
+            format!("{}|{}", err.kind(), err.message())
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
 fn child(mode: &'static str) {
     let line = match mode {
+        "tiny-thread" => call_on_a_tiny_thread(),
         "main" => recurse_endlessly(false),
         "small-thread" | "small-thread-panic" => std::thread::Builder::new()
             .stack_size(256 << 10)
@@ -124,6 +144,22 @@ fn endless_recursion_is_an_error(mode: &str) {
     println!("endless recursion on `{mode}`: {parts:?}");
 }
 
+/// On a thread with less stack than the reserve at all, every call of a Rust closure from C++ is
+/// the same RuntimeError (never a crash).
+fn a_closure_on_a_tiny_stack_is_an_error() {
+    let (status, out, err) = run_child("tiny-thread");
+    assert!(status.success(), "the child died ({status}):\n{out}\n{err}");
+    let line = out.lines().last().unwrap_or("");
+    assert!(
+        line.starts_with(
+            "RuntimeError|maximum recursion depth exceeded: a callback of another \
+                          language needs 64 KiB of stack"
+        ),
+        "{line}"
+    );
+    println!("a closure on a 48 KiB thread: {line}");
+}
+
 fn main() {
     if let Ok(mode) = std::env::var(CHILD) {
         child(mode.leak());
@@ -133,5 +169,6 @@ fn main() {
     endless_recursion_is_an_error("small-thread");
     // The panics, and their messages printed, with what stack is left.
     endless_recursion_is_an_error("small-thread-panic");
-    println!("recursion: 3 cases passed");
+    a_closure_on_a_tiny_stack_is_an_error();
+    println!("recursion: 4 cases passed");
 }
