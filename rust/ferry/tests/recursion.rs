@@ -48,6 +48,20 @@ fn recurse_endlessly(panic: bool) -> String {
     format!("{}|{}|{depth}|{after}", err.kind(), err.message())
 }
 
+/// The child `rust-only`: a closure calling itself through `Function::call` (C's
+/// FerryFunctionCall, no C++ frame between) without end; prints `kind|message|depth|-`.
+fn recurse_through_rust_calls() -> String {
+    let rec = Function::from_fn(|f: Function| {
+        DEPTH.fetch_add(1, Ordering::Relaxed);
+        f.call((&f,))
+    });
+    let err = rec
+        .call((&rec,))
+        .expect_err("an endless recursion returned");
+    let depth = DEPTH.load(Ordering::Relaxed);
+    format!("{}|{}|{depth}|42", err.kind(), err.message())
+}
+
 /// The child `tiny-thread`: one call of a closure from C++ on a thread whose whole stack is
 /// smaller than the reserve; prints `kind|message`.
 fn call_on_a_tiny_thread() -> String {
@@ -70,6 +84,7 @@ fn call_on_a_tiny_thread() -> String {
 fn child(mode: &'static str) {
     let line = match mode {
         "tiny-thread" => call_on_a_tiny_thread(),
+        "rust-only" => recurse_through_rust_calls(),
         "main" => recurse_endlessly(false),
         "small-thread" | "small-thread-panic" => std::thread::Builder::new()
             .stack_size(256 << 10)
@@ -169,6 +184,7 @@ fn main() {
     endless_recursion_is_an_error("small-thread");
     // The panics, and their messages printed, with what stack is left.
     endless_recursion_is_an_error("small-thread-panic");
+    endless_recursion_is_an_error("rust-only");
     a_closure_on_a_tiny_stack_is_an_error();
-    println!("recursion: 4 cases passed");
+    println!("recursion: 5 cases passed");
 }
