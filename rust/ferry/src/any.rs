@@ -49,7 +49,7 @@ pub(crate) fn describe_cast_failure(view: &AnyView<'_>, expected: &str) -> (Stri
     }
 }
 
-/// The error of a failed conversion of `cell` to `T`: TypeError, or OverflowError for an int
+/// The error of a failed conversion of `view` to `T`: TypeError, or OverflowError for an int
 /// out of range (the kinds and texts of C++'s `Any::cast`).
 #[cold]
 #[inline(never)]
@@ -67,6 +67,7 @@ pub(crate) fn cast_error<T: FromAny>(view: &AnyView<'_>) -> Error {
 
 impl Any {
     /// The type index of what it holds (`ferry_sys::kFerryInt`, an object's index, ...).
+    #[inline]
     pub fn type_index(&self) -> i32 {
         self.raw().type_index
     }
@@ -77,6 +78,7 @@ impl Any {
     }
 
     /// Whether it holds None.
+    #[inline]
     pub fn is_none(&self) -> bool {
         self.type_index() == sys::kFerryNone
     }
@@ -93,8 +95,10 @@ impl Any {
             .unwrap_or_else(|| crate::container::String::from_bytes(bytes).into())
     }
 }
+
 impl<'a> AnyView<'a> {
     /// The type index of what it holds.
+    #[inline]
     pub fn type_index(&self) -> i32 {
         self.raw().type_index
     }
@@ -105,6 +109,7 @@ impl<'a> AnyView<'a> {
     }
 
     /// Whether it holds None.
+    #[inline]
     pub fn is_none(&self) -> bool {
         self.type_index() == sys::kFerryNone
     }
@@ -119,6 +124,7 @@ impl<'a> AnyView<'a> {
         }
     }
 }
+
 impl Default for Any {
     fn default() -> Any {
         Any::none()

@@ -56,7 +56,9 @@ pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 impl Function {
     /// A Function over a Rust closure taking the packed arguments: called from C++, Python or
     /// Rust, it receives borrowed views. An `Err` reaches the caller as an error of its kind; a
-    /// panic as a RuntimeError (it never unwinds through C).
+    /// panic as a RuntimeError (it never unwinds through C). A call that would enter it with
+    /// less than 64 KiB of the thread's stack left (a closure calling itself without end) is
+    /// refused with a RuntimeError, "maximum recursion depth exceeded".
     pub fn from_packed<F>(f: F) -> Function
     where
         F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
