@@ -47,8 +47,6 @@ pub(crate) fn with_c_str<R>(text: &str, f: impl FnOnce(*const c_char) -> R) -> R
     }
 }
 
-pub(crate) use crate::raw::str_of;
-
 impl Error {
     /// A new error of `kind` with `message`; its backtrace is the C++ stack of this call.
     pub fn new(kind: &str, message: &str) -> Error {

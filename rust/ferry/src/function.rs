@@ -1,12 +1,10 @@
 //! `Function`: Ferry's callable, from C++, Python or a Rust closure.
-use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::any::{
-    describe_cast_failure, reload_cell, write_cell_whole, Any, AnyView, FromAny, IntoAny, IntoArgs,
-};
-use crate::error::{c_string, str_of, Error, Result};
-use crate::object::{ObjectRef, ObjectType};
+use crate::any::{describe_cast_failure, Any, AnyView, FromAny, IntoAny, IntoArgs};
+use crate::error::{c_string, Error, Result};
+use crate::object::ObjectRef;
+use crate::raw::call as raw;
 use ferry_sys as sys;
 
 /// A Ferry function: a global registered in C++ (`FERRY_REGISTER_GLOBAL`), a Python callable,
@@ -23,22 +21,22 @@ use ferry_sys as sys;
 /// assert!(err.message().contains("argument 0"), "{}", err.message());
 /// # Ok::<(), ferry::Error>(())
 /// ```
+// repr(transparent): the core's `unsafe impl ObjectType` (raw/call.rs) relies on it.
 #[repr(transparent)]
 #[derive(Clone, Debug)]
 pub struct Function {
     obj: ObjectRef,
 }
 
-// SAFETY: repr(transparent) over ObjectRef; accepts only ferry.Function objects.
-unsafe impl ObjectType for Function {
-    const TYPE_KEY: &'static str = "ferry.Function";
-    fn accepts(obj: &ObjectRef) -> bool {
-        obj.type_index() == sys::kFerryFunction
-    }
-}
+/// The stack a Rust closure needs left on entry (FerryFunctionSetStackReserve): with less, C++
+/// refuses the call with a RuntimeError ("maximum recursion depth exceeded"), so that a closure
+/// calling itself through C++ without end becomes an error its callers see, not a stack overflow,
+/// which Rust ends by aborting the process. 64 KiB covers the error's way back (C++'s throw and
+/// backtrace, a panic caught in the closure and its message printed: tests/recursion.rs).
+pub(crate) const CALLBACK_STACK_RESERVE: usize = 64 << 10;
 
 /// The text of a panic payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_string()
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -49,106 +47,24 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Drops a panic payload, whose own Drop may panic too: never unwind out of here.
-fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
     if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         std::mem::forget(again);
-    }
-}
-
-/// The C entry point of a Rust closure of type `F` (one per closure type, so that the closure
-/// is called directly and inlined here, its result never moved through memory): runs it, turns
-/// an `Err` into the raised error and a panic into a RuntimeError. Nothing unwinds into C.
-unsafe extern "C" fn call_packed_trampoline<F>(
-    resource: *mut c_void,
-    args: *const sys::FerryAny,
-    num_args: i32,
-    result: *mut sys::FerryAny,
-) -> c_int
-where
-    F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
-{
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `resource` is the Box<F> this Function was made with, alive while the
-        // Function is; the arguments are borrowed for the call.
-        let (f, args) = unsafe {
-            let f = &*(resource as *const F);
-            let cells: &[sys::FerryAny] = if num_args <= 0 || args.is_null() {
-                &[]
-            } else {
-                std::slice::from_raw_parts(args, num_args as usize)
-            };
-            (f, AnyView::slice_from_raw(cells))
-        };
-        match f(args) {
-            Ok(value) => {
-                // SAFETY: the result cell arrives holding None; it now owns the value.
-                unsafe { write_cell_whole(result, value.into_raw()) };
-                0
-            }
-            Err(err) => {
-                err.raise();
-                -1
-            }
-        }
-    }));
-    match outcome {
-        Ok(rc) => rc,
-        Err(payload) => {
-            let message = c_string(&format!(
-                "a Rust function panicked: {}",
-                panic_message(payload.as_ref())
-            ));
-            drop_payload(payload);
-            // SAFETY: valid C strings; the error is copied.
-            unsafe { sys::FerryErrorSetRaisedFromCStr(c"RuntimeError".as_ptr(), message.as_ptr()) };
-            -1
-        }
-    }
-}
-
-/// Frees the closure of type `F` when its Function dies (a panic in its Drop is swallowed: it
-/// must not unwind into C).
-unsafe extern "C" fn drop_packed<F>(resource: *mut c_void) {
-    // SAFETY: the Box<F> made by from_packed, released once.
-    let boxed = unsafe { Box::from_raw(resource as *mut F) };
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(boxed))) {
-        drop_payload(payload);
     }
 }
 
 impl Function {
     /// A Function over a Rust closure taking the packed arguments: called from C++, Python or
     /// Rust, it receives borrowed views. An `Err` reaches the caller as an error of its kind; a
-    /// panic as a RuntimeError (it never unwinds through C).
+    /// panic as a RuntimeError (it never unwinds through C). A call that would enter it with
+    /// less than 64 KiB of the thread's stack left (a closure calling itself without end) is
+    /// refused with a RuntimeError, "maximum recursion depth exceeded".
     pub fn from_packed<F>(f: F) -> Function
     where
         F: Fn(&[AnyView<'_>]) -> Result<Any> + Send + Sync + 'static,
     {
-        // The closure's Box is the resource (dangling but not NULL for a closure of size 0).
-        let resource = Box::into_raw(Box::new(f)) as *mut c_void;
-        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-        // SAFETY: the trampoline matches FerryFunctionCallback; the Function owns `resource`
-        // and frees it with drop_packed::<F>.
-        let rc = unsafe {
-            sys::FerryFunctionCreate(
-                resource,
-                call_packed_trampoline::<F>,
-                Some(drop_packed::<F>),
-                &mut handle,
-            )
-        };
-        if rc != 0 {
-            // Only allocation can fail here; the resource was not taken.
-            // SAFETY: still ours.
-            unsafe { drop_packed::<F>(resource) };
-            panic!(
-                "ferry: FerryFunctionCreate failed: {}",
-                Error::take_raised()
-            );
-        }
         Function {
-            // SAFETY: a new reference.
-            obj: unsafe { ObjectRef::from_owned_handle(handle) },
+            obj: raw::function_from_packed(f),
         }
     }
 
@@ -163,17 +79,7 @@ impl Function {
 
     /// The global function `name`, or None when no function is registered under it.
     pub fn get_global(name: &str) -> Option<Function> {
-        let cname = c_string(name);
-        let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
-        // SAFETY: a valid name; a new reference or NULL.
-        if unsafe { sys::FerryFunctionGetGlobal(cname.as_ptr(), &mut handle) } != 0 {
-            drop(Error::take_raised());
-            return None;
-        }
-        (!handle.is_null()).then(|| Function {
-            // SAFETY: a new reference when not NULL.
-            obj: unsafe { ObjectRef::from_owned_handle(handle) },
-        })
+        raw::function_get_global(&c_string(name)).map(|obj| Function { obj })
     }
 
     /// The global function `name`, or a KeyError naming it.
@@ -188,68 +94,34 @@ impl Function {
 
     /// Registers `f` as the global `name`; a taken name is an error unless `override_`.
     pub fn register_global(name: &str, f: Function, override_: bool) -> Result<()> {
-        let cname = c_string(name);
-        // SAFETY: a valid name and a live Function; the registry takes its own reference.
-        Error::check(unsafe {
-            sys::FerryFunctionSetGlobal(cname.as_ptr(), f.obj.handle(), override_ as i32)
-        })
+        raw::function_set_global(&c_string(name), &f, override_)
     }
 
     /// Removes the global `name`; whether it existed.
     pub fn remove_global(name: &str) -> Result<bool> {
-        let cname = c_string(name);
-        let mut removed = 0;
-        // SAFETY: a valid name and out pointer.
-        Error::check(unsafe { sys::FerryFunctionRemoveGlobal(cname.as_ptr(), &mut removed) })?;
-        Ok(removed != 0)
+        raw::function_remove_global(&c_string(name))
     }
 
     /// Every global function name, sorted.
     pub fn list_global_names() -> Result<Vec<String>> {
-        let mut count = 0;
-        let mut names: *const *const c_char = std::ptr::null();
-        // SAFETY: the array stays valid until the next call on this thread; copied at once.
-        unsafe {
-            Error::check(sys::FerryFunctionListGlobalNames(&mut count, &mut names))?;
-            Ok((0..count.max(0) as usize)
-                .map(|i| str_of(*names.add(i)).to_string())
-                .collect())
-        }
+        raw::function_list_global_names()
     }
 
     /// Calls with a tuple of arguments: `f.call((1i64, "a", &obj))`.
     #[inline]
     pub fn call<'a>(&self, args: impl IntoArgs<'a>) -> Result<Any> {
-        args.with_cells(|cells| self.call_raw(cells))
+        args.with_cells(|args| raw::function_call(self, args))
     }
 
     /// Calls with packed, borrowed arguments.
     #[inline]
     pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        // SAFETY: AnyView is repr(transparent) over FerryAny.
-        let cells = unsafe { std::slice::from_raw_parts(args.as_ptr().cast(), args.len()) };
-        self.call_raw(cells)
+        raw::function_call(self, args)
     }
 
     /// The untyped reference.
     pub fn as_object(&self) -> &ObjectRef {
         &self.obj
-    }
-
-    #[inline(always)]
-    fn call_raw(&self, cells: &[sys::FerryAny]) -> Result<Any> {
-        let count = i32::try_from(cells.len())
-            .map_err(|_| Error::new("ValueError", "too many arguments for one call"))?;
-        let mut result = sys::FerryAny::NONE;
-        // SAFETY: a live Function, `count` borrowed cells, a result cell overwritten with an
-        // owned value (None on failure).
-        let rc = unsafe {
-            sys::FerryFunctionCall(self.obj.handle(), cells.as_ptr(), count, &mut result)
-        };
-        // SAFETY: the result cell is owned (None after a failure, which owns nothing).
-        let result = unsafe { Any::from_raw(reload_cell(&result)) };
-        Error::check(rc)?;
-        Ok(result)
     }
 }
 
@@ -309,7 +181,7 @@ fn arg_error<T: FromAny>(
     index: usize,
     signature: &dyn Fn() -> String,
 ) -> Error {
-    let (detail, overflow) = describe_cast_failure(view.raw(), &T::type_str());
+    let (detail, overflow) = describe_cast_failure(view, &T::type_str());
     if overflow {
         Error::new(
             "OverflowError",

@@ -13,19 +13,17 @@
 //! - [`Error`] is a Ferry error (kind, message, backtrace); [`Result`] carries it.
 //!
 //! Only `ferry-sys` declares the C ABI. The `unsafe` of this crate is its calls of it and its
-//! reads of the memory libferry hands out: in the core, `raw`, whose safe wrappers the other
-//! modules call, and in the modules not yet moved onto it, marked below (the crate denies
-//! `unsafe_code` and allows it in those alone, so unsafe code anywhere else fails to compile;
-//! tests/unsafe_core.rs pins the list). Every block says what makes it sound in a `SAFETY:`
+//! reads of the memory libferry hands out, all of it in the core, `raw` (src/raw.rs and its
+//! submodules), whose safe wrappers the other modules call: the crate denies `unsafe_code` and
+//! allows it there alone, so unsafe code anywhere else fails to compile (tests/unsafe_core.rs
+//! pins that). Every block says what makes it sound in a `SAFETY:`
 //! comment (`clippy::undocumented_unsafe_blocks` is denied).
 #![warn(missing_docs)]
 #![deny(unsafe_code, clippy::undocumented_unsafe_blocks)]
 
-#[allow(unsafe_code)]
 mod any;
 mod container;
 mod error;
-#[allow(unsafe_code)]
 mod function;
 mod library;
 mod mutable;
@@ -121,17 +119,22 @@ impl From<&String> for std::string::String {
     }
 }
 
-/// Borrowed typed references pass as arguments without reference counting, as `&ObjectRef`.
+/// Borrowed typed references pass as arguments without reference counting, as `&ObjectRef`,
+/// and view as values (`AnyView::from(&array)`).
 macro_rules! borrowed_args {
     ($(impl[$($g:tt)*] $t:ty;)*) => {$(
         impl<'a, $($g)*> IntoArg<'a> for &'a $t {
-            const OWNED: bool = false;
             fn into_arg(self) -> Arg<'a> {
                 Arg::View(AnyView::from(self.as_object()))
             }
             #[inline]
-            fn into_cell(self) -> sys::FerryAny {
-                *AnyView::from(self.as_object()).raw()
+            fn into_cell(self) -> any::ArgCell<'a> {
+                any::ArgCell::borrowed(AnyView::from(self.as_object()))
+            }
+        }
+        impl<'a, $($g)*> From<&'a $t> for AnyView<'a> {
+            fn from(value: &'a $t) -> AnyView<'a> {
+                AnyView::from(value.as_object())
             }
         }
     )*};
@@ -144,26 +147,4 @@ borrowed_args! {
     impl[K, V] Map<K, V>;
     impl[T] List<T>;
     impl[K, V] Dict<K, V>;
-}
-
-impl<'a> From<&'a Function> for AnyView<'a> {
-    fn from(f: &'a Function) -> AnyView<'a> {
-        AnyView::from(f.as_object())
-    }
-}
-
-impl<'a> From<&'a String> for AnyView<'a> {
-    fn from(s: &'a String) -> AnyView<'a> {
-        AnyView::from(s.as_object())
-    }
-}
-impl<'a, T> From<&'a Array<T>> for AnyView<'a> {
-    fn from(a: &'a Array<T>) -> AnyView<'a> {
-        AnyView::from(a.as_object())
-    }
-}
-impl<'a, K, V> From<&'a Map<K, V>> for AnyView<'a> {
-    fn from(m: &'a Map<K, V>) -> AnyView<'a> {
-        AnyView::from(m.as_object())
-    }
 }

@@ -4,10 +4,15 @@
 //! and says why in a `SAFETY:` comment; they are `#[inline]` so that moving a call here costs
 //! nothing on the paths the benchmarks measure.
 //!
-//! Its submodules hold the core of one type each, where an unsafe contract belongs to the type
-//! itself: `object` (`ObjectRef`'s handle and `ObjectType`), `mutable` (the writes of `List`
-//! and `Dict`), `tensor` (`Element` and the views of a tensor's data).
+//! Its submodules: `cell` defines the value cells [`Any`] and [`AnyView`] and reads their
+//! members; `call` makes and receives calls (argument and result cells, the trampoline of Rust
+//! closures, the global table); `object` holds `ObjectRef`'s handle and `ObjectType`, `mutable`
+//! the writes of `List` and `Dict`, `tensor` `Element` and the views of a tensor's data. This
+//! file holds errors, libraries, types and containers.
 use std::ffi::{c_char, c_int, CStr};
+
+pub(crate) mod call;
+pub(crate) mod cell;
 
 use crate::any::{reload_cell, Any, AnyView, FromAny};
 use crate::error::{Error, Result};
