@@ -35,7 +35,7 @@ def get_enum(key: str) -> type[enum.Enum]:
         raise KeyError(f"no enum is registered as {key!r}")
     items = list(flat)
     members = [(str(items[i]), int(items[i + 1])) for i in range(0, len(items), 2)]
-    made: Any = enum.IntEnum(key.rsplit(".", 1)[-1], members)  # type: ignore[misc]
+    made: Any = _make_int_enum(key, members)
     made.__qualname__ = key
     # The class lives nowhere pickle can import it from: a member pickles as (key, name), and
     # unpickles as the member of the enum registered under `key` in the loading process.
@@ -46,6 +46,34 @@ def get_enum(key: str) -> type[enum.Enum]:
         if cls is made:
             _made.add(made)
     return cls
+
+
+def _make_int_enum(key: str, members: list[tuple[str, int]]) -> Any:
+    """``enum.IntEnum`` of ``members``; a ValueError naming the members whose names a Python
+    enum cannot hold (``mro``, ``_ignore_``, dunders and ``_sunder_`` names, which ``enum``
+    refuses or silently takes as attributes), rather than a class that lacks them."""
+
+    def make(items: list[tuple[str, int]]) -> Any:
+        try:
+            return enum.IntEnum(key.rsplit(".", 1)[-1], items)  # type: ignore[misc]
+        except (TypeError, ValueError):
+            return None
+
+    def holds(cls: Any, name: str, value: int) -> bool:
+        if cls is None:
+            return False
+        member = cls.__members__.get(name)
+        return isinstance(member, cls) and member.value == value
+
+    made = make(members)
+    # When the class cannot be made at all, each member alone says which names are at fault.
+    lost = [n for n, v in members if not holds(made if made is not None else make([(n, v)]), n, v)]
+    if lost:
+        raise ValueError(
+            f"the enum {key!r} has members whose names a Python enum cannot hold: "
+            f"{', '.join(repr(name) for name in lost)} (rename them where the enum is registered)"
+        )
+    return made
 
 
 def _reduce_member(member: enum.Enum, protocol: object = None) -> tuple[Any, tuple[str, str]]:

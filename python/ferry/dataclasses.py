@@ -236,7 +236,8 @@ def _type_text(tp, cls, key):
     if base is tuple:
         # tuple[int, str] is a Tuple of those items; tuple[int, ...] and tuple are Arrays.
         if not args:
-            return "Array[Any]"
+            # Python 3.11 on gives `tuple[()]` no args at all, as the bare `tuple` has.
+            return "Array[Any]" if _is_bare_tuple(tp) else "Tuple[]"
         if len(args) == 2 and args[1] is Ellipsis:
             inner = _type_text(args[0], cls, key)
             return inner if inner.startswith("!") else f"Array[{inner}]"
@@ -276,13 +277,19 @@ _SUPPORTED = (
 )
 
 
+def _is_bare_tuple(tp):
+    """Whether `tp` is `tuple` or `typing.Tuple` unsubscripted (not `tuple[()]`, the empty
+    tuple, whose args Python 3.11 and later also report as none)."""
+    return tp is tuple or tp is typing.Tuple
+
+
 def _tuple_spec_of(tp):
     """registry._tuple_spec for an annotation: how a field annotated `tp` reads back (None: as
     it is stored)."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if tp is tuple or origin is tuple:
         if not args:
-            return ("*", None)
+            return ("*", None) if _is_bare_tuple(tp) else ("T", ())
         if len(args) == 2 and args[1] is Ellipsis:
             return ("*", _tuple_spec_of(args[0]))
         if args == ((),):
