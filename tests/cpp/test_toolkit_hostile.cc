@@ -232,6 +232,30 @@ TEST(ToolkitHostile, ThreadsWalkingOneSharedGraph) {
   EXPECT_EQ(bad.load(), 0);
 }
 
+TEST(ToolkitHostile, BytesCompareAndHashByContent) {
+  // Before: bytes compared by identity, so two equal byte strings (or a node with a bytes field
+  // and its JSON round trip) were structurally unequal, with a mismatch at the bytes.
+  Array<Any> a{Bytes("xx"), String("s")};
+  Array<Any> b{Bytes("xx"), String("s")};
+  EXPECT_TRUE(StructuralEqual()(a, b));
+  EXPECT_EQ(StructuralHash()(a), StructuralHash()(b));
+  EXPECT_FALSE(StructuralMismatch(a, b).has_value());
+  Array<Any> c{Bytes("xy"), String("s")};
+  EXPECT_FALSE(StructuralEqual()(a, c));
+  EXPECT_NE(StructuralHash()(a), StructuralHash()(c));
+  EXPECT_EQ(StructuralMismatch(a, c).value_or("none"), "root[0]");
+  EXPECT_EQ(StructuralMismatch(a, Array<Any>{Bytes("x"), String("s")}).value_or("none"), "root[0]");
+  // Bytes are values: one object twice against two equal ones is equal (as for strings).
+  Bytes once("zz");
+  EXPECT_TRUE(StructuralEqual()(Array<Any>{once, once}, Array<Any>{Bytes("zz"), Bytes("zz")}));
+  EXPECT_EQ(StructuralHash()(Array<Any>{once, once}),
+            StructuralHash()(Array<Any>{Bytes("zz"), Bytes("zz")}));
+  // Bytes against a string of the same text are different kinds of value.
+  EXPECT_FALSE(StructuralEqual()(Array<Any>{Bytes("xx")}, Array<Any>{String("xx")}));
+  Any back = LoadJSON(SaveJSON(a));
+  EXPECT_TRUE(StructuralEqual()(a, back));
+}
+
 TEST(ToolkitHostile, MismatchOverCyclesHugeArraysAndMapOrder) {
   List<Any> a{int64_t{1}};
   a.push_back(a);

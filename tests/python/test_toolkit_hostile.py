@@ -550,3 +550,24 @@ def test_mismatch_of_huge_arrays():
     last[-1] = -1
     assert ferry.structural_mismatch(a, ferry.Array(last)) == f"[{n - 1}]"
     assert ferry.structural_mismatch(a, ferry.Array(last[:-1])) == ""
+
+
+@ferry.py_class("hostile.Blob")
+class Blob(ferry.Object):
+    data: bytes
+    items: list = ferry.field(default_factory=list)
+
+
+def test_bytes_compare_hash_and_mismatch_by_content():
+    # Before: bytes were compared by identity: a node and its JSON or pickle round trip were
+    # structurally unequal, with the mismatch at its bytes.
+    x = Blob(b"abc", items=[b"\x00\xff", "s"])
+    for back in (ferry.load_json(ferry.save_json(x)), pickle.loads(pickle.dumps(x))):
+        assert ferry.structural_equal(x, back)
+        assert ferry.structural_hash(x) == ferry.structural_hash(back)
+        assert ferry.structural_mismatch(x, back) is None
+    assert ferry.structural_mismatch(x, Blob(b"abd", items=[b"\x00\xff", "s"])) == "data"
+    assert ferry.structural_mismatch(x, Blob(b"abc", items=[b"\x00", "s"])) == "items[0]"
+    assert ferry.structural_hash(x) != ferry.structural_hash(Blob(b"abd"))
+    assert ferry.structural_mismatch(b"x" * 100, b"x" * 100) is None
+    assert ferry.structural_mismatch([b"xx"], ["xx"]) == "[0]"  # bytes are not a string
