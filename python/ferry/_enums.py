@@ -115,16 +115,6 @@ def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
     naming both. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
     if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
         raise TypeError(f"register_enum: {cls!r} is not an enum.Enum subclass")
-    with _lock:
-        held = _by_key.get(key)
-    if held is cls:
-        return cls
-    if held is not None and held not in _made and not _same_class(held, cls):
-        raise ValueError(
-            f"register_enum: {key!r} is registered already, as {held.__module__}."
-            f"{held.__qualname__}; it cannot also name {cls.__module__}.{cls.__qualname__} "
-            "(one key, one class: choose another key)"
-        )
     flat: list[object] = []
     for member in cls:
         if not isinstance(member.value, int) or isinstance(member.value, bool):
@@ -133,11 +123,22 @@ def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
                 "Ferry enums have integer values"
             )
         flat += [member.name, int(member.value)]
-    _enum_register(key, flat)
-    if not issubclass(cls, int) and "__index__" not in vars(cls):
-        # A plain Enum member then converts to its value where C++ takes it.
-        type.__setattr__(cls, "__index__", lambda self: int(self.value))
+    # One lock from the check of the key to its entry: two threads registering two classes
+    # under one key would otherwise both succeed, and one of them be silently replaced.
     with _lock:
+        held = _by_key.get(key)
+        if held is cls:
+            return cls
+        if held is not None and held not in _made and not _same_class(held, cls):
+            raise ValueError(
+                f"register_enum: {key!r} is registered already, as {held.__module__}."
+                f"{held.__qualname__}; it cannot also name {cls.__module__}.{cls.__qualname__} "
+                "(one key, one class: choose another key)"
+            )
+        _enum_register(key, flat)
+        if not issubclass(cls, int) and "__index__" not in vars(cls):
+            # A plain Enum member then converts to its value where C++ takes it.
+            type.__setattr__(cls, "__index__", lambda self: int(self.value))
         _by_key[key] = cls
         _key_of[cls] = key
     return cls

@@ -146,6 +146,31 @@ def test_keys_hold_one_class_and_one_member_list():
     assert ferry.register_enum("hostile.Perm", Perm) is Perm  # the same class again: a no-op
 
 
+def test_threads_registering_classes_under_one_key_get_one_winner():
+    # Before: the key was checked and taken under two separate holds of the lock, so several
+    # threads could each register their class (no error), all but the last silently replaced.
+    out = _child(
+        "import enum\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "bad = 0\n"
+        "for trial in range(200):\n"
+        "    key = f'hostile.Race{trial}'\n"
+        "    classes = [enum.IntEnum(f'C{i}', [('A', 1), ('B', 2)]) for i in range(4)]\n"
+        "    for c in classes: c.__module__ = 'm' + c.__name__\n"
+        "    won, barrier = [], threading.Barrier(4)\n"
+        "    def register(c):\n"
+        "        barrier.wait()\n"
+        "        try: ferry.register_enum(key, c); won.append(c)\n"
+        "        except ValueError: pass\n"
+        "    threads = [threading.Thread(target=register, args=(c,)) for c in classes]\n"
+        "    for t in threads: t.start()\n"
+        "    for t in threads: t.join()\n"
+        "    bad += len(won) != 1 or ferry.get_enum(key) is not won[0]\n"
+        "print(bad)\n"
+    )
+    assert out.strip() == "0"
+
+
 @pytest.mark.parametrize("name", ["mro", "_ignore_", "_missing_", "__init__", "__class__"])
 def test_cpp_member_names_a_python_enum_cannot_hold_are_a_value_error(name):
     # Before: `enum` refused some (a bare ValueError/TypeError from inside enum) and silently
