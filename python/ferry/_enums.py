@@ -39,7 +39,7 @@ def get_enum(key: str) -> type[enum.Enum]:
     made.__qualname__ = key
     # The class lives nowhere pickle can import it from: a member pickles as (key, name), and
     # unpickles as the member of the enum registered under `key` in the loading process.
-    made.__reduce_ex__ = _reduce_member  # type: ignore[assignment]
+    made.__reduce_ex__ = _reduce_member
     with _lock:
         cls = _by_key.setdefault(key, made)
         _key_of.setdefault(cls, key)
@@ -55,7 +55,7 @@ def _make_int_enum(key: str, members: list[tuple[str, int]]) -> Any:
 
     def make(items: list[tuple[str, int]]) -> Any:
         try:
-            return enum.IntEnum(key.rsplit(".", 1)[-1], items)  # type: ignore[misc]
+            return enum.IntEnum(key.rsplit(".", 1)[-1], items)
         except (TypeError, ValueError):
             return None
 
