@@ -168,6 +168,15 @@ def enum_key(cls: type) -> str | None:
         return _key_of.get(cls)
 
 
+def enum_of_type_text(text: str) -> str | None:
+    """The enum key of a field typed ``Enum[key]`` or ``Optional[Enum[key]]``, else None."""
+    if text.startswith("Optional[") and text.endswith("]"):
+        text = text[len("Optional[") : -1]
+    if text.startswith("Enum[") and text.endswith("]"):
+        return text[len("Enum[") : -1]
+    return None
+
+
 def check_make_node(key: str, fields: dict[str, Any]) -> None:
     """check_member for each enum field of type ``key`` among ``fields`` (make_node's, called
     by the extension only when some value is an ``enum.Enum`` member)."""
@@ -177,13 +186,14 @@ def check_make_node(key: str, fields: dict[str, Any]) -> None:
         return  # not a node type: make_node says so itself
     items = list(found)
     for name, text in zip(items[0::2], items[1::2]):
-        text = str(text)
-        if text.startswith("Enum[") and str(name) in fields:
-            check_member(text[len("Enum[") : -1], fields[str(name)], str(name), key)
+        enum_key_ = enum_of_type_text(str(text))
+        if enum_key_ is not None and str(name) in fields:
+            check_member(enum_key_, fields[str(name)], str(name), key)
 
 
 class EnumField:
-    """A field of type ``Enum[key]``: stored as the member's name, read as the member."""
+    """A field of type ``Enum[key]`` (or ``Optional[Enum[key]]``): stored as the member's name,
+    read as the member (or None)."""
 
     __slots__ = ("_field", "_key")
 

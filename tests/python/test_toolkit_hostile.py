@@ -186,6 +186,81 @@ def test_cpp_member_names_a_python_enum_cannot_hold_are_a_value_error(name):
         ferry.get_enum(key)  # and again: nothing half-made was cached
 
 
+class Other(enum.Enum):
+    P = 1
+    Q = 2
+
+
+ferry.register_enum("hostile.Other", Other)
+OpKind = ferry.get_enum("test.OpKind")
+
+
+@ferry.py_class("hostile.MaybeEnum")
+class MaybeEnum(ferry.Object):
+    perm: Perm = Perm.R
+    other: "Other | None" = None
+    op: typing.Optional[OpKind] = OpKind.Mul
+
+
+def test_assigning_a_member_or_its_value_to_an_enum_field():
+    # Before: assignment took only a name; a member (or its value) was "expected Enum[...] but
+    # got int", though construction took all three.
+    m = MaybeEnum()
+    for value, expected in [(Perm.W, Perm.W), (4, Perm.X), ("R", Perm.R)]:
+        m.perm = value
+        assert m.perm is expected
+    m.op = OpKind.Sub
+    assert m.op is OpKind.Sub
+    with pytest.raises(ValueError, match="field 'perm' of 'hostile.MaybeEnum': 3 is not a member"):
+        m.perm = 3
+    with pytest.raises(TypeError, match="expected a member of hostile.Perm .* got Other.P"):
+        m.perm = Other.P
+    with pytest.raises(TypeError, match=r"expected Enum\[hostile.Perm\] but got NoneType"):
+        m.perm = None
+    assert m.perm is Perm.R
+
+
+def test_optional_enum_fields_read_and_write_members():
+    # Before: an Optional enum field refused members and values and read back names (str).
+    fields = list(ferry.get_global_func("ferry.NodeFields")("hostile.MaybeEnum"))
+    assert fields[fields.index("other") + 1] == "Optional[Enum[hostile.Other]]"
+    m = MaybeEnum(other=Other.Q)
+    assert m.other is Other.Q and m.op is OpKind.Mul
+    assert MaybeEnum(other=1).other is Other.P and MaybeEnum(other="Q").other is Other.Q
+    assert MaybeEnum().other is None
+    m.other = 2
+    assert m.other is Other.Q
+    m.other = None
+    assert m.other is None
+    with pytest.raises(ValueError, match="field 'other': 7 is not a member of hostile.Other"):
+        MaybeEnum(other=7)
+    with pytest.raises(TypeError, match="expected a member of hostile.Other .* got Perm.R"):
+        MaybeEnum(other=Perm.R)
+    with pytest.raises(TypeError, match="expected a member of hostile.Other .* got Perm.R"):
+        ferry.make_node("hostile.MaybeEnum", other=Perm.R)
+    m = MaybeEnum(other=Other.Q, op=None)
+    text = ferry.save_json(m)
+    assert '"other": "Q"' in text and '"op": null' in text
+    for back in (ferry.load_json(text), pickle.loads(pickle.dumps(m))):
+        assert back.other is Other.Q and back.op is None
+    assert ferry.load_json(text.replace('"other": "Q"', '"other": 1')).other is Other.P
+    with pytest.raises(ValueError, match='field "other": "R" is not a member of hostile.Other'):
+        ferry.load_json(text.replace('"other": "Q"', '"other": "R"'))
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [list[Perm], dict[str, Perm], tuple[Perm, int], typing.Optional[tuple[int, Perm]]],
+)
+def test_enums_inside_containers_are_refused_where_the_class_is_made(annotation):
+    # Before: accepted, then their items refused members and values and read back as names.
+    with pytest.raises(TypeError, match="an enum inside .* is not supported: annotate the field"):
+
+        @ferry.py_class(f"hostile.EnumInside{abs(hash(repr(annotation)))}")
+        class Inside(ferry.Object):
+            items: annotation  # type: ignore[valid-type]
+
+
 def test_forged_json_enum_values_are_value_errors_naming_the_field():
     text = ferry.save_json(Holder(Perm.X))
     assert '"perm": "X"' in text
