@@ -65,12 +65,17 @@ def _run(name: str, walk: Function, root: Any, fn: Callable[[Any], object]) -> A
                 note = note[: -len(tail) - 2]
                 break
         _add_note(original, note)
+        # Raised here, `original` would get the walk's error as its context (and `from None`
+        # would drop the cause `fn` gave it, `raise ... from e`): its chain is put back as `fn`
+        # left it.
+        chain = (original.__cause__, original.__context__, original.__suppress_context__)
         try:
-            raise original from None
+            raise original
         finally:
+            original.__cause__, original.__context__, original.__suppress_context__ = chain
             # The traceback holds this frame and this frame held `original`: a reference cycle
             # per failed walk, which only the cyclic GC frees (never, under gc.disable()).
-            del original
+            del original, chain
 
 
 def visit(root: Any, fn: Callable[[Any], object]) -> None:

@@ -393,6 +393,35 @@ def test_base_exceptions_from_fn_come_back_as_raised_with_a_clean_note(walk, mak
     assert info.value.__notes__ == [f"{name}: at root.a (test.IntImm)"]
 
 
+def test_the_exception_chain_fn_gave_its_error_is_kept():
+    # Before: `raise ... from None` on the way out dropped the cause (`raise X from e` in fn)
+    # and the context (an error raised while fn handled another).
+    def inner(node):
+        raise ValueError("inner")
+
+    def chained(node):
+        try:
+            ferry.transform(node, inner)
+        except ValueError as e:
+            raise KeyError("outer") from e
+
+    with pytest.raises(KeyError) as info:
+        ferry.transform(Add(IntImm(1), IntImm(2)), chained)
+    assert isinstance(info.value.__cause__, ValueError) and info.value.__suppress_context__
+    assert info.value.__notes__ == ["StructuralTransform: at root.a (test.IntImm)"]
+
+    def during(node):
+        try:
+            {}["missing"]
+        except KeyError:
+            raise ValueError("while handling")  # noqa: B904 (the implicit context is the point)
+
+    with pytest.raises(ValueError) as info:
+        ferry.visit(Add(IntImm(1), IntImm(2)), during)
+    assert isinstance(info.value.__context__, KeyError) and info.value.__cause__ is None
+    assert not info.value.__suppress_context__
+
+
 def test_odd_returns_from_fn_are_type_errors_naming_the_field_or_type():
     root = Add(IntImm(1), IntImm(2))
     with pytest.raises(TypeError, match="field 'a' of 'test.Add' cannot hold .* got int"):
