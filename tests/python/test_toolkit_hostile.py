@@ -700,3 +700,37 @@ def test_bytes_compare_hash_and_mismatch_by_content():
     assert ferry.structural_hash(x) != ferry.structural_hash(Blob(b"abd"))
     assert ferry.structural_mismatch(b"x" * 100, b"x" * 100) is None
     assert ferry.structural_mismatch([b"xx"], ["xx"]) == "[0]"  # bytes are not a string
+
+
+def test_enum_and_tuple_fields_leak_nothing_over_1e5_calls():
+    h = Holder(Perm.W)
+    m = MaybeEnum()
+    s = Spans((1, "a"))
+
+    def calls():  # 20 calls a round
+        h.perm = 4
+        h.perm = "R"
+        h.perm = Perm.X
+        m.other = 1
+        m.other = None
+        m.other = Other.Q
+        s.pair = (2, "b")
+        s.nest = ((1, ("x",)), 3)
+        _ = (h.perm, h.wide, m.other, m.op, s.pair, s.nest, s.opt)
+        with pytest.raises(ValueError):
+            h.perm = 3
+        with pytest.raises(TypeError):
+            s.pair = (1,)
+        with pytest.raises(TypeError):
+            m.other = Perm.R
+
+    for _ in range(100):
+        calls()
+    gc.collect()
+    counts = [sys.getrefcount(x) for x in (Perm.X, Other.Q, h, m, s)]
+    objects = len(gc.get_objects())
+    for _ in range(5_000):
+        calls()
+    gc.collect()
+    assert [sys.getrefcount(x) for x in (Perm.X, Other.Q, h, m, s)] == counts
+    assert len(gc.get_objects()) - objects < 50
