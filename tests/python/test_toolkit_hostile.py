@@ -12,6 +12,7 @@ import pickle
 import subprocess
 import sys
 import typing
+import weakref
 
 import ferry_testing
 import pytest
@@ -560,6 +561,39 @@ def test_failed_walks_make_no_reference_cycles():
         # Before: the walk's frame held the exception its traceback holds: a cycle per call,
         # freed only by the cyclic GC (never, with it disabled).
         assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_nothing_fn_held_outlives_the_walk():
+    # Errors cross C++ (which keeps the last one per thread): neither fn, what it closes over,
+    # nor the exception it raised may be kept alive by the walk, with the collector off.
+    class Held:
+        pass
+
+    class Boom(Exception):
+        pass
+
+    def make():
+        held = Held()
+
+        def fn(node):
+            assert held is not None
+            raise Boom("x")
+
+        return held, fn
+
+    gc.collect()
+    gc.disable()
+    try:
+        for walk in (ferry.visit, ferry.transform):
+            held, fn = make()
+            refs = [weakref.ref(held), weakref.ref(fn)]
+            with pytest.raises(Boom) as info:
+                walk(Add(IntImm(1), IntImm(2)), fn)
+            refs.append(weakref.ref(info.value))
+            del held, fn, info
+            assert [r() for r in refs] == [None, None, None]
     finally:
         gc.enable()
 
