@@ -373,6 +373,28 @@ def test_tuple_json_and_pickle_round_trips_and_forged_arity():
         ferry.load_json(forged)
 
 
+def test_transform_replacing_a_tuple_checks_its_arity_and_items():
+    s = Spans((1, "a"), nest=((1, ("x",)), 3))
+
+    def replace_pair(by):
+        def fn(node):
+            if isinstance(node, ferry.Array) and len(node) == 2 and node[1] == "a":
+                return by
+            return None
+
+        return fn
+
+    assert ferry.transform(s, replace_pair((5, "b"))).pair == (5, "b")
+    assert s.pair == (1, "a")
+    message = (
+        r"field 'pair' of 'hostile.Spans' cannot hold the replacement: expected Tuple\[int, str\]"
+    )
+    with pytest.raises(TypeError, match=message + r" \(2 items\) but got 1 items"):
+        ferry.transform(s, replace_pair(ferry.Array([1])))
+    with pytest.raises(TypeError, match="cannot hold the replacement: item 1: expected str"):
+        ferry.transform(s, replace_pair((5, 6)))
+
+
 # Visit and transform ----------------------------------------------------------------------------
 
 
