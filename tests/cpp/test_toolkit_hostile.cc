@@ -123,6 +123,21 @@ TEST(ToolkitHostile, EnumRegistrationConflictsAreValueErrors) {
             std::string::npos);
 }
 
+TEST(ToolkitHostile, OneCppEnumTypeUnderTwoKeysIsAValueError) {
+  // Before: the second key silently took the type over, while conversions kept using the
+  // registration cached from the first (EnumInfoOf): two member lists for one type.
+  std::string err = ErrorOf([] {
+    details::RegisterEnumType<Wide>("hostile.Wide2", {{Wide::kSmall, "Small"}});
+  });
+  EXPECT_NE(err.find("ValueError"), std::string::npos) << err;
+  EXPECT_NE(err.find("hostile.Wide"), std::string::npos) << err;
+  EXPECT_EQ(details::FindEnum("hostile.Wide2"), nullptr);
+  EXPECT_EQ(TypeTraits<Wide>::TypeStr(), "Enum[hostile.Wide]");
+  // The same registration again (a library loaded twice) is fine.
+  EXPECT_NO_THROW(details::RegisterEnumType<Wide>("hostile.Wide",
+                                                  {{Wide::kSmall, "Small"}, {Wide::kTop, "Top"}}));
+}
+
 TEST(ToolkitHostile, TupleOfDefaultConstructedObjectsHoldsNullItems) {
   Tuple<Expr, int64_t> t;
   EXPECT_EQ(t.size(), 2u);
