@@ -512,8 +512,22 @@ def test_fn_changing_lists_and_dicts_under_the_walk_does_not_crash():
         "    if len(d) < 3000: d[str(len(d))] = IntImm(7)\n"
         "    return IntImm(1) if isinstance(n, IntImm) else None\n"
         "out = ferry.transform(d, insert); print(len(d), len(out))\n"
+        # Tuple and enum fields of py_class nodes rewritten under the walk (ASan's stage runs
+        # this too): walked as they are found, or a ValueError, never freed memory read.
+        "import test_toolkit_hostile as t\n"
+        "s = t.Spans((1, 'a'), nest=((1, ('x', 'y')), 3))\n"
+        "m = t.MaybeEnum(other=1)\n"
+        "def rewrite(n):\n"
+        "    s.nest = ((2, ()), None); s.pair = (0, 'z'); m.other = None; m.perm = 4\n"
+        "    gc.collect()\n"
+        "for walk in (ferry.visit, ferry.transform):\n"
+        "    try: walk(ferry.Array([s, m, s]), rewrite); print('walked')\n"
+        "    except ValueError as e: print('changed' if 'children changed' in str(e) else e)\n"
     )
-    assert out.split() == ["1000", "0", "changed", "changed", "10", "v", "5", "3000", "3000"]
+    assert out.split() == [
+        *["1000", "0", "changed", "changed", "10", "v", "5", "3000", "3000"],
+        *["walked", "walked"],
+    ]
 
 
 def test_transform_inside_fn_and_unbounded_recursion_through_it():
