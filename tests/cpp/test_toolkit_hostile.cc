@@ -178,6 +178,52 @@ TEST(ToolkitHostile, FnThrowingAnythingPropagatesAndLeaksNothing) {
   EXPECT_EQ(kept.use_count(), before);
 }
 
+/// A node that counts the live instances of its type.
+class CountedNode : public Object {
+ public:
+  static inline int64_t live = 0;
+  ObjectRef kid;
+  CountedNode() { ++live; }
+  CountedNode(const CountedNode& other) : Object(), kid(other.kid) { ++live; }
+  ~CountedNode() { --live; }
+  void VisitAttrs(AttrVisitor* v) { v->Visit("kid", &kid); }
+  static constexpr const char* _type_key = "hostile.Counted";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(CountedNode, Object);
+};
+FERRY_REGISTER_NODE_TYPE(CountedNode);
+
+ObjectRef Counted(ObjectRef kid = ObjectRef()) {
+  ObjectPtr<CountedNode> node = make_object<CountedNode>();
+  node->kid = std::move(kid);
+  return ObjectRef(std::move(node));
+}
+
+TEST(ToolkitHostile, AFailedTransformFreesTheReplacementsItMade) {
+  {
+    // A chain 2000 deep in an Array, shared twice: fn replaces every node, then throws at the
+    // root, after a whole copied spine was built.
+    ObjectRef chain;
+    for (int i = 0; i < 2000; ++i) chain = Counted(chain);
+    Array<ObjectRef> root{chain, chain, List<ObjectRef>{chain}};
+    const int64_t before = CountedNode::live;
+    for (int round = 0; round < 3; ++round) {
+      std::string err = ErrorOf([&] {
+        StructuralTransform(root, [&](const ObjectRef& node) -> ObjectRef {
+          const auto* array = node.as<ArrayObj>();
+          if (array != nullptr && array->size() == 3) FERRY_THROW(ValueError) << "at the root";
+          if (node.as<CountedNode>()) return Counted(node.as<CountedNode>()->kid);
+          return ObjectRef();
+        });
+      });
+      EXPECT_NE(err.find("at the root"), std::string::npos) << err;
+      EXPECT_EQ(CountedNode::live, before);
+    }
+    EXPECT_THROW(StructuralVisit(root, [](const ObjectRef&) { throw 7; }), int);
+    EXPECT_EQ(CountedNode::live, before);
+  }
+  EXPECT_EQ(CountedNode::live, 0);
+}
+
 TEST(ToolkitHostile, NestedTransformsInsideFn) {
   Expr root = Add(IntImm(1), IntImm(2));
   int depth = 0;
