@@ -720,6 +720,34 @@ def test_threads_walking_one_shared_graph():
     assert out.split() == ["[]", "done"]
 
 
+def test_threads_whose_fn_raises_each_get_their_own_exception():
+    # Errors cross C++ through per-thread storage: a thread must get back its own exception,
+    # with its own path, never another thread's.
+    out = _child(
+        "sys.setswitchinterval(1e-5)\n"
+        "root = Add(Add(IntImm(1), IntImm(2)), IntImm(3))\n"
+        "bad = []\n"
+        "def work(k):\n"
+        "    class Mine(Exception): pass\n"
+        "    for i in range(1000):\n"
+        "        walk = ferry.visit if i % 2 else ferry.transform\n"
+        "        name = 'StructuralVisit' if i % 2 else 'StructuralTransform'\n"
+        "        def fn(n, i=i):\n"
+        "            if isinstance(n, IntImm) and n.value == 2: raise Mine(k, i)\n"
+        "        try: walk(root, fn); bad.append('no error')\n"
+        "        except Mine as e:\n"
+        "            if e.args != (k, i): bad.append(e.args)\n"
+        "            if e.__notes__ != [name + ': at root.a.b (test.IntImm)']:\n"
+        "                bad.append(e.__notes__)\n"
+        "ts = [threading.Thread(target=work, args=(k,)) for k in range(8)]\n"
+        "for t in ts: t.start()\n"
+        "for t in ts: t.join()\n"
+        "print(bad[:3])\n",
+        timeout=300,
+    )
+    assert out.strip() == "[]"
+
+
 # structural_mismatch ----------------------------------------------------------------------------
 
 
