@@ -525,18 +525,23 @@ void CheckNewDictEntry(const DictNode& dict, const AnyView& key, const AnyView& 
   AdoptItemTypes(*c->args[1], value.raw());
 }
 
+Any EnumNameOfValue(const FieldConstraint* constraint, const AnyView& value) {
+  const FieldConstraint* as_enum =
+      constraint->kind == FieldConstraint::kOptional ? constraint->args[0].get() : constraint;
+  if (as_enum->kind != FieldConstraint::kEnum || value.type_index() != kFerryInt) return Any();
+  const EnumInfo* info = FindEnum(as_enum->type_key);
+  if (info == nullptr) return Any();  // CheckFieldConstraint says so
+  const std::string* name = info->NameOf(value.raw()->v_int64);
+  if (name == nullptr) ThrowNotAMember(*info, value.raw());
+  return String(*name);
+}
+
 void WriteConstrainedField(const FieldConstraint* constraint, const FieldType* type, void* addr,
                            const AnyView& value) {
-  if (constraint->kind == FieldConstraint::kEnum && value.type_index() == kFerryInt) {
-    // An enum field stores its member's name: a value (an IntEnum member arrives as its int)
-    // becomes the name here.
-    const EnumInfo* info = FindEnum(constraint->type_key);
-    const std::string* name = info != nullptr ? info->NameOf(value.raw()->v_int64) : nullptr;
-    if (info != nullptr && name == nullptr) ThrowNotAMember(*info, value.raw());
-    if (name != nullptr) {
-      type->set(addr, AnyView(String(*name)));
-      return;
-    }
+  Any name = EnumNameOfValue(constraint, value);
+  if (name.type_index() != kFerryNone) {
+    type->set(addr, name);
+    return;
   }
   CheckFieldConstraint(constraint, value);
   type->set(addr, value);

@@ -40,6 +40,12 @@ void CheckNewListItems(const ListNode& list, const AnyView* items, int64_t n, in
 /// As CheckNewListItems, for an entry about to go into `dict`.
 void CheckNewDictEntry(const DictNode& dict, const AnyView& key, const AnyView& value);
 
+/// The value a field of `constraint`'s type stores for `value`, when that differs: for an enum
+/// field (or an Optional of one) given an int (an IntEnum member arrives as its int), the
+/// member's name; None otherwise. A ValueError for an int that is no member. Every write of a
+/// constrained field goes through it (WriteConstrainedField, SetAttr).
+Any EnumNameOfValue(const FieldConstraint* constraint, const AnyView& value);
+
 }  // namespace details
 }  // namespace ferry
 

@@ -59,6 +59,16 @@ class EnumRegistry {
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!cpp_type.empty()) {
+      // One C++ type, one key: a second key would leave conversions (which cache the first
+      // registration found) and type texts disagreeing on the members.
+      auto typed = by_type_.find(cpp_type);
+      if (typed != by_type_.end() && typed->second->key != key) {
+        FERRY_THROW(ValueError) << "RegisterEnum: the C++ enum " << cpp_type
+                                << " is registered already, as '" << typed->second->key
+                                << "'; it cannot also be '" << key << "'";
+      }
+    }
     auto it = by_key_.find(key);
     if (it != by_key_.end()) {
       // The same members again (a C++ enum seen from Python, a library loaded twice): fine.

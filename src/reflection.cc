@@ -312,9 +312,13 @@ void SetAttr(const ObjectRef& obj, std::string_view name, const AnyView& value) 
     // The object is live, so other threads may write the field too: set_c's write is atomic
     // with respect to theirs (StoreField). It converts first and writes after, so a failed
     // conversion changes nothing.
-    if (field->constraint != nullptr) details::CheckFieldConstraint(field->constraint, value);
+    // An enum field stores its member's name: a value (an IntEnum member) becomes it first.
+    const Any name =
+        field->constraint != nullptr ? details::EnumNameOfValue(field->constraint, value) : Any();
+    const AnyView stored = name.type_index() != kFerryNone ? AnyView(name) : value;
+    if (field->constraint != nullptr) details::CheckFieldConstraint(field->constraint, stored);
     char* addr = reinterpret_cast<char*>(const_cast<Object*>(obj.get())) + field->offset;
-    if (field->type->set_c(addr, value.raw()) != 0) details::ThrowRaised();
+    if (field->type->set_c(addr, stored.raw()) != 0) details::ThrowRaised();
     if (field->constraint != nullptr) {
       details::AdoptStoredItemTypes(field->constraint, field->type, addr);
     }

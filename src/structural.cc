@@ -83,6 +83,12 @@ inline FerryAny UnreadObjectCell(const Object* obj) {
   return cell;
 }
 /// The cell AnyView(ref) makes: None for null, else the object with its type index.
+/// The content of a BytesObj.
+inline std::string_view BytesOf(const Object* obj) {
+  const auto* bytes = static_cast<const BytesObj*>(obj);
+  return std::string_view(bytes->data, bytes->size);
+}
+
 inline FerryAny CellOfObject(const Object* obj) {
   if (obj == nullptr) return NoneCell();
   FerryAny cell;
@@ -416,6 +422,10 @@ class SEqualHandler {
       const FerryAny l = CellOfObject(lo), r = CellOfObject(ro);
       return CompareCells(&l, &r) == CellOrder::kEqual ? true : Fail(task.path);
     }
+    // Bytes are values too: by content, never in the tables below (as strings).
+    if (FERRY_UNLIKELY(type_index == kFerryBytes || ro->type_index() == kFerryBytes)) {
+      return BytesOf(lo) == BytesOf(ro) && type_index == ro->type_index() ? true : Fail(task.path);
+    }
     // Each object maps to one object of the other side for the whole comparison. Objects
     // with one reference each are met only here (see the top of the file): no entry needed.
     if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
@@ -712,18 +722,21 @@ class SHashHandler : public SHashState {
     // The cell's index may be kFerryObject (ReduceObject): the header has the type.
     const int32_t object_index = obj->type_index();
     if (FERRY_UNLIKELY(object_index == kFerryTensor || object_index == kFerryShape ||
-                       object_index == kFerryString)) {
+                       object_index == kFerryString || object_index == kFerryBytes)) {
       *out = ContentHash(obj);
       return true;
     }
     return false;
   }
 
-  /// Strings, tensors and shapes hash by content, without a frame.
+  /// Strings, bytes, tensors and shapes hash by content, without a frame.
   __attribute__((noinline)) static uint64_t ContentHash(const Object* obj) {
     if (obj->type_index() == kFerryString) {  // as AnyHash hashes a string
       const FerryAny cell = CellOfObject(obj);
       return AnyHash(&cell);
+    }
+    if (obj->type_index() == kFerryBytes) {
+      return HashCombine(KeyHash(BytesObj::_type_key), std::hash<std::string_view>()(BytesOf(obj)));
     }
     if (obj->type_index() == kFerryTensor) {
       return HashCombine(KeyHash(TensorObj::_type_key),

@@ -119,14 +119,19 @@ struct TypePlan {
 
 /// How a field of `type` is read. An object pointer is known by its view function
 /// (ViewObjectPointerField); a number by what its view makes of zeroed storage: a number (of
-/// every other type it is None, or there is no borrowed form).
+/// every other type it is None, or there is no borrowed form). An enum (no borrowed form: its
+/// value is its member's name) holds no object either; reading it through `get` would make
+/// that name for every node, and fail on a value that is no member (enum.h).
 FieldRead ReadOf(const FieldType* type) {
   if (type->view == &ViewObjectPointerField) return FieldRead::kPointer;
   alignas(16) static const unsigned char kZeros[64] = {};
   FerryAny cell;
-  if (type->view(kZeros, &cell) &&
-      (cell.type_index == kFerryInt || cell.type_index == kFerryFloat ||
-       cell.type_index == kFerryBool)) {
+  if (type->view(kZeros, &cell)) {
+    if (cell.type_index == kFerryInt || cell.type_index == kFerryFloat ||
+        cell.type_index == kFerryBool) {
+      return FieldRead::kPlain;
+    }
+  } else if (type->type_str().rfind("Enum[", 0) == 0) {
     return FieldRead::kPlain;
   }
   return FieldRead::kView;

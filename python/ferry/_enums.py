@@ -35,17 +35,45 @@ def get_enum(key: str) -> type[enum.Enum]:
         raise KeyError(f"no enum is registered as {key!r}")
     items = list(flat)
     members = [(str(items[i]), int(items[i + 1])) for i in range(0, len(items), 2)]
-    made: Any = enum.IntEnum(key.rsplit(".", 1)[-1], members)  # type: ignore[misc]
+    made: Any = _make_int_enum(key, members)
     made.__qualname__ = key
     # The class lives nowhere pickle can import it from: a member pickles as (key, name), and
     # unpickles as the member of the enum registered under `key` in the loading process.
-    made.__reduce_ex__ = _reduce_member  # type: ignore[assignment]
+    made.__reduce_ex__ = _reduce_member
     with _lock:
         cls = _by_key.setdefault(key, made)
         _key_of.setdefault(cls, key)
         if cls is made:
             _made.add(made)
     return cls
+
+
+def _make_int_enum(key: str, members: list[tuple[str, int]]) -> Any:
+    """``enum.IntEnum`` of ``members``; a ValueError naming the members whose names a Python
+    enum cannot hold (``mro``, ``_ignore_``, dunders and ``_sunder_`` names, which ``enum``
+    refuses or silently takes as attributes), rather than a class that lacks them."""
+
+    def make(items: list[tuple[str, int]]) -> Any:
+        try:
+            return enum.IntEnum(key.rsplit(".", 1)[-1], items)
+        except (TypeError, ValueError):
+            return None
+
+    def holds(cls: Any, name: str, value: int) -> bool:
+        if cls is None:
+            return False
+        member = cls.__members__.get(name)
+        return isinstance(member, cls) and member.value == value
+
+    made = make(members)
+    # When the class cannot be made at all, each member alone says which names are at fault.
+    lost = [n for n, v in members if not holds(made if made is not None else make([(n, v)]), n, v)]
+    if lost:
+        raise ValueError(
+            f"the enum {key!r} has members whose names a Python enum cannot hold: "
+            f"{', '.join(repr(name) for name in lost)} (rename them where the enum is registered)"
+        )
+    return made
 
 
 def _reduce_member(member: enum.Enum, protocol: object = None) -> tuple[Any, tuple[str, str]]:
@@ -87,16 +115,6 @@ def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
     naming both. Returns ``cls`` (usable as a decorator through ``functools.partial``)."""
     if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
         raise TypeError(f"register_enum: {cls!r} is not an enum.Enum subclass")
-    with _lock:
-        held = _by_key.get(key)
-    if held is cls:
-        return cls
-    if held is not None and held not in _made and not _same_class(held, cls):
-        raise ValueError(
-            f"register_enum: {key!r} is registered already, as {held.__module__}."
-            f"{held.__qualname__}; it cannot also name {cls.__module__}.{cls.__qualname__} "
-            "(one key, one class: choose another key)"
-        )
     flat: list[object] = []
     for member in cls:
         if not isinstance(member.value, int) or isinstance(member.value, bool):
@@ -105,11 +123,22 @@ def register_enum(key: str, cls: type[enum.Enum]) -> type[enum.Enum]:
                 "Ferry enums have integer values"
             )
         flat += [member.name, int(member.value)]
-    _enum_register(key, flat)
-    if not issubclass(cls, int) and "__index__" not in vars(cls):
-        # A plain Enum member then converts to its value where C++ takes it.
-        type.__setattr__(cls, "__index__", lambda self: int(self.value))
+    # One lock from the check of the key to its entry: two threads registering two classes
+    # under one key would otherwise both succeed, and one of them be silently replaced.
     with _lock:
+        held = _by_key.get(key)
+        if held is cls:
+            return cls
+        if held is not None and held not in _made and not _same_class(held, cls):
+            raise ValueError(
+                f"register_enum: {key!r} is registered already, as {held.__module__}."
+                f"{held.__qualname__}; it cannot also name {cls.__module__}.{cls.__qualname__} "
+                "(one key, one class: choose another key)"
+            )
+        _enum_register(key, flat)
+        if not issubclass(cls, int) and "__index__" not in vars(cls):
+            # A plain Enum member then converts to its value where C++ takes it.
+            type.__setattr__(cls, "__index__", lambda self: int(self.value))
         _by_key[key] = cls
         _key_of[cls] = key
     return cls
@@ -139,6 +168,15 @@ def enum_key(cls: type) -> str | None:
         return _key_of.get(cls)
 
 
+def enum_of_type_text(text: str) -> str | None:
+    """The enum key of a field typed ``Enum[key]`` or ``Optional[Enum[key]]``, else None."""
+    if text.startswith("Optional[") and text.endswith("]"):
+        text = text[len("Optional[") : -1]
+    if text.startswith("Enum[") and text.endswith("]"):
+        return text[len("Enum[") : -1]
+    return None
+
+
 def check_make_node(key: str, fields: dict[str, Any]) -> None:
     """check_member for each enum field of type ``key`` among ``fields`` (make_node's, called
     by the extension only when some value is an ``enum.Enum`` member)."""
@@ -148,13 +186,14 @@ def check_make_node(key: str, fields: dict[str, Any]) -> None:
         return  # not a node type: make_node says so itself
     items = list(found)
     for name, text in zip(items[0::2], items[1::2]):
-        text = str(text)
-        if text.startswith("Enum[") and str(name) in fields:
-            check_member(text[len("Enum[") : -1], fields[str(name)], str(name), key)
+        enum_key_ = enum_of_type_text(str(text))
+        if enum_key_ is not None and str(name) in fields:
+            check_member(enum_key_, fields[str(name)], str(name), key)
 
 
 class EnumField:
-    """A field of type ``Enum[key]``: stored as the member's name, read as the member."""
+    """A field of type ``Enum[key]`` (or ``Optional[Enum[key]]``): stored as the member's name,
+    read as the member (or None)."""
 
     __slots__ = ("_field", "_key")
 

@@ -233,10 +233,18 @@ def _type_text(tp, cls, key):
         Dict: "Dict",
     }
     base = origin if origin is not None else tp
+    if (base is tuple or base in containers) and any(_holds_enum(a) for a in args):
+        # Their items would be stored as given (a name, an int) and read back so: only a field
+        # (or an Optional field) of the enum reads and writes members.
+        return (
+            f"!an enum inside {tp!r} is not supported: annotate the field with the enum itself "
+            "(or Optional of it), or hold the members' names (str)"
+        )
     if base is tuple:
         # tuple[int, str] is a Tuple of those items; tuple[int, ...] and tuple are Arrays.
         if not args:
-            return "Array[Any]"
+            # Python 3.11 on gives `tuple[()]` no args at all, as the bare `tuple` has.
+            return "Array[Any]" if _is_bare_tuple(tp) else "Tuple[]"
         if len(args) == 2 and args[1] is Ellipsis:
             inner = _type_text(args[0], cls, key)
             return inner if inner.startswith("!") else f"Array[{inner}]"
@@ -272,8 +280,22 @@ def _type_text(tp, cls, key):
 _SUPPORTED = (
     "int, float, bool, str, bytes, ferry.DataType, typing.Any, ferry.Function, a Ferry object "
     "class, X | None, list[T] / ferry.Array[T], dict[K, V] / ferry.Map[K, V], ferry.List[T], "
-    "ferry.Dict[K, V], tuple[T0, T1, ...] / tuple[T, ...], an enum given to ferry.register_enum"
+    "ferry.Dict[K, V], tuple[T0, T1, ...] / tuple[T, ...], an enum given to ferry.register_enum "
+    "(or Optional of one)"
 )
+
+
+def _holds_enum(tp):
+    """Whether the annotation `tp` is, or has inside it, an ``enum.Enum`` subclass."""
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return True
+    return any(_holds_enum(a) for a in typing.get_args(tp) if a is not Ellipsis)
+
+
+def _is_bare_tuple(tp):
+    """Whether `tp` is `tuple` or `typing.Tuple` unsubscripted (not `tuple[()]`, the empty
+    tuple, whose args Python 3.11 and later also report as none)."""
+    return tp is tuple or tp is typing.Tuple
 
 
 def _tuple_spec_of(tp):
@@ -282,7 +304,7 @@ def _tuple_spec_of(tp):
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if tp is tuple or origin is tuple:
         if not args:
-            return ("*", None)
+            return ("*", None) if _is_bare_tuple(tp) else ("T", ())
         if len(args) == 2 and args[1] is Ellipsis:
             return ("*", _tuple_spec_of(args[0]))
         if args == ((),):
@@ -733,7 +755,7 @@ def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
     if "__init__" not in cls.__dict__:
         init = _make_init(cls, decl, all_fields, names)
         cls.__init__ = init
-        has_enum = any(f.type_text.startswith("Enum[") for f in all_fields)
+        has_enum = any(_enum_of_type_text(f.type_text) is not None for f in all_fields)
         if not hasattr(cls, "__post_init__") and type(cls) is type and not has_enum:
             # P(...) binds its arguments in C while P.__init__ is this function (see py_class.cc);
             # not for a class with enum fields, whose members `init` checks by class.
@@ -782,6 +804,12 @@ def _add_methods(cls, decl, all_fields, *, frozen, eq, order):
         _set_new(cls, "__delattr__", __delattr__)
 
 
+def _enum_of_type_text(text):
+    from ._enums import enum_of_type_text  # cycle
+
+    return enum_of_type_text(text)
+
+
 def _check_member(key, value, field, owner):
     from ._enums import check_member  # cycle
 
@@ -817,10 +845,11 @@ def _make_init(cls, decl, all_fields, names):
             body.append(f"  if {local} is _MISSING: {local} = _factory_{f.name}()")
         else:
             param = local
-        if f.type_text.startswith("Enum["):
+        enum_key = _enum_of_type_text(f.type_text)
+        if enum_key is not None:
             # A member of another enum class passes for its value: refused by class here.
             namespace["_check_member"] = _check_member
-            body.append(f"  _check_member({f.type_text[5:-1]!r}, {local}, {f.name!r}, _decl.key)")
+            body.append(f"  _check_member({enum_key!r}, {local}, {f.name!r}, _decl.key)")
         (keyword if f.kw_only else positional).append(param)
     params = ["self"] + positional + (["*"] + keyword if keyword else [])
     body.append(f"  _create(self, _decl.index, _names{''.join(', ' + n for n in names)})")

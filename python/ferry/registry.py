@@ -305,15 +305,16 @@ def _install_fields(cls, key):
     described = get_global_func("ferry.FindNodeFields")(key)  # [name0, type0, name1, type1, ...]
     if described is None:
         return  # not a reflected node (yet): attribute access falls back to lookups by name
+    from ._enums import EnumField, enum_of_type_text  # here: they import this module
+
     names = list(described)[0::2]
     types = list(described)[1::2]
     for name, type_text in zip(names, types):
         if not any(name in vars(klass) for klass in cls.__mro__):
             text = str(type_text)
-            if text.startswith("Enum[") and text.endswith("]"):
-                from ._enums import EnumField  # imported here: it imports this module
-
-                setattr(cls, name, EnumField(name, text[len("Enum[") : -1]))
+            enum_key = enum_of_type_text(text)
+            if enum_key is not None:
+                setattr(cls, name, EnumField(name, enum_key))
             elif _tuple_spec(text) is not None:
                 setattr(cls, name, _TupleField(name, _tuple_spec(text)))
             else:

@@ -57,14 +57,25 @@ def _run(name: str, walk: Function, root: Any, fn: Callable[[Any], object]) -> A
         original = raised[-1]
         raised.clear()  # no cycle through this frame: the traceback holds it
         # The walk's message is "<walk>: at <path> (<type>): <message of fn's error>"; the note
-        # keeps the part that is new to the user.
+        # keeps the part that is new to the user (the message of `raise KeyboardInterrupt` is
+        # empty: the walk's then ends in ": ").
         note = str(err.args[0]) if err.args else str(err)
         for tail in (str(original), repr(original)):
-            if tail and note.endswith(": " + tail):
+            if note.endswith(": " + tail):
                 note = note[: -len(tail) - 2]
                 break
         _add_note(original, note)
-        raise original from None
+        # Raised here, `original` would get the walk's error as its context (and `from None`
+        # would drop the cause `fn` gave it, `raise ... from e`): its chain is put back as `fn`
+        # left it.
+        chain = (original.__cause__, original.__context__, original.__suppress_context__)
+        try:
+            raise original
+        finally:
+            original.__cause__, original.__context__, original.__suppress_context__ = chain
+            # The traceback holds this frame and this frame held `original`: a reference cycle
+            # per failed walk, which only the cyclic GC frees (never, under gc.disable()).
+            del original, chain
 
 
 def visit(root: Any, fn: Callable[[Any], object]) -> None:

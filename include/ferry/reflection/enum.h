@@ -48,7 +48,9 @@ struct EnumInfo {
 
 namespace details {
 /// Registers an enum under `key`; `cpp_type` is `typeid(E).name()` for a C++ enum, or empty.
-/// A ValueError when `key` is taken by other members or a name or value repeats.
+/// A ValueError when `key` is taken by other members, a name or value repeats, or `cpp_type` is
+/// registered under another key (two libraries' `enum class`es of one qualified name, such as
+/// two in anonymous namespaces, are one type to it: give them named namespaces).
 FERRY_DLL const EnumInfo* RegisterEnum(std::string cpp_type, std::string key,
                                        std::vector<std::pair<int64_t, std::string>> members);
 /// The enum registered for the C++ type named `cpp_type` (typeid(E).name()), or nullptr.

@@ -17,7 +17,7 @@
 /// so `let x = 1 in x` equals `let y = 1 in y`. A variable node compares with
 /// `equal.FreeVarEqualImpl(this, other)` and hashes with `hash.FreeVarHashImpl(this)`.
 ///
-/// Semantics: plain values and strings compare by value; arrays elementwise; maps by key
+/// Semantics: plain values, strings and bytes compare by value; arrays elementwise; maps by key
 /// (order does not matter); Shapes by value; registered nodes through SEqualReduce (or all
 /// fields, see reflection.h); everything else by identity. Within one comparison an object is
 /// matched to at most one object of the other side, so sharing must agree, and a shared
