@@ -26,6 +26,7 @@
 #include "ferry/reflection/reflection.h"
 #include "node_info_cache_internal.h"
 #include "pointer_map_internal.h"
+#include "structural_internal.h"
 #include "tensor_internal.h"
 
 namespace ferry {
@@ -144,6 +145,13 @@ class PodStack {
   size_t size_ = 0;
   size_t capacity_ = 0;
 };
+
+/// How deep the walks recurse before they go on their explicit stacks: a level takes about
+/// a hundred bytes of the C++ stack (Enter, or VisitObjects and Descend), so the default needs
+/// some 30 KiB, well within the smallest thread stacks in use (Java's callbacks keep 160 KiB).
+constexpr int kRecursionLimit = 256;
+thread_local int recursion_limit = kRecursionLimit;  // SetStructuralRecursionLimit
+int RecursionLimit() { return recursion_limit; }
 
 const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {
   if (info == nullptr) return nullptr;
@@ -583,25 +591,8 @@ class SHashHandler : public SHashState {
   uint64_t Run(const AnyView& value) {
     if (Immediate(value.raw(), &result_)) return result_;
     root_ = ObjectOf(value.raw());
-    Enter(ObjectOf(value.raw()), false, kRootSlot);
-    while (!frames_.empty()) {
-      Frame& frame = frames_.back();
-      if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
-      if (frame.next < frame.end) {
-        const size_t i = frame.next++;
-        Child& child = children_[i];
-        if (!Immediate(&child.cell, &child.hash)) Enter(ObjectOf(&child.cell), child.define, i);
-        continue;
-      }
-      const uint64_t hash = FERRY_UNLIKELY(frame.grouped)
-                                ? FinishGrouped(frame.acc, frame.begin, frame.end)
-                                : Finish(frame);
-      const size_t slot = frame.slot;
-      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
-      children_.truncate(frame.begin);
-      frames_.pop_back();
-      Slot(slot) = hash;
-    }
+    Enter(ObjectOf(value.raw()), false, kRootSlot, 0);
+    Drain(0, 0);  // a frame is left open when the limit is 0
     return result_;
   }
 
@@ -610,6 +601,12 @@ class SHashHandler : public SHashState {
     const FerryAny* cell = value.raw();
     if (!IsWalked(cell->type_index)) {
       acc = HashCombine(acc, PlainHash(cell));
+      return;
+    }
+    if (Recursing()) {
+      uint64_t hash;
+      if (!Immediate(cell, &hash)) hash = HashNow(ObjectOf(cell), define, depth_ + 1);
+      kids_ = HashCombine(kids_, hash);
       return;
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
@@ -622,6 +619,10 @@ class SHashHandler : public SHashState {
   void ReduceObject(const Object* value, const void* addr, bool define) {
     if (FERRY_UNLIKELY(value == nullptr)) {
       acc = HashCombine(acc, kSHashNone);
+      return;
+    }
+    if (FERRY_LIKELY(Recursing())) {
+      kids_ = HashCombine(kids_, HashOfObject(value, define));
       return;
     }
     if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
@@ -653,10 +654,11 @@ class SHashHandler : public SHashState {
     const Object* obj;
     uint64_t acc;               // its own part of the hash, before the children's
     size_t begin, end, next;    // its children: children_[begin, end)
-    size_t slot;                // where the hash goes: an index into children_, or kRootSlot
+    size_t slot;                // where the hash goes: an index into children_, kRootSlot...
     bool commutative;           // a map: entries in any order hash alike
     bool memo;                  // shared: has an entry in memo_
-    bool grouped = false;       // has arrays' elements (ReduceArray): see FinishGrouped
+    bool grouped = false;       // has arrays' elements (ReduceArray): see FoldGrouped
+    bool node = false;          // a node (NodeHash), not an array or a map
     uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
     uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
@@ -665,7 +667,22 @@ class SHashHandler : public SHashState {
     bool done;  // false while the object's frame is open
   };
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
-  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : children_[slot].hash; }
+  static constexpr size_t kReturnSlot = static_cast<size_t>(-2);  // ret_: for HashNow
+  uint64_t& Slot(size_t slot) {
+    if (FERRY_UNLIKELY(slot >= kReturnSlot)) return slot == kRootSlot ? result_ : ret_;
+    return children_[slot].hash;
+  }
+
+  /// The hash of a node: its own part (its plain fields, mixed in as its reducer met them)
+  /// and the fold of its children's hashes (in the order the reducer met them), however the
+  /// children were walked.
+  static uint64_t NodeHash(uint64_t own, uint64_t kids) {
+    return kids == 0 ? own : HashCombine(own, kids);
+  }
+
+  /// Whether the running reducer's node hashes its children at once (HashNow), by recursion:
+  /// below depth_limit_. Past it, they wait in children_ for a frame.
+  bool Recursing() const { return depth_ < depth_limit_; }
 
   /// Holds a value that may be a temporary of the reducer until the walk reaches it.
   __attribute__((noinline)) void KeepAlive(const AnyView& value) {
@@ -676,6 +693,35 @@ class SHashHandler : public SHashState {
   static uint64_t PlainHash(const FerryAny* v) {
     if (v->type_index == kFerryInt) return SHashInt(v->v_int64);
     return AnyHash(v);
+  }
+
+  /// Walks the open frames above `base` until all are finished, entering their children at
+  /// `depth`: what Enter leaves open past depth_limit_, and arrays and maps.
+  __attribute__((noinline)) void Drain(size_t base, int depth) {
+    while (frames_.size() > base) {
+      Frame& frame = frames_.back();
+      if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
+      if (frame.next < frame.end) {
+        const size_t i = frame.next++;
+        Child& child = children_[i];
+        if (!Immediate(&child.cell, &child.hash)) {
+          Enter(ObjectOf(&child.cell), child.define, i, depth);
+        }
+        continue;
+      }
+      uint64_t hash;
+      if (frame.node) {
+        hash = NodeHash(frame.acc, frame.grouped ? FoldGrouped(frame.begin, frame.end)
+                                                 : Fold(0, frame.begin, frame.end));
+      } else {
+        hash = Finish(frame);
+      }
+      const size_t slot = frame.slot;
+      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
+      children_.truncate(frame.begin);
+      frames_.pop_back();
+      Slot(slot) = hash;
+    }
   }
 
   /// Between the entries of a map (and after the last): each entry numbers the variables it
@@ -701,7 +747,9 @@ class SHashHandler : public SHashState {
       if (FERRY_LIKELY(type_index > kKnownTag)) *out = PlainHash(v);  // else hashed already
       return true;
     }
-    const Object* obj = ObjectOf(v);
+    return ImmediateObject(ObjectOf(v), out);
+  }
+  __attribute__((always_inline)) bool ImmediateObject(const Object* obj, uint64_t* out) {
     if (FERRY_UNLIKELY(MaybeShared(obj))) {  // only shared objects are memoized (file top)
       const Memo* memo = memo_.Find(obj);
       if (memo != nullptr && memo->done) {
@@ -709,7 +757,7 @@ class SHashHandler : public SHashState {
         return true;
       }
     }
-    // The cell's index may be kFerryObject (ReduceObject): the header has the type.
+    // A cell's index may be kFerryObject (ReduceObject): the header has the type.
     const int32_t object_index = obj->type_index();
     if (FERRY_UNLIKELY(object_index == kFerryTensor || object_index == kFerryShape ||
                        object_index == kFerryString)) {
@@ -717,6 +765,12 @@ class SHashHandler : public SHashState {
       return true;
     }
     return false;
+  }
+  /// The hash of an object (not null) met by a recursing reducer.
+  uint64_t HashOfObject(const Object* obj, bool define) {
+    uint64_t hash;
+    if (ImmediateObject(obj, &hash)) return hash;
+    return HashNow(obj, define, depth_ + 1);
   }
 
   /// Strings, tensors and shapes hash by content, without a frame.
@@ -737,13 +791,72 @@ class SHashHandler : public SHashState {
     return h;
   }
 
-  /// Hashes `obj`'s own part and queues its children; its hash lands in Slot(slot) when they
-  /// are done, or here at once when it has none (a frame is opened only for an object with
-  /// children to walk).
-  __attribute__((always_inline)) void Enter(const Object* obj, bool define, size_t slot) {
+  /// Puts the hash of `obj` (an object Immediate() could not hash) in Slot(slot): at once below
+  /// depth_limit_ (HashNow), else through a frame that the enclosing Drain finishes.
+  void Enter(const Object* obj, bool define, size_t slot, int depth) {
+    if (FERRY_LIKELY(depth < depth_limit_)) {
+      const uint64_t hash = HashNow(obj, define, depth);
+      Slot(slot) = hash;
+      return;
+    }
+    EnterQueued(obj, define, slot, depth);
+  }
+
+  /// The hash of `obj` (an object Immediate() could not hash), now. Below depth_limit_ a
+  /// node's reducer runs with its children hashed as it meets them (by recursion: this, one
+  /// level deeper); an array, a map, or a node past the limit is walked by frames drained here.
+  /// The reducer that met `obj`, if any, resumes after with its state as it was.
+  uint64_t HashNow(const Object* obj, bool define, int depth) {
+    const uint64_t outer_acc = acc, outer_kids = kids_;
+    const bool outer_define = current_define_;
+    const int outer_depth = depth_;
+    uint64_t hash;
+    const int32_t type_index = obj->type_index();
+    if (FERRY_LIKELY(depth < depth_limit_ && type_index != kFerryArray &&
+                     type_index != kFerryMap)) {
+      hash = HashNode(obj, define, depth);
+    } else {
+      const size_t open = frames_.size();
+      EnterQueued(obj, define, kReturnSlot, depth);
+      Drain(open, depth + 1);
+      hash = ret_;
+    }
+    acc = outer_acc;
+    kids_ = outer_kids;
+    current_define_ = outer_define;
+    depth_ = outer_depth;
+    return hash;
+  }
+
+  /// HashNow for a node below the limit.
+  __attribute__((always_inline)) uint64_t HashNode(const Object* obj, bool define, int depth) {
     const bool memo = MaybeShared(obj);
-    // Immediate() found no finished entry, so an entry here is an open frame: a cycle. Hash
-    // the object by its type alone.
+    // Immediate() found no finished entry, so an entry here is a node whose hash is being
+    // made (or an open frame): a cycle. Hash the object by its type alone.
+    if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
+      return Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
+    }
+    const NodeInfo* info = infos_.Get(obj);
+    kids_ = 0;
+    depth_ = depth;
+    if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
+      acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      current_define_ = define;
+      info->shash_reduce(obj, SHashReducer(this));
+    } else {
+      ReduceWithoutReducer(obj, info);
+    }
+    const uint64_t hash = NodeHash(acc, kids_);
+    if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{hash, true};
+    return hash;
+  }
+
+  /// Enter past depth_limit_: hashes `obj`'s own part and queues its children; its hash lands
+  /// in Slot(slot) when they are done, or here at once when it has none (a frame is opened only
+  /// for an object with children to walk).
+  __attribute__((noinline)) void EnterQueued(const Object* obj, bool define, size_t slot,
+                                             int depth) {
+    const bool memo = MaybeShared(obj);
     if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
       Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
       return;
@@ -755,8 +868,9 @@ class SHashHandler : public SHashState {
       return;
     }
     const NodeInfo* info = infos_.Get(obj);
+    depth_ = depth;
     if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
-      acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      acc = info->type_key_hash;
       current_define_ = define;
       node_begin_ = obj;
       node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
@@ -766,13 +880,14 @@ class SHashHandler : public SHashState {
     }
     const size_t end = children_.size();
     if (end - begin == known_) {  // a leaf (children all hashed already, if any): done
-      uint64_t hash = acc;
+      uint64_t kids = 0;
       if (FERRY_UNLIKELY(known_ != 0)) {
         known_ = 0;
-        hash = grouped_ ? FinishGrouped(acc, begin, end) : Fold(acc, begin, end);
+        kids = grouped_ ? FoldGrouped(begin, end) : Fold(0, begin, end);
         grouped_ = false;
         children_.truncate(begin);
       }
+      const uint64_t hash = NodeHash(acc, kids);
       if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{hash, true};
       Slot(slot) = hash;
       return;
@@ -787,6 +902,7 @@ class SHashHandler : public SHashState {
     frame.commutative = false;
     frame.memo = memo;
     frame.grouped = grouped_;
+    frame.node = true;
     frame.var_base = 0;
     frame.vars_defined = 0;
     known_ = 0;
@@ -794,44 +910,80 @@ class SHashHandler : public SHashState {
   }
 
  public:
-  /// An Array member of the node whose reducer runs: a header child (kGroupTag, the element
-  /// count, the array's own part of its hash) and then its elements, plain ones hashed now
-  /// (kKnownTag). FinishGrouped folds them as Finish folds an array's frame, so the hash is
-  /// the one the array gets when entered as an object. Arrays that may be shared (and so
-  /// memoized) and temporaries go that way instead.
-  __attribute__((always_inline)) void ReduceArray(const Object* value, const void* addr,
-                                                  bool define) {
+  /// An Array member of the node whose reducer runs: hashed as the array is when entered as an
+  /// object (its own part, then its elements). A recursing reducer hashes the elements at once;
+  /// past the limit they go to children_ after a header child (kGroupTag, the element count,
+  /// the array's own part of its hash), plain ones hashed now (kKnownTag), and FoldGrouped
+  /// folds them as Finish folds an array's frame. Arrays that may be shared (and so memoized)
+  /// and temporaries go through ReduceObject instead.
+  void ReduceArray(const Object* value, const void* addr, bool define) {
     const auto* array = static_cast<const ArrayObj*>(value);
-    if (FERRY_UNLIKELY(array == nullptr || addr < node_begin_ || addr >= node_end_)) {
-      ReduceObject(value, addr, define);
+    if (FERRY_LIKELY(array != nullptr && Recursing())) {
+      if (array->size() == 0) {  // an empty array (shared or not)
+        kids_ = HashCombine(kids_, kEmptyArrayHash);
+        return;
+      }
+      if (FERRY_LIKELY(array->unique() && array != root_)) {
+        kids_ = HashCombine(kids_, HashElements(array, define));
+        return;
+      }
+    }
+    ReduceArrayQueued(array, addr, define);
+  }
+
+ private:
+  /// ReduceArray past the limit, and for null and shared arrays.
+  __attribute__((noinline)) void ReduceArrayQueued(const ArrayObj* array, const void* addr,
+                                                   bool define) {
+    if (array == nullptr || (Recursing() && array->size() != 0) || addr < node_begin_ ||
+        addr >= node_end_) {
+      ReduceObject(array, addr, define);
       return;
     }
-    if (array->size() == 0) {  // the hash of an empty array (shared or not): a known child
+    const int64_t size = array->size();
+    if (size == 0) {  // the hash of an empty array (shared or not): a known child
       Child& child = children_.push_uninitialized();
       child.cell.type_index = kKnownTag;
       child.cell.small_len = 0;
       child.cell.v_int64 = 0;
-      child.hash = EmptyArrayHash();
+      child.hash = kEmptyArrayHash;
       child.define = define;
       ++known_;
       return;
     }
-    if (FERRY_UNLIKELY(!array->unique() || array == root_)) {
-      ReduceObject(value, addr, define);
+    if (!array->unique() || array == root_) {
+      ReduceObject(array, addr, define);
       return;
     }
-    Child& header = children_.push_uninitialized();
-    header.cell.small_len = 0;
-    header.define = define;
+    Child& child = children_.push_uninitialized();
+    child.cell.small_len = 0;
+    child.define = define;
     ++known_;
     grouped_ = true;
-    header.cell.type_index = kGroupTag;
-    header.cell.v_int64 = array->size();
-    header.hash = HashCombine(ArrayKeyHash(), static_cast<uint64_t>(array->size()));
+    child.cell.type_index = kGroupTag;
+    child.cell.v_int64 = size;
+    child.hash = HashCombine(kArrayKeyHash, static_cast<uint64_t>(size));
     AddElements(array, define);
   }
 
- private:
+  /// The hash of an array (as when entered as an object), its elements hashed now (by
+  /// recursion).
+  __attribute__((noinline)) uint64_t HashElements(const ArrayObj* array, bool define) {
+    uint64_t hash = HashCombine(kArrayKeyHash, static_cast<uint64_t>(array->size()));
+    for (const Any& element : *array) {
+      const FerryAny* cell = element.raw();
+      uint64_t h;
+      if (FERRY_LIKELY(IsWalked(cell->type_index))) {
+        const Object* obj = ObjectOf(cell);
+        if (!ImmediateObject(obj, &h)) h = HashNow(obj, define, depth_ + 1);
+      } else {
+        h = PlainHash(cell);
+      }
+      hash = HashCombine(hash, h);
+    }
+    return hash;
+  }
+
   /// ReduceArray's children: the elements of `array`, plain ones hashed now.
   __attribute__((noinline)) void AddElements(const ArrayObj* array, bool define) {
     for (const Any& element : *array) {
@@ -854,25 +1006,17 @@ class SHashHandler : public SHashState {
   /// child already hashed. Neither is a type index (IsWalked is false for both).
   static constexpr int32_t kGroupTag = INT32_MIN;
   static constexpr int32_t kKnownTag = INT32_MIN + 1;
-  /// The parts of an array's hash known before the walk: its type key's, an empty array's.
-  static uint64_t ArrayKeyHash() {
-    static const uint64_t hash = KeyHash(ArrayObj::_type_key);
-    return hash;
-  }
-  static uint64_t EmptyArrayHash() {
-    static const uint64_t hash = HashCombine(ArrayKeyHash(), 0);
-    return hash;
-  }
 
-  /// Finish's fold of children_[begin, end) into `hash`.
+  /// Fold of children_[begin, end) into `hash`.
   uint64_t Fold(uint64_t hash, size_t begin, size_t end) const {
     for (size_t i = begin; i < end; ++i) hash = HashCombine(hash, children_[i].hash);
     return hash;
   }
 
-  /// Finish for a node with arrays' elements among its children: each group folds into its
-  /// header's hash first, as the array's own frame would, and that into the node's.
-  uint64_t FinishGrouped(uint64_t hash, size_t begin, size_t end) const {
+  /// The fold of a node's children when arrays' elements are among them: each group folds
+  /// into its header's hash first, as the array's own frame would, and that into the rest.
+  uint64_t FoldGrouped(size_t begin, size_t end) const {
+    uint64_t hash = 0;
     for (size_t i = begin; i < end;) {
       const Child& child = children_[i];
       if (child.cell.type_index != kGroupTag) {
@@ -888,7 +1032,8 @@ class SHashHandler : public SHashState {
     return hash;
   }
 
-  /// Enter for a node without SHashReduce: all its compared fields, or its identity.
+  /// HashNow or EnterQueued for a node without SHashReduce: all its compared fields, or its
+  /// identity.
   void ReduceWithoutReducer(const Object* obj, const NodeInfo* info) {
     if (info == nullptr) {
       acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
@@ -912,12 +1057,12 @@ class SHashHandler : public SHashState {
     }
   }
 
-  /// Enter for an Array or a Map: always a frame (a map's hash is made in Run's loop).
+  /// Enter for an Array or a Map: always a frame (a map's hash is made in Drain's loop).
   void EnterContainer(const Object* obj, bool define, size_t slot, bool memo, size_t begin) {
     Frame frame{obj, 0, begin, begin, begin, slot, false, memo};
     if (obj->type_index() == kFerryArray) {
       const auto* array = static_cast<const ArrayObj*>(obj);
-      frame.acc = HashCombine(ArrayKeyHash(), static_cast<uint64_t>(array->size()));
+      frame.acc = HashCombine(kArrayKeyHash, static_cast<uint64_t>(array->size()));
       for (const Any& cell : *array) AddChild(cell.raw(), define);
     } else {
       const auto* map = static_cast<const MapObj*>(obj);
@@ -941,6 +1086,7 @@ class SHashHandler : public SHashState {
     child.define = define;
   }
 
+  /// The hash of an array's or a map's frame.
   uint64_t Finish(const Frame& frame) const {
     uint64_t hash = frame.acc;
     if (frame.commutative) {
@@ -950,26 +1096,42 @@ class SHashHandler : public SHashState {
       }
       return HashCombine(hash, sum);
     }
-    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, children_[i].hash);
-    return hash;
+    return Fold(hash, frame.begin, frame.end);
   }
 
+  /// The parts of an array's hash known before the walk: its type key's, an empty array's.
+  static const uint64_t kArrayKeyHash;
+  static const uint64_t kEmptyArrayHash;
+
   const bool map_free_vars_;
+  const int depth_limit_ = RecursionLimit();
   PodStack<Frame> frames_;
   PodStack<Child> children_;
   std::vector<Any> keep_alive_;
   PointerMap<Memo> memo_;
   NodeInfoCache infos_;
   const Object* root_ = nullptr;
-  // The node whose reducer runs: its hash so far (SHashState::acc), and where its members lie.
+  // The node whose reducer runs: where its members lie (past the limit), its depth, the fold
+  // of its children's hashes so far (below the limit; SHashState::acc is its own part).
   const void* node_begin_ = nullptr;
   const void* node_end_ = nullptr;
+  int depth_ = 0;
+  uint64_t kids_ = 0;
   uint64_t result_ = 0;
+  uint64_t ret_ = 0;  // kReturnSlot
   bool current_define_ = false;
   bool grouped_ = false;  // the running reducer queued an array's elements (kGroupTag)
   size_t known_ = 0;      // children the running reducer queued already hashed (kKnownTag)
   uint64_t free_var_counter_ = 0;
 };
+
+const uint64_t SHashHandler::kArrayKeyHash =
+    std::hash<std::string_view>()(std::string_view(ArrayObj::_type_key));
+const uint64_t SHashHandler::kEmptyArrayHash = HashCombine(SHashHandler::kArrayKeyHash, 0);
+
+void SetStructuralRecursionLimit(int limit) noexcept {
+  recursion_limit = limit < 0 ? kRecursionLimit : limit;
+}
 
 }  // namespace details
 
