@@ -183,13 +183,7 @@ class SEqualHandler {
       case CellOrder::kWalk:
         stack_.push_back(root);
     }
-    while (!stack_.empty()) {
-      Task task;
-      CopyTask(&task, stack_.back());
-      stack_.pop_back();
-      if (!VisitObjects(task)) return false;
-    }
-    return true;
+    return Drain(0, 0);
   }
 
   /// The path of the first difference, after Run returned false.
@@ -204,6 +198,9 @@ class SEqualHandler {
   bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr, bool define) {
     const CellOrder order = CompareCells(lhs.raw(), rhs.raw());
     if (order == CellOrder::kEqual) return true;
+    if (order == CellOrder::kWalk && Recursing()) {
+      return VisitNow(ObjectOf(lhs.raw()), ObjectOf(rhs.raw()), define);
+    }
     // The common case inline: two objects in members of the node, no path kept.
     if (FERRY_LIKELY(order == CellOrder::kWalk && !trace_ && lhs_addr >= node_begin_ &&
                      lhs_addr < node_end_)) {
@@ -218,6 +215,9 @@ class SEqualHandler {
   }
 
   bool ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr, bool define) {
+    if (FERRY_LIKELY(lhs != nullptr && rhs != nullptr && Recursing())) {
+      return VisitNow(lhs, rhs, define);
+    }
     if (FERRY_LIKELY(lhs != nullptr && rhs != nullptr && !trace_ && lhs_addr >= node_begin_ &&
                      lhs_addr < node_end_)) {
       Task& task = stack_.push_uninitialized();
@@ -238,8 +238,8 @@ class SEqualHandler {
                                                    const void* lhs_addr, bool define) {
     const auto* la = static_cast<const ArrayObj*>(lhs);
     const auto* ra = static_cast<const ArrayObj*>(rhs);
-    if (FERRY_UNLIKELY(la == nullptr || ra == nullptr || trace_ || lhs_addr < node_begin_ ||
-                       lhs_addr >= node_end_)) {
+    if (FERRY_UNLIKELY(la == nullptr || ra == nullptr || trace_ ||
+                       (!Recursing() && (lhs_addr < node_begin_ || lhs_addr >= node_end_)))) {
       return ReduceObjects(lhs, rhs, lhs_addr, define);
     }
     const int64_t size = la->size();
@@ -251,11 +251,25 @@ class SEqualHandler {
     return QueueElements(la, ra, size, define);
   }
 
-  /// ReduceArrays for two unshared arrays of `size` > 0 elements: compares or queues them.
+  /// ReduceArrays for two unshared arrays of `size` > 0 elements: compares them, walking or
+  /// queueing their objects.
   __attribute__((noinline)) bool QueueElements(const ArrayObj* la, const ArrayObj* ra, int64_t size,
                                                bool define) {
     const Any* l = la->begin();
     const Any* r = ra->begin();
+    if (FERRY_LIKELY(Recursing())) {
+      for (int64_t i = 0; i < size; ++i) {
+        switch (CompareCells(l[i].raw(), r[i].raw())) {
+          case CellOrder::kEqual:
+            break;
+          case CellOrder::kUnequal:
+            return false;
+          case CellOrder::kWalk:
+            if (!VisitNow(ObjectOf(l[i].raw()), ObjectOf(r[i].raw()), define)) return false;
+        }
+      }
+      return true;
+    }
     for (int64_t i = 0; i < size; ++i) {
       switch (CompareCells(l[i].raw(), r[i].raw())) {
         case CellOrder::kEqual:
@@ -285,6 +299,62 @@ class SEqualHandler {
     bool define;
     int32_t path;
   };
+
+  /// Compares the pairs on the stack above `base`, the last queued first, at `depth` levels of
+  /// recursion.
+  bool Drain(size_t base, int depth) {
+    while (stack_.size() > base) {
+      Task task;
+      CopyTask(&task, stack_.back());
+      stack_.pop_back();
+      if (!VisitObjects(task, depth)) return false;
+    }
+    return true;
+  }
+
+  /// Whether the running reducer's objects are compared as it meets them (VisitNow), by
+  /// recursion: below depth_limit_ and when no mismatch path is kept. Past the limit, and for
+  /// StructuralMismatch, they go on the stack for the enclosing Drain, in field order. The
+  /// pairs are visited in the same order either way (a pair, all it holds, then the next
+  /// pair: a definition site before the uses after it), so the result is the same; only a
+  /// reducer's plain fields are compared before its objects on the stack and between them by
+  /// recursion, so the first mismatch may be another, and StructuralMismatch, which names it,
+  /// keeps to the stack.
+  bool Recursing() const { return depth_ < depth_limit_; }
+
+  /// Compares two objects met by a recursing reducer now; the reducer resumes after. Two
+  /// unshared registered nodes with reducers (the common case) go straight to the reducer.
+  __attribute__((noinline)) bool VisitNow(const Object* lo, const Object* ro, bool define) {
+    const bool outer_define = current_define_;
+    const int outer_depth = depth_;
+    bool equal;
+    const NodeInfo* info;
+    const size_t mark = stack_.size();
+    if (FERRY_LIKELY(lo->type_index() >= kFerryDynamicObjectBegin &&
+                     lo->type_index() == ro->type_index() && lo->unique() && ro->unique() &&
+                     lo != lhs_root_ && ro != rhs_root_ && (info = infos_.Get(lo)) != nullptr &&
+                     info->sequal_reduce != nullptr)) {
+      node_begin_ = lo;
+      node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
+      current_define_ = define;
+      depth_ = outer_depth + 1;
+      equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
+      if (FERRY_UNLIKELY(stack_.size() != mark)) QueuedFrom(mark);  // past the limit
+    } else {
+      Task task;
+      task.lhs = UnreadObjectCell(lo);
+      task.rhs = UnreadObjectCell(ro);
+      task.define = define;
+      task.path = -1;
+      equal = VisitObjects(task, outer_depth + 1);
+    }
+    // What the pair queued (past the limit; an array's or a map's items) is compared before
+    // the reducer goes on: a definition site before the uses after it.
+    if (FERRY_UNLIKELY(stack_.size() != mark) && equal) equal = Drain(mark, outer_depth + 1);
+    current_define_ = outer_define;
+    depth_ = outer_depth;
+    return equal;
+  }
   /// Field by field, as CopyCell (a task is written so, and read back soon after).
   static void CopyTask(Task* dst, const Task& src) {
     CopyCell(&dst->lhs, &src.lhs);
@@ -388,7 +458,26 @@ class SEqualHandler {
     return CellOrder::kWalk;
   }
 
-  __attribute__((always_inline)) bool VisitObjects(const Task& task) {
+  /// The MapShared step of VisitObjects and VisitStatic for a pair of which either object may
+  /// be shared: true when the pair is done (met before, or either mapped to another object),
+  /// with the comparison's result in `*result`; false to walk it.
+  __attribute__((always_inline)) bool DoneAsShared(const Task& task, const Object* lo,
+                                                   const Object* ro, bool* result) {
+    switch (MapShared(lo, ro)) {
+      case CellOrder::kEqual:
+        *result = true;
+        return true;
+      case CellOrder::kUnequal:
+        *result = Fail(task.path);
+        return true;
+      case CellOrder::kWalk:
+        break;
+    }
+    return false;
+  }
+
+  /// Compares the objects of `task`, at `depth` levels of recursion.
+  __attribute__((always_inline)) bool VisitObjects(const Task& task, int depth) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
     const int32_t type_index = lo->type_index();
@@ -397,26 +486,22 @@ class SEqualHandler {
     // tensors or shapes among them.
     if (FERRY_LIKELY(type_index >= kFerryDynamicObjectBegin &&
                      rhs_type_index >= kFerryDynamicObjectBegin)) {
-      if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
-        switch (MapShared(lo, ro)) {
-          case CellOrder::kEqual:
-            return true;
-          case CellOrder::kUnequal:
-            return Fail(task.path);
-          case CellOrder::kWalk:
-            break;
-        }
+      bool result;
+      if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_) &&
+          DoneAsShared(task, lo, ro, &result)) {
+        return result;
       }
       if (type_index != rhs_type_index) return Fail(task.path);
       const size_t mark = stack_.size();
       const NodeInfo* info = infos_.Get(lo);
-      return VisitNode(task, lo, ro, info, mark);
+      return VisitNode(task, lo, ro, info, mark, depth);
     }
-    return VisitStatic(task, lo, ro);
+    return VisitStatic(task, lo, ro, depth);
   }
 
   /// VisitObjects when either object has a built-in type (a string, an array...).
-  __attribute__((noinline)) bool VisitStatic(const Task& task, const Object* lo, const Object* ro) {
+  __attribute__((noinline)) bool VisitStatic(const Task& task, const Object* lo, const Object* ro,
+                                             int depth) {
     const int32_t type_index = lo->type_index();
     // A String from an object field of a reducer (ReduceObjects): by content, and never in the
     // tables below, as a string that came in a cell.
@@ -433,14 +518,8 @@ class SEqualHandler {
       if (FERRY_UNLIKELY(IsEmptyValue(lo) && IsEmptyValue(ro))) {
         return type_index == ro->type_index() ? true : Fail(task.path);
       }
-      switch (MapShared(lo, ro)) {
-        case CellOrder::kEqual:
-          return true;
-        case CellOrder::kUnequal:
-          return Fail(task.path);
-        case CellOrder::kWalk:
-          break;
-      }
+      bool result;
+      if (DoneAsShared(task, lo, ro, &result)) return result;
     }
     if (type_index != ro->type_index()) return Fail(task.path);
     if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap ||
@@ -449,7 +528,7 @@ class SEqualHandler {
     }
     const size_t mark = stack_.size();
     const NodeInfo* info = infos_.Get(lo);
-    return VisitNode(task, lo, ro, info, mark);
+    return VisitNode(task, lo, ro, info, mark, depth);
   }
 
   /// VisitObjects for arrays, maps, tensors and shapes.
@@ -489,7 +568,7 @@ class SEqualHandler {
 
   /// VisitObjects, continued for registered nodes.
   bool VisitNode(const Task& task, const Object* lo, const Object* ro, const NodeInfo* info,
-                 size_t mark) {
+                 size_t mark, int depth) {
     if (FERRY_UNLIKELY(info == nullptr || info->sequal_reduce == nullptr)) {
       return VisitFields(task, lo, ro, info, mark);
     }
@@ -498,6 +577,7 @@ class SEqualHandler {
     current_lhs_ = lo;
     current_path_ = task.path;
     current_define_ = task.define;
+    depth_ = depth;
     const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
     if (!equal) {
       if (failed_path_ < 0) failed_path_ = task.path;
@@ -573,8 +653,10 @@ class SEqualHandler {
   const Object* lhs_root_ = nullptr;
   const Object* rhs_root_ = nullptr;
   NodeInfoCache infos_;
-  // The node whose SEqualReduce is running, and where its members lie.
+  const int depth_limit_ = trace_ ? 0 : RecursionLimit();  // Recursing()
+  // The node whose SEqualReduce is running, and where its members lie, and its depth.
   const Object* current_lhs_ = nullptr;
+  int depth_ = 0;
   const void* node_begin_ = nullptr;
   const void* node_end_ = nullptr;
   int32_t current_path_ = -1;
