@@ -248,16 +248,9 @@ class SEqualHandler {
     if (FERRY_UNLIKELY(!la->unique() || !ra->unique() || la == lhs_root_ || ra == rhs_root_)) {
       return ReduceObjects(lhs, rhs, lhs_addr, define);
     }
-    return QueueElements(la, ra, size, define);
-  }
-
-  /// ReduceArrays for two unshared arrays of `size` > 0 elements: compares them, walking or
-  /// queueing their objects.
-  __attribute__((noinline)) bool QueueElements(const ArrayObj* la, const ArrayObj* ra, int64_t size,
-                                               bool define) {
-    const Any* l = la->begin();
-    const Any* r = ra->begin();
     if (FERRY_LIKELY(Recursing())) {
+      const Any* l = la->begin();
+      const Any* r = ra->begin();
       for (int64_t i = 0; i < size; ++i) {
         switch (CompareCells(l[i].raw(), r[i].raw())) {
           case CellOrder::kEqual:
@@ -270,6 +263,15 @@ class SEqualHandler {
       }
       return true;
     }
+    return QueueElements(la, ra, size, define);
+  }
+
+  /// ReduceArrays past the limit, for two unshared arrays of `size` > 0 elements: compares them
+  /// or queues their objects.
+  __attribute__((noinline)) bool QueueElements(const ArrayObj* la, const ArrayObj* ra, int64_t size,
+                                               bool define) {
+    const Any* l = la->begin();
+    const Any* r = ra->begin();
     for (int64_t i = 0; i < size; ++i) {
       switch (CompareCells(l[i].raw(), r[i].raw())) {
         case CellOrder::kEqual:
@@ -324,30 +326,37 @@ class SEqualHandler {
 
   /// Compares two objects met by a recursing reducer now; the reducer resumes after. Two
   /// unshared registered nodes with reducers (the common case) go straight to the reducer.
-  __attribute__((noinline)) bool VisitNow(const Object* lo, const Object* ro, bool define) {
-    const bool outer_define = current_define_;
-    const int outer_depth = depth_;
-    bool equal;
+  bool VisitNow(const Object* lo, const Object* ro, bool define) {
     const NodeInfo* info;
-    const size_t mark = stack_.size();
     if (FERRY_LIKELY(lo->type_index() >= kFerryDynamicObjectBegin &&
                      lo->type_index() == ro->type_index() && lo->unique() && ro->unique() &&
-                     lo != lhs_root_ && ro != rhs_root_ && (info = infos_.Get(lo)) != nullptr &&
-                     info->sequal_reduce != nullptr)) {
+                     lo != lhs_root_ && ro != rhs_root_ && depth_ + 1 < depth_limit_ &&
+                     (info = infos_.Get(lo)) != nullptr && info->sequal_reduce != nullptr)) {
+      const bool outer_define = current_define_;
+      current_define_ = define;
+      ++depth_;
       node_begin_ = lo;
       node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
-      current_define_ = define;
-      depth_ = outer_depth + 1;
-      equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
-      if (FERRY_UNLIKELY(stack_.size() != mark)) QueuedFrom(mark);  // past the limit
-    } else {
-      Task task;
-      task.lhs = UnreadObjectCell(lo);
-      task.rhs = UnreadObjectCell(ro);
-      task.define = define;
-      task.path = -1;
-      equal = VisitObjects(task, outer_depth + 1);
+      const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
+      current_define_ = outer_define;
+      --depth_;
+      return equal;
     }
+    return VisitOther(lo, ro, define);
+  }
+
+  /// VisitNow for other pairs: shared objects, built-in types, nodes without SEqualReduce,
+  /// and nodes at the limit.
+  __attribute__((noinline)) bool VisitOther(const Object* lo, const Object* ro, bool define) {
+    const bool outer_define = current_define_;
+    const int outer_depth = depth_;
+    const size_t mark = stack_.size();
+    Task task;
+    task.lhs = UnreadObjectCell(lo);
+    task.rhs = UnreadObjectCell(ro);
+    task.define = define;
+    task.path = -1;
+    bool equal = VisitObjects(task, outer_depth + 1);
     // What the pair queued (past the limit; an array's or a map's items) is compared before
     // the reducer goes on: a definition site before the uses after it.
     if (FERRY_UNLIKELY(stack_.size() != mark) && equal) equal = Drain(mark, outer_depth + 1);
@@ -355,6 +364,7 @@ class SEqualHandler {
     depth_ = outer_depth;
     return equal;
   }
+
   /// Field by field, as CopyCell (a task is written so, and read back soon after).
   static void CopyTask(Task* dst, const Task& src) {
     CopyCell(&dst->lhs, &src.lhs);
@@ -666,11 +676,12 @@ class SEqualHandler {
 // ---------------------------------------------------------------------------------------------
 // Hashing
 
-class SHashHandler : public SHashState {
+class SHashHandler {
  public:
   explicit SHashHandler(bool map_free_vars) : map_free_vars_(map_free_vars) {}
 
   uint64_t Run(const AnyView& value) {
+    kEmptyArrayHash = EmptyArrayHash();
     if (Immediate(value.raw(), &result_)) return result_;
     root_ = ObjectOf(value.raw());
     Enter(ObjectOf(value.raw()), false, kRootSlot, 0);
@@ -679,16 +690,14 @@ class SHashHandler : public SHashState {
   }
 
   /// `addr` is where the value lives, or nullptr when unknown.
-  void Reduce(const AnyView& value, const void* addr, bool define) {
+  void Reduce(SHashState* st, const AnyView& value, const void* addr, bool define) {
     const FerryAny* cell = value.raw();
     if (!IsWalked(cell->type_index)) {
-      acc = HashCombine(acc, PlainHash(cell));
+      st->acc = HashCombine(st->acc, PlainHash(cell));
       return;
     }
-    if (Recursing()) {
-      uint64_t hash;
-      if (!Immediate(cell, &hash)) hash = HashNow(ObjectOf(cell), define, depth_ + 1);
-      kids_ = HashCombine(kids_, hash);
+    if (st->recursing) {
+      st->kids = HashCombine(st->kids, HashObject(ObjectOf(cell), define, st->depth + 1));
       return;
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
@@ -698,13 +707,13 @@ class SHashHandler : public SHashState {
     }
     AddChild(cell, define);
   }
-  void ReduceObject(const Object* value, const void* addr, bool define) {
+  void ReduceObject(SHashState* st, const Object* value, const void* addr, bool define) {
     if (FERRY_UNLIKELY(value == nullptr)) {
-      acc = HashCombine(acc, kSHashNone);
+      st->acc = HashCombine(st->acc, kSHashNone);
       return;
     }
-    if (FERRY_LIKELY(Recursing())) {
-      kids_ = HashCombine(kids_, HashOfObject(value, define));
+    if (FERRY_LIKELY(st->recursing)) {
+      st->kids = HashCombine(st->kids, HashObject(value, define, st->depth + 1));
       return;
     }
     if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
@@ -716,12 +725,11 @@ class SHashHandler : public SHashState {
     child.define = define;
   }
 
-  void FreeVarHash(const Object* var) {
-    const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
-                                                            : Mix(reinterpret_cast<uint64_t>(var));
-    acc = HashCombine(acc, hash);
+  void FreeVarHash(SHashState* st, const Object* var) {
+    const uint64_t hash = st->define || map_free_vars_ ? Mix(free_var_counter_++)
+                                                       : Mix(reinterpret_cast<uint64_t>(var));
+    st->acc = HashCombine(st->acc, hash);
   }
-  void HashedValue(uint64_t hash) { acc = HashCombine(acc, hash); }
   bool map_free_vars() const { return map_free_vars_; }
 
  private:
@@ -761,10 +769,6 @@ class SHashHandler : public SHashState {
   static uint64_t NodeHash(uint64_t own, uint64_t kids) {
     return kids == 0 ? own : HashCombine(own, kids);
   }
-
-  /// Whether the running reducer's node hashes its children at once (HashNow), by recursion:
-  /// below depth_limit_. Past it, they wait in children_ for a frame.
-  bool Recursing() const { return depth_ < depth_limit_; }
 
   /// Holds a value that may be a temporary of the reducer until the walk reaches it.
   __attribute__((noinline)) void KeepAlive(const AnyView& value) {
@@ -848,11 +852,16 @@ class SHashHandler : public SHashState {
     }
     return false;
   }
-  /// The hash of an object (not null) met by a recursing reducer.
-  uint64_t HashOfObject(const Object* obj, bool define) {
+  /// The hash of an object (not null) met by a recursing reducer at `depth`: a registered
+  /// node's, unshared, at once (HashNode); others through Immediate and HashNow.
+  __attribute__((always_inline)) uint64_t HashObject(const Object* obj, bool define, int depth) {
+    if (FERRY_LIKELY(obj->type_index() >= kFerryDynamicObjectBegin && obj->unique() &&
+                     obj != root_ && depth < depth_limit_)) {
+      return HashNode(obj, define, depth, false);
+    }
     uint64_t hash;
     if (ImmediateObject(obj, &hash)) return hash;
-    return HashNow(obj, define, depth_ + 1);
+    return HashNow(obj, define, depth);
   }
 
   /// Strings, tensors and shapes hash by content, without a frame.
@@ -888,47 +897,59 @@ class SHashHandler : public SHashState {
   /// node's reducer runs with its children hashed as it meets them (by recursion: this, one
   /// level deeper); an array, a map, or a node past the limit is walked by frames drained here.
   /// The reducer that met `obj`, if any, resumes after with its state as it was.
-  uint64_t HashNow(const Object* obj, bool define, int depth) {
-    const uint64_t outer_acc = acc, outer_kids = kids_;
-    const bool outer_define = current_define_;
-    const int outer_depth = depth_;
-    uint64_t hash;
+  __attribute__((noinline)) uint64_t HashNow(const Object* obj, bool define, int depth) {
     const int32_t type_index = obj->type_index();
     if (FERRY_LIKELY(depth < depth_limit_ && type_index != kFerryArray &&
                      type_index != kFerryMap)) {
-      hash = HashNode(obj, define, depth);
-    } else {
-      const size_t open = frames_.size();
-      EnterQueued(obj, define, kReturnSlot, depth);
-      Drain(open, depth + 1);
-      hash = ret_;
+      return HashNode(obj, define, depth, MaybeShared(obj));
     }
-    acc = outer_acc;
-    kids_ = outer_kids;
-    current_define_ = outer_define;
-    depth_ = outer_depth;
-    return hash;
+    const size_t open = frames_.size();
+    EnterQueued(obj, define, kReturnSlot, depth);
+    Drain(open, depth + 1);
+    return ret_;
   }
 
-  /// HashNow for a node below the limit.
-  __attribute__((always_inline)) uint64_t HashNode(const Object* obj, bool define, int depth) {
-    const bool memo = MaybeShared(obj);
+  /// HashNow for a node below the limit. Each node's reducer has a state of its own (on this
+  /// stack), so the reducer that met `obj` resumes with its own.
+  uint64_t HashNode(const Object* obj, bool define, int depth, bool memo) {
+    const NodeInfo* info = infos_.Get(obj);
+    if (FERRY_UNLIKELY(memo || info == nullptr || info->shash_reduce == nullptr)) {
+      return HashOtherNode(obj, define, depth, memo, info);
+    }
+    SHashState st;
+    st.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+    st.kids = 0;
+    st.handler = this;
+    st.empty_array_hash = kEmptyArrayHash;
+    st.depth = depth;
+    st.define = define;
+    st.recursing = true;
+    info->shash_reduce(obj, SHashReducer(&st));
+    return NodeHash(st.acc, st.kids);
+  }
+
+  /// HashNode for a node that may be shared (memoized) or has no SHashReduce.
+  __attribute__((noinline)) uint64_t HashOtherNode(const Object* obj, bool define, int depth,
+                                                   bool memo, const NodeInfo* info) {
     // Immediate() found no finished entry, so an entry here is a node whose hash is being
     // made (or an open frame): a cycle. Hash the object by its type alone.
     if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
       return Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
     }
-    const NodeInfo* info = infos_.Get(obj);
-    kids_ = 0;
-    depth_ = depth;
+    SHashState st;
+    st.kids = 0;
+    st.handler = this;
+    st.empty_array_hash = kEmptyArrayHash;
+    st.depth = depth;
+    st.define = define;
+    st.recursing = true;
     if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
-      acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
-      current_define_ = define;
-      info->shash_reduce(obj, SHashReducer(this));
+      st.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      info->shash_reduce(obj, SHashReducer(&st));
     } else {
-      ReduceWithoutReducer(obj, info);
+      ReduceWithoutReducer(&st, obj, info);
     }
-    const uint64_t hash = NodeHash(acc, kids_);
+    const uint64_t hash = NodeHash(st.acc, st.kids);
     if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{hash, true};
     return hash;
   }
@@ -950,16 +971,22 @@ class SHashHandler : public SHashState {
       return;
     }
     const NodeInfo* info = infos_.Get(obj);
-    depth_ = depth;
+    SHashState st;
+    st.kids = 0;
+    st.handler = this;
+    st.empty_array_hash = kEmptyArrayHash;
+    st.depth = depth;
+    st.define = define;
+    st.recursing = false;
     if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
-      acc = info->type_key_hash;
-      current_define_ = define;
+      st.acc = info->type_key_hash;
       node_begin_ = obj;
       node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
-      info->shash_reduce(obj, SHashReducer(this));
+      info->shash_reduce(obj, SHashReducer(&st));
     } else {
-      ReduceWithoutReducer(obj, info);
+      ReduceWithoutReducer(&st, obj, info);
     }
+    const uint64_t acc = st.acc;
     const size_t end = children_.size();
     if (end - begin == known_) {  // a leaf (children all hashed already, if any): done
       uint64_t kids = 0;
@@ -998,28 +1025,27 @@ class SHashHandler : public SHashState {
   /// the array's own part of its hash), plain ones hashed now (kKnownTag), and FoldGrouped
   /// folds them as Finish folds an array's frame. Arrays that may be shared (and so memoized)
   /// and temporaries go through ReduceObject instead.
-  void ReduceArray(const Object* value, const void* addr, bool define) {
+  void ReduceArray(SHashState* st, const Object* value, const void* addr, bool define) {
     const auto* array = static_cast<const ArrayObj*>(value);
-    if (FERRY_LIKELY(array != nullptr && Recursing())) {
+    if (FERRY_LIKELY(array != nullptr && st->recursing)) {
       if (array->size() == 0) {  // an empty array (shared or not)
-        kids_ = HashCombine(kids_, kEmptyArrayHash);
+        st->kids = HashCombine(st->kids, kEmptyArrayHash);
         return;
       }
       if (FERRY_LIKELY(array->unique() && array != root_)) {
-        kids_ = HashCombine(kids_, HashElements(array, define));
+        st->kids = HashCombine(st->kids, HashElements(array, define, st->depth + 1));
         return;
       }
     }
-    ReduceArrayQueued(array, addr, define);
+    ReduceArrayQueued(st, array, addr, define);
   }
 
  private:
   /// ReduceArray past the limit, and for null and shared arrays.
-  __attribute__((noinline)) void ReduceArrayQueued(const ArrayObj* array, const void* addr,
-                                                   bool define) {
-    if (array == nullptr || (Recursing() && array->size() != 0) || addr < node_begin_ ||
-        addr >= node_end_) {
-      ReduceObject(array, addr, define);
+  __attribute__((noinline)) void ReduceArrayQueued(SHashState* st, const ArrayObj* array,
+                                                   const void* addr, bool define) {
+    if (array == nullptr || st->recursing || addr < node_begin_ || addr >= node_end_) {
+      ReduceObject(st, array, addr, define);
       return;
     }
     const int64_t size = array->size();
@@ -1034,7 +1060,7 @@ class SHashHandler : public SHashState {
       return;
     }
     if (!array->unique() || array == root_) {
-      ReduceObject(array, addr, define);
+      ReduceObject(st, array, addr, define);
       return;
     }
     Child& child = children_.push_uninitialized();
@@ -1050,14 +1076,14 @@ class SHashHandler : public SHashState {
 
   /// The hash of an array (as when entered as an object), its elements hashed now (by
   /// recursion).
-  __attribute__((noinline)) uint64_t HashElements(const ArrayObj* array, bool define) {
+  __attribute__((always_inline)) uint64_t HashElements(const ArrayObj* array, bool define,
+                                                       int depth) {
     uint64_t hash = HashCombine(kArrayKeyHash, static_cast<uint64_t>(array->size()));
     for (const Any& element : *array) {
       const FerryAny* cell = element.raw();
       uint64_t h;
       if (FERRY_LIKELY(IsWalked(cell->type_index))) {
-        const Object* obj = ObjectOf(cell);
-        if (!ImmediateObject(obj, &h)) h = HashNow(obj, define, depth_ + 1);
+        h = HashObject(ObjectOf(cell), define, depth);
       } else {
         h = PlainHash(cell);
       }
@@ -1116,17 +1142,17 @@ class SHashHandler : public SHashState {
 
   /// HashNow or EnterQueued for a node without SHashReduce: all its compared fields, or its
   /// identity.
-  void ReduceWithoutReducer(const Object* obj, const NodeInfo* info) {
+  void ReduceWithoutReducer(SHashState* st, const Object* obj, const NodeInfo* info) {
     if (info == nullptr) {
-      acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
+      st->acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
       return;
     }
-    acc = info->type_key_hash;
+    st->acc = info->type_key_hash;
     if (!info->sequal_by_fields) {
-      acc = HashCombine(acc, Mix(reinterpret_cast<uint64_t>(obj)));
+      st->acc = HashCombine(st->acc, Mix(reinterpret_cast<uint64_t>(obj)));
       return;
     }
-    current_define_ = false;
+    st->define = false;
     node_begin_ = obj;
     node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
     for (const FieldInfo& field : info->fields) {
@@ -1134,7 +1160,7 @@ class SHashHandler : public SHashState {
       FerryAny cell;
       Any box;
       const FerryAny* value = FieldCell(field, obj, &cell, &box);
-      Reduce(*reinterpret_cast<const AnyView*>(value),
+      Reduce(st, *reinterpret_cast<const AnyView*>(value),
              reinterpret_cast<const char*>(obj) + field.offset, false);
     }
   }
@@ -1183,7 +1209,11 @@ class SHashHandler : public SHashState {
 
   /// The parts of an array's hash known before the walk: its type key's, an empty array's.
   static const uint64_t kArrayKeyHash;
-  static const uint64_t kEmptyArrayHash;
+  static uint64_t EmptyArrayHash() {
+    static const uint64_t hash = HashCombine(kArrayKeyHash, 0);
+    return hash;
+  }
+  uint64_t kEmptyArrayHash;  // EmptyArrayHash(), read once per walk
 
   const bool map_free_vars_;
   const int depth_limit_ = RecursionLimit();
@@ -1193,15 +1223,11 @@ class SHashHandler : public SHashState {
   PointerMap<Memo> memo_;
   NodeInfoCache infos_;
   const Object* root_ = nullptr;
-  // The node whose reducer runs: where its members lie (past the limit), its depth, the fold
-  // of its children's hashes so far (below the limit; SHashState::acc is its own part).
+  // The node whose reducer runs past the limit: where its members lie.
   const void* node_begin_ = nullptr;
   const void* node_end_ = nullptr;
-  int depth_ = 0;
-  uint64_t kids_ = 0;
   uint64_t result_ = 0;
-  uint64_t ret_ = 0;  // kReturnSlot
-  bool current_define_ = false;
+  uint64_t ret_ = 0;      // kReturnSlot
   bool grouped_ = false;  // the running reducer queued an array's elements (kGroupTag)
   size_t known_ = 0;      // children the running reducer queued already hashed (kKnownTag)
   uint64_t free_var_counter_ = 0;
@@ -1209,7 +1235,6 @@ class SHashHandler : public SHashState {
 
 const uint64_t SHashHandler::kArrayKeyHash =
     std::hash<std::string_view>()(std::string_view(ArrayObj::_type_key));
-const uint64_t SHashHandler::kEmptyArrayHash = HashCombine(SHashHandler::kArrayKeyHash, 0);
 
 void SetStructuralRecursionLimit(int limit) noexcept {
   recursion_limit = limit < 0 ? kRecursionLimit : limit;
@@ -1234,29 +1259,25 @@ bool SEqualReducer::ReduceArrays(const Object* lhs, const Object* rhs, const voi
 }
 bool SEqualReducer::map_free_vars() const { return handler_->map_free_vars(); }
 
-namespace {
-details::SHashHandler* HandlerOf(details::SHashState* state) {
-  return static_cast<details::SHashHandler*>(state);
-}
-}  // namespace
-
 void SHashReducer::Reduce(const AnyView& value, bool define) const {
-  HandlerOf(state_)->Reduce(value, nullptr, define);
+  state_->handler->Reduce(state_, value, nullptr, define);
 }
 void SHashReducer::Reduce(const AnyView& value, const void* addr, bool define) const {
-  HandlerOf(state_)->Reduce(value, addr, define);
+  state_->handler->Reduce(state_, value, addr, define);
 }
 void SHashReducer::ReduceObject(const Object* value, const void* addr, bool define) const {
-  HandlerOf(state_)->ReduceObject(value, addr, define);
+  state_->handler->ReduceObject(state_, value, addr, define);
 }
 void SHashReducer::ReduceArray(const Object* value, const void* addr, bool define) const {
-  HandlerOf(state_)->ReduceArray(value, addr, define);
+  state_->handler->ReduceArray(state_, value, addr, define);
 }
-void SHashReducer::FreeVarHashImpl(const Object* var) const { HandlerOf(state_)->FreeVarHash(var); }
+void SHashReducer::FreeVarHashImpl(const Object* var) const {
+  state_->handler->FreeVarHash(state_, var);
+}
 void SHashReducer::SHashReduceHashedValue(uint64_t hash) const {
-  HandlerOf(state_)->HashedValue(hash);
+  state_->acc = details::SHashCombine(state_->acc, hash);
 }
-bool SHashReducer::map_free_vars() const { return HandlerOf(state_)->map_free_vars(); }
+bool SHashReducer::map_free_vars() const { return state_->handler->map_free_vars(); }
 
 bool StructuralEqual::operator()(const AnyView& lhs, const AnyView& rhs, bool map_free_vars) const {
   return details::SEqualHandler(map_free_vars, false).Run(lhs, rhs);
