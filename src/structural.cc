@@ -16,9 +16,12 @@
 #include <cstdint>      // INT32_MIN: the tags of known children
 #include <cstdlib>      // PodStack storage
 #include <functional>   // std::hash
+#include <memory>       // FieldPlan
+#include <mutex>        // FieldPlan
 #include <new>          // std::bad_alloc
 #include <sstream>      // mismatch paths
 #include <type_traits>  // PodStack
+#include <unordered_map>
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
@@ -108,6 +111,97 @@ inline const FerryAny* FieldCell(const FieldInfo& field, const Object* obj, Ferr
   return box->raw();
 }
 
+/// How a walk reads the compared fields of a node without SEqualReduce (compared field by
+/// field: `_type_sequal_by_fields`, and every type registered at run time, Python's py_class):
+/// each field's offset and kind, found once per type, so that a walk reads a number, a string,
+/// an Any or an object pointer without the call through its FieldType (and, for a DataType,
+/// without boxing it). Other fields take FieldCell. The cell is the one FieldCell makes.
+struct PlannedField {
+  enum Kind : uint8_t { kObject, kAny, kInt, kFloat, kBool, kString, kDataType, kOther };
+  Kind kind;
+  size_t offset;
+  const FieldInfo* field;
+};
+struct FieldPlan {
+  std::vector<PlannedField> fields;
+};
+
+PlannedField::Kind KindOf(const FieldInfo& field) {
+  const FieldType* type = field.type;
+  if (type->view == &ViewObjectPointerField) return PlannedField::kObject;
+  if (type->view == &ViewField<Any>) return PlannedField::kAny;
+  if (type->view == &ViewField<int64_t>) return PlannedField::kInt;
+  if (type->view == &ViewField<double>) return PlannedField::kFloat;
+  if (type->view == &ViewField<bool>) return PlannedField::kBool;
+  if (type->view == &ViewField<String>) return PlannedField::kString;
+  if (type == FieldTypeOf<DataType>()) return PlannedField::kDataType;
+  return PlannedField::kOther;
+}
+
+/// The plan of `info`'s type, made on first use and kept (as NodeInfo records are).
+__attribute__((noinline)) const FieldPlan* FieldPlanOf(const NodeInfo* info) {
+  static std::mutex mutex;
+  static auto* plans = new std::unordered_map<const NodeInfo*, std::unique_ptr<FieldPlan>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<FieldPlan>& plan = (*plans)[info];
+  if (plan == nullptr) {
+    plan = std::make_unique<FieldPlan>();
+    for (const FieldInfo& field : info->fields) {
+      if (field.compare) plan->fields.push_back(PlannedField{KindOf(field), field.offset, &field});
+    }
+  }
+  return plan.get();
+}
+
+/// FieldPlanOf, remembered for the walk (direct-mapped by NodeInfo address).
+class FieldPlanCache {
+ public:
+  const FieldPlan* Get(const NodeInfo* info) {
+    Entry& entry = entries_[(reinterpret_cast<uintptr_t>(info) >> 4) % kEntries];
+    if (entry.info != info) entry = Entry{info, FieldPlanOf(info)};
+    return entry.plan;
+  }
+
+ private:
+  static constexpr uintptr_t kEntries = 8;
+  struct Entry {
+    const NodeInfo* info = nullptr;
+    const FieldPlan* plan = nullptr;
+  };
+  Entry entries_[kEntries];
+};
+
+/// The planned field's value in `obj` as a cell, as FieldCell gives it.
+__attribute__((always_inline)) inline const FerryAny* PlannedCell(const PlannedField& f,
+                                                                  const Object* obj, FerryAny* cell,
+                                                                  Any* box) {
+  const char* addr = reinterpret_cast<const char*>(obj) + f.offset;
+  switch (f.kind) {
+    case PlannedField::kObject:
+      *cell = CellOfObject(reinterpret_cast<const ObjectRef*>(addr)->get());
+      return cell;
+    case PlannedField::kAny:
+      return reinterpret_cast<const Any*>(addr)->raw();
+    case PlannedField::kInt:
+      TypeTraitsOf<int64_t>::CopyToAnyView(*reinterpret_cast<const int64_t*>(addr), cell);
+      return cell;
+    case PlannedField::kFloat:
+      TypeTraitsOf<double>::CopyToAnyView(*reinterpret_cast<const double*>(addr), cell);
+      return cell;
+    case PlannedField::kBool:
+      TypeTraitsOf<bool>::CopyToAnyView(*reinterpret_cast<const bool*>(addr), cell);
+      return cell;
+    case PlannedField::kString:
+      return &reinterpret_cast<const String*>(addr)->cell();
+    case PlannedField::kDataType:
+      *cell = *AnyView(*reinterpret_cast<const DataType*>(addr)).raw();
+      return cell;
+    case PlannedField::kOther:
+      break;
+  }
+  return FieldCell(*f.field, obj, cell, box);
+}
+
 /// A stack of trivially copyable entries: push, pop, truncate and index without the checks and
 /// the element-wise resize of std::vector (the walks do one of each per object).
 template <typename T>
@@ -147,8 +241,9 @@ class PodStack {
 };
 
 /// How deep the walks recurse before they go on their explicit stacks: a level takes about
-/// a hundred bytes of the C++ stack (Enter, or VisitObjects and Descend), so the default needs
-/// some 30 KiB, well within the smallest thread stacks in use (Java's callbacks keep 160 KiB).
+/// 150 bytes of the C++ stack in a -O2 build (a reducer and HashNode or VisitNow:
+/// TheRecursionUsesABoundedStack prints it), so the default needs some 40 KiB, well within the
+/// smallest thread stacks in use (Java's callbacks keep 160 KiB).
 constexpr int kRecursionLimit = 256;
 thread_local int recursion_limit = kRecursionLimit;  // SetStructuralRecursionLimit
 int RecursionLimit() { return recursion_limit; }
@@ -580,7 +675,7 @@ class SEqualHandler {
   bool VisitNode(const Task& task, const Object* lo, const Object* ro, const NodeInfo* info,
                  size_t mark, int depth) {
     if (FERRY_UNLIKELY(info == nullptr || info->sequal_reduce == nullptr)) {
-      return VisitFields(task, lo, ro, info, mark);
+      return VisitFields(task, lo, ro, info, mark, depth);
     }
     node_begin_ = lo;
     node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
@@ -598,16 +693,42 @@ class SEqualHandler {
   }
 
   /// VisitNode for a node without SEqualReduce: its compared fields, or its identity.
+  /// Below the limit (and without a path to keep) the fields' objects are compared at once, as
+  /// a reducer's are; else queued.
   __attribute__((noinline)) bool VisitFields(const Task& task, const Object* lo, const Object* ro,
-                                             const NodeInfo* info, size_t mark) {
+                                             const NodeInfo* info, size_t mark, int depth) {
     if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
     if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
-    for (const FieldInfo& field : info->fields) {
-      if (!field.compare) continue;
+    const FieldPlan* plan = plans_.Get(info);
+    const bool recursing = depth < depth_limit_;
+    if (recursing) {
+      depth_ = depth;
+      current_define_ = false;
+    }
+    for (const PlannedField& field : plan->fields) {
       FerryAny lcell, rcell;
       Any lbox, rbox;
-      if (!QueueCells(FieldCell(field, lo, &lcell, &lbox), FieldCell(field, ro, &rcell, &rbox),
-                      false, AddPath(task.path, PathStep::kField, field.offset, lo))) {
+      const FerryAny* l = PlannedCell(field, lo, &lcell, &lbox);
+      const FerryAny* r = PlannedCell(field, ro, &rcell, &rbox);
+      if (recursing) {
+        switch (CompareCells(l, r)) {
+          case CellOrder::kEqual:
+            continue;
+          case CellOrder::kUnequal:
+            return false;
+          case CellOrder::kWalk: {
+            const Object* lo_field = ObjectOf(l);
+            const Object* ro_field = ObjectOf(r);
+            const bool equal =
+                lo_field->type_index() == kFerryArray && ro_field->type_index() == kFerryArray
+                    ? ReduceArrays(lo_field, ro_field, nullptr, false)
+                    : VisitNow(lo_field, ro_field, false);
+            if (!equal) return false;
+            continue;
+          }
+        }
+      }
+      if (!QueueCells(l, r, false, AddPath(task.path, PathStep::kField, field.offset, lo))) {
         return false;
       }
     }
@@ -663,6 +784,7 @@ class SEqualHandler {
   const Object* lhs_root_ = nullptr;
   const Object* rhs_root_ = nullptr;
   NodeInfoCache infos_;
+  FieldPlanCache plans_;
   const int depth_limit_ = trace_ ? 0 : RecursionLimit();  // Recursing()
   // The node whose SEqualReduce is running, and where its members lie, and its depth.
   const Object* current_lhs_ = nullptr;
@@ -697,7 +819,7 @@ class SHashHandler {
       return;
     }
     if (st->recursing) {
-      st->kids = HashCombine(st->kids, HashObject(ObjectOf(cell), define, st->depth + 1));
+      st->kids = HashCombine(st->kids, HashCell(cell, define, st->depth + 1));
       return;
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
@@ -852,6 +974,16 @@ class SHashHandler {
     }
     return false;
   }
+  /// HashObject for a walked cell (an Any, a field read through its FieldType): an unshared
+  /// Array's elements hashed at once, as ReduceArray does.
+  __attribute__((noinline)) uint64_t HashCell(const FerryAny* cell, bool define, int depth) {
+    const Object* obj = ObjectOf(cell);
+    if (obj->type_index() == kFerryArray && obj->unique() && obj != root_ && depth < depth_limit_) {
+      return HashElements(static_cast<const ArrayObj*>(obj), define, depth);
+    }
+    return HashObject(obj, define, depth);
+  }
+
   /// The hash of an object (not null) met by a recursing reducer at `depth`: a registered
   /// node's, unshared, at once (HashNode); others through Immediate and HashNow.
   __attribute__((always_inline)) uint64_t HashObject(const Object* obj, bool define, int depth) {
@@ -1155,13 +1287,11 @@ class SHashHandler {
     st->define = false;
     node_begin_ = obj;
     node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
-    for (const FieldInfo& field : info->fields) {
-      if (!field.compare) continue;
+    for (const PlannedField& field : plans_.Get(info)->fields) {
       FerryAny cell;
       Any box;
-      const FerryAny* value = FieldCell(field, obj, &cell, &box);
-      Reduce(st, *reinterpret_cast<const AnyView*>(value),
-             reinterpret_cast<const char*>(obj) + field.offset, false);
+      const FerryAny* value = PlannedCell(field, obj, &cell, &box);
+      Reduce(st, AsView(*value), reinterpret_cast<const char*>(obj) + field.offset, false);
     }
   }
 
@@ -1222,6 +1352,7 @@ class SHashHandler {
   std::vector<Any> keep_alive_;
   PointerMap<Memo> memo_;
   NodeInfoCache infos_;
+  FieldPlanCache plans_;
   const Object* root_ = nullptr;
   // The node whose reducer runs past the limit: where its members lie.
   const void* node_begin_ = nullptr;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -542,6 +544,72 @@ struct RecursionLimit {
   explicit RecursionLimit(int limit) { details::SetStructuralRecursionLimit(limit); }
   ~RecursionLimit() { details::SetStructuralRecursionLimit(-1); }
 };
+
+/// A chain link whose reducers note how deep in the C++ stack they run.
+class ProbeNode : public Object {
+ public:
+  ObjectRef next;
+  void VisitAttrs(AttrVisitor* v) { v->Visit("next", &next); }
+  bool SEqualReduce(const ProbeNode* other, SEqualReducer equal) const {
+    Note();
+    return equal(next, other->next);
+  }
+  void SHashReduce(SHashReducer hash) const {
+    Note();
+    hash(next);
+  }
+  static void Note() {
+    lowest = std::min(lowest, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  }
+  static inline thread_local uintptr_t lowest = UINTPTR_MAX;
+  static constexpr const char* _type_key = "test.Probe";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(ProbeNode, Object);
+};
+FERRY_REGISTER_NODE_TYPE(ProbeNode);
+
+ObjectRef ProbeChain(int depth) {
+  ObjectRef node;
+  for (int i = 0; i < depth; ++i) {
+    auto n = make_object<ProbeNode>();
+    n->next = node;
+    node = ObjectRef(n);
+  }
+  return node;
+}
+
+/// How many bytes of the C++ stack below this call `walk` used (the deepest reducer's frame).
+template <typename Walk>
+__attribute__((noinline)) uintptr_t StackUse(Walk walk) {
+  ProbeNode::lowest = UINTPTR_MAX;
+  const auto top = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  walk();
+  return top - ProbeNode::lowest;
+}
+
+TEST(Structural, TheRecursionUsesABoundedStack) {
+  // Past the recursion limit the walks go on their own stacks: a chain 10x deeper takes no
+  // more of the C++ stack.
+  const ObjectRef a = ProbeChain(1000), b = ProbeChain(1000);
+  const ObjectRef c = ProbeChain(10000), d = ProbeChain(10000);
+  const uintptr_t hash_1k = StackUse([&] { Hash(a); });
+  const uintptr_t hash_10k = StackUse([&] { Hash(c); });
+  const uintptr_t equal_1k = StackUse([&] { EXPECT_TRUE(Equal(a, b)); });
+  const uintptr_t equal_10k = StackUse([&] { EXPECT_TRUE(Equal(c, d)); });
+  EXPECT_EQ(hash_10k, hash_1k);
+  EXPECT_EQ(equal_10k, equal_1k);
+  // What a level takes, at the default limit (256) against none.
+  const ObjectRef e = ProbeChain(300);
+  const uintptr_t hash_300 = StackUse([&] { Hash(e); });
+  const uintptr_t equal_300 = StackUse([&] { Equal(e, e); });
+  RecursionLimit none(0);
+  const uintptr_t hash_flat = StackUse([&] { Hash(e); });
+  const uintptr_t equal_flat = StackUse([&] { Equal(e, e); });
+  ASSERT_GT(hash_300, hash_flat);
+  ASSERT_GT(equal_300, equal_flat);
+  std::printf("stack per level: hash %zu, equality %zu bytes\n",
+              static_cast<size_t>((hash_300 - hash_flat) / 256),
+              static_cast<size_t>((equal_300 - equal_flat) / 256));
+}
 
 /// A chain of `depth` lets, each binding a fresh variable used in the next value, ending in
 /// the sum of the last variable and `last`.
