@@ -1,10 +1,12 @@
 /// \file structural.cc
-/// Structural equality and hashing. Both walk the graph with explicit stacks (never the C++
-/// stack), visit each object once (equality maps every lhs object to one rhs object; hashing
-/// memoizes per object), and give SEqualReduce / SHashReduce a reducer that compares or hashes
-/// plain fields at once (inline, in structural.h, for ints, enums, floats, bools, DataType and
-/// String members) and queues object fields for the walk; an Array member held by its node
-/// alone hands its elements to the walk at once (ReduceArrays, ReduceArray).
+/// Structural equality and hashing. Both visit each object once (equality maps every lhs object
+/// to one rhs object; hashing memoizes per object), and give SEqualReduce / SHashReduce a
+/// reducer that compares or hashes plain fields at once (inline, in structural.h, for ints,
+/// enums, floats, bools, DataType and String members) and walks object fields as it meets them:
+/// by recursion (HashNode, VisitNow) down to RecursionLimit() levels, and past that by queueing
+/// them on explicit stacks (frames, tasks) that a loop drains, so the C++ stack used is bounded
+/// whatever the depth. An Array member held by its node alone has its elements walked at once
+/// (ReduceArrays, ReduceArray). Nodes without reducers are read by a field plan (FieldPlan).
 ///
 /// Only shared objects enter the memo and mapping tables. An object with a single reference
 /// is held by its one parent only, so the walk reaches it by one path and never meets it

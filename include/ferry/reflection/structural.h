@@ -21,9 +21,9 @@
 /// (order does not matter); Shapes by value; registered nodes through SEqualReduce (or all
 /// fields, see reflection.h); everything else by identity. Within one comparison an object is
 /// matched to at most one object of the other side, so sharing must agree, and a shared
-/// sub-graph is compared and hashed once. Both walk the graph with an explicit stack: depth is
-/// limited by memory only. `StructuralEqual()(a, b)` implies
-/// `StructuralHash()(a) == StructuralHash()(b)`.
+/// sub-graph is compared and hashed once. Both walk a node's children as its reducer meets them,
+/// by recursion to a bounded depth and on explicit stacks below it: depth is limited by memory
+/// only. `StructuralEqual()(a, b)` implies `StructuralHash()(a) == StructuralHash()(b)`.
 #ifndef FERRY_REFLECTION_STRUCTURAL_H_
 #define FERRY_REFLECTION_STRUCTURAL_H_
 
