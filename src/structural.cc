@@ -805,7 +805,7 @@ class SHashHandler {
   explicit SHashHandler(bool map_free_vars) : map_free_vars_(map_free_vars) {}
 
   uint64_t Run(const AnyView& value) {
-    kEmptyArrayHash = EmptyArrayHash();
+    empty_array_hash_ = EmptyArrayHash();
     if (Immediate(value.raw(), &result_)) return result_;
     root_ = ObjectOf(value.raw());
     Enter(ObjectOf(value.raw()), false, kRootSlot, 0);
@@ -1054,7 +1054,7 @@ class SHashHandler {
     st.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
     st.kids = 0;
     st.handler = this;
-    st.empty_array_hash = kEmptyArrayHash;
+    st.empty_array_hash = empty_array_hash_;
     st.depth = depth;
     st.define = define;
     st.recursing = true;
@@ -1073,7 +1073,7 @@ class SHashHandler {
     SHashState st;
     st.kids = 0;
     st.handler = this;
-    st.empty_array_hash = kEmptyArrayHash;
+    st.empty_array_hash = empty_array_hash_;
     st.depth = depth;
     st.define = define;
     st.recursing = true;
@@ -1108,7 +1108,7 @@ class SHashHandler {
     SHashState st;
     st.kids = 0;
     st.handler = this;
-    st.empty_array_hash = kEmptyArrayHash;
+    st.empty_array_hash = empty_array_hash_;
     st.depth = depth;
     st.define = define;
     st.recursing = false;
@@ -1163,7 +1163,7 @@ class SHashHandler {
     const auto* array = static_cast<const ArrayObj*>(value);
     if (FERRY_LIKELY(array != nullptr && st->recursing)) {
       if (array->size() == 0) {  // an empty array (shared or not)
-        st->kids = HashCombine(st->kids, kEmptyArrayHash);
+        st->kids = HashCombine(st->kids, empty_array_hash_);
         return;
       }
       if (FERRY_LIKELY(array->unique() && array != root_)) {
@@ -1188,7 +1188,7 @@ class SHashHandler {
       child.cell.type_index = kKnownTag;
       child.cell.small_len = 0;
       child.cell.v_int64 = 0;
-      child.hash = kEmptyArrayHash;
+      child.hash = empty_array_hash_;
       child.define = define;
       ++known_;
       return;
@@ -1345,7 +1345,7 @@ class SHashHandler {
     static const uint64_t hash = HashCombine(kArrayKeyHash, 0);
     return hash;
   }
-  uint64_t kEmptyArrayHash;  // EmptyArrayHash(), read once per walk
+  uint64_t empty_array_hash_ = 0;  // EmptyArrayHash(), read once per walk (Run)
 
   const bool map_free_vars_;
   const int depth_limit_ = RecursionLimit();
