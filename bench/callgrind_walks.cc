@@ -69,6 +69,17 @@ struct Floor_EqualIrTree {
         FloorIrEqual(static_cast<const IrNode*>(a.get()), static_cast<const IrNode*>(b.get())));
   }
 };
+struct Ferry_HashFieldsTree {
+  ObjectRef tree;
+  explicit Ferry_HashFieldsTree(int64_t leaves) : tree(IrTree<IrFieldsNode>(0, leaves)) {}
+  void operator()() { DoNotOptimize(StructuralHash()(tree)); }
+};
+struct Ferry_EqualFieldsTree {
+  ObjectRef a, b;
+  explicit Ferry_EqualFieldsTree(int64_t leaves)
+      : a(IrTree<IrFieldsNode>(0, leaves)), b(IrTree<IrFieldsNode>(0, leaves)) {}
+  void operator()() { DoNotOptimize(StructuralEqual()(a, b)); }
+};
 struct Ferry_HashDag {
   ObjectRef dag = Dag(1000);
   explicit Ferry_HashDag(int64_t) {}
@@ -127,6 +138,8 @@ int main(int argc, char** argv) {
   MEASURE(Floor_HashIrTree, nodes);
   MEASURE(Ferry_EqualIrTree, nodes);
   MEASURE(Floor_EqualIrTree, nodes);
+  MEASURE(Ferry_HashFieldsTree, nodes);
+  MEASURE(Ferry_EqualFieldsTree, nodes);
   MEASURE(Ferry_HashDag, 1001);
   MEASURE(Ferry_EqualDag, 1001);
   MEASURE(Ferry_SaveJSON, nodes);

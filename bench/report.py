@@ -125,7 +125,11 @@ def report_callgrind(n, path, order_path=None):
         for line in f:
             m = LOOP.match(line)
             if m:
-                counts[m.group(2)] = int(m.group(1).replace(",", "")) / n
+                # On a -g build the inlined lines of Loop<Op> from headers come as more lines
+                # of the same function with a file:line prefix; the whole function's line is
+                # the largest.
+                ir = int(m.group(1).replace(",", "")) / n
+                counts[m.group(2)] = max(ir, counts.get(m.group(2), 0))
     if order_path:
         order = []
         with open(order_path) as f:

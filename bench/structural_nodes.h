@@ -117,13 +117,39 @@ class IrNode : public Object {
   FERRY_DECLARE_FINAL_OBJECT_INFO(IrNode, Object);
 };
 
-/// A balanced tree of IrNodes with `leaves` leaves (2 * leaves - 1 IrNodes). A leaf is a
-/// float32 constant named `c<id>` (inline string) with no arguments; an inner node an int32
-/// `add`/`mul` named `tmp_<id>` (from 9 characters: a string object) with its two subtrees in
+/// IrNode's fields compared field by field (`_type_sequal_by_fields`, no reducers): the path of
+/// the walks for nodes without SEqualReduce, which Python's py_class nodes take too.
+class IrFieldsNode : public Object {
+ public:
+  int64_t id = 0;
+  double scale = 1.0;
+  String name;
+  IrOp op = IrOp::kConst;
+  DataType dtype;
+  Array<ObjectRef> args;
+  Optional<ObjectRef> body;
+  void VisitAttrs(AttrVisitor* v) {
+    v->Visit("id", &id);
+    v->Visit("scale", &scale);
+    v->Visit("name", &name);
+    v->Visit("op", &op);
+    v->Visit("dtype", &dtype);
+    v->Visit("args", &args);
+    v->Visit("body", &body);
+  }
+  static constexpr bool _type_sequal_by_fields = true;
+  static constexpr const char* _type_key = "bench.IrFields";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(IrFieldsNode, Object);
+};
+
+/// A balanced tree of IrNodes (or IrFieldsNodes) with `leaves` leaves (2 * leaves - 1 IrNodes). A
+/// leaf is a float32 constant named `c<id>` (inline string) with no arguments; an inner node an
+/// int32 `add`/`mul` named `tmp_<id>` (from 9 characters: a string object) with its two subtrees in
 /// `args`; every fourth inner node has a leaf as `body` in place of its second argument
 /// (args of one), so both Optional forms occur.
-inline ObjectRef IrTree(int64_t first, int64_t leaves) {
-  auto n = make_object<IrNode>();
+template <typename Node = IrNode>
+ObjectRef IrTree(int64_t first, int64_t leaves) {
+  auto n = make_object<Node>();
   n->id = first;
   n->scale = 0.5 * static_cast<double>(leaves);
   if (leaves == 1) {
@@ -135,8 +161,8 @@ inline ObjectRef IrTree(int64_t first, int64_t leaves) {
   n->name = String("tmp_" + std::to_string(first + leaves));
   n->op = first % 2 == 0 ? IrOp::kAdd : IrOp::kMul;
   n->dtype = DataType::Int(32);
-  ObjectRef left = IrTree(first, leaves / 2);
-  ObjectRef right = IrTree(first + leaves / 2, leaves - leaves / 2);
+  ObjectRef left = IrTree<Node>(first, leaves / 2);
+  ObjectRef right = IrTree<Node>(first + leaves / 2, leaves - leaves / 2);
   if ((first + leaves) % 4 == 0) {
     n->args = Array<ObjectRef>{left};
     n->body = right;
@@ -216,5 +242,6 @@ FERRY_REGISTER_ENUM(ferry_bench::IrOp, "bench.IrOp",
                      {ferry_bench::IrOp::kAdd, "Add"},
                      {ferry_bench::IrOp::kMul, "Mul"}});
 FERRY_REGISTER_NODE_TYPE(ferry_bench::IrNode);
+FERRY_REGISTER_NODE_TYPE(ferry_bench::IrFieldsNode);
 
 #endif  // FERRY_BENCH_STRUCTURAL_NODES_H_

@@ -1,10 +1,12 @@
 /// \file structural.cc
-/// Structural equality and hashing. Both walk the graph with explicit stacks (never the C++
-/// stack), visit each object once (equality maps every lhs object to one rhs object; hashing
-/// memoizes per object), and give SEqualReduce / SHashReduce a reducer that compares or hashes
-/// plain fields at once (inline, in structural.h, for ints, enums, floats, bools, DataType and
-/// String members) and queues object fields for the walk; an Array member held by its node
-/// alone hands its elements to the walk at once (ReduceArrays, ReduceArray).
+/// Structural equality and hashing. Both visit each object once (equality maps every lhs object
+/// to one rhs object; hashing memoizes per object), and give SEqualReduce / SHashReduce a
+/// reducer that compares or hashes plain fields at once (inline, in structural.h, for ints,
+/// enums, floats, bools, DataType and String members) and walks object fields as it meets them:
+/// by recursion (HashNode, VisitNow) down to RecursionLimit() levels, and past that by queueing
+/// them on explicit stacks (frames, tasks) that a loop drains, so the C++ stack used is bounded
+/// whatever the depth. An Array member held by its node alone has its elements walked at once
+/// (ReduceArrays, ReduceArray). Nodes without reducers are read by a field plan (FieldPlan).
 ///
 /// Only shared objects enter the memo and mapping tables. An object with a single reference
 /// is held by its one parent only, so the walk reaches it by one path and never meets it
@@ -16,9 +18,12 @@
 #include <cstdint>      // INT32_MIN: the tags of known children
 #include <cstdlib>      // PodStack storage
 #include <functional>   // std::hash
+#include <memory>       // FieldPlan
+#include <mutex>        // FieldPlan
 #include <new>          // std::bad_alloc
 #include <sstream>      // mismatch paths
 #include <type_traits>  // PodStack
+#include <unordered_map>
 
 #include "ferry/container/shape.h"
 #include "ferry/error.h"
@@ -26,6 +31,7 @@
 #include "ferry/reflection/reflection.h"
 #include "node_info_cache_internal.h"
 #include "pointer_map_internal.h"
+#include "structural_internal.h"
 #include "tensor_internal.h"
 
 namespace ferry {
@@ -113,6 +119,97 @@ inline const FerryAny* FieldCell(const FieldInfo& field, const Object* obj, Ferr
   return box->raw();
 }
 
+/// How a walk reads the compared fields of a node without SEqualReduce (compared field by
+/// field: `_type_sequal_by_fields`, and every type registered at run time, Python's py_class):
+/// each field's offset and kind, found once per type, so that a walk reads a number, a string,
+/// an Any or an object pointer without the call through its FieldType (and, for a DataType,
+/// without boxing it). Other fields take FieldCell. The cell is the one FieldCell makes.
+struct PlannedField {
+  enum Kind : uint8_t { kObject, kAny, kInt, kFloat, kBool, kString, kDataType, kOther };
+  Kind kind;
+  size_t offset;
+  const FieldInfo* field;
+};
+struct FieldPlan {
+  std::vector<PlannedField> fields;
+};
+
+PlannedField::Kind KindOf(const FieldInfo& field) {
+  const FieldType* type = field.type;
+  if (type->view == &ViewObjectPointerField) return PlannedField::kObject;
+  if (type->view == &ViewField<Any>) return PlannedField::kAny;
+  if (type->view == &ViewField<int64_t>) return PlannedField::kInt;
+  if (type->view == &ViewField<double>) return PlannedField::kFloat;
+  if (type->view == &ViewField<bool>) return PlannedField::kBool;
+  if (type->view == &ViewField<String>) return PlannedField::kString;
+  if (type == FieldTypeOf<DataType>()) return PlannedField::kDataType;
+  return PlannedField::kOther;
+}
+
+/// The plan of `info`'s type, made on first use and kept (as NodeInfo records are).
+__attribute__((noinline)) const FieldPlan* FieldPlanOf(const NodeInfo* info) {
+  static std::mutex mutex;
+  static auto* plans = new std::unordered_map<const NodeInfo*, std::unique_ptr<FieldPlan>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<FieldPlan>& plan = (*plans)[info];
+  if (plan == nullptr) {
+    plan = std::make_unique<FieldPlan>();
+    for (const FieldInfo& field : info->fields) {
+      if (field.compare) plan->fields.push_back(PlannedField{KindOf(field), field.offset, &field});
+    }
+  }
+  return plan.get();
+}
+
+/// FieldPlanOf, remembered for the walk (direct-mapped by NodeInfo address).
+class FieldPlanCache {
+ public:
+  const FieldPlan* Get(const NodeInfo* info) {
+    Entry& entry = entries_[(reinterpret_cast<uintptr_t>(info) >> 4) % kEntries];
+    if (entry.info != info) entry = Entry{info, FieldPlanOf(info)};
+    return entry.plan;
+  }
+
+ private:
+  static constexpr uintptr_t kEntries = 8;
+  struct Entry {
+    const NodeInfo* info = nullptr;
+    const FieldPlan* plan = nullptr;
+  };
+  Entry entries_[kEntries];
+};
+
+/// The planned field's value in `obj` as a cell, as FieldCell gives it.
+__attribute__((always_inline)) inline const FerryAny* PlannedCell(const PlannedField& f,
+                                                                  const Object* obj, FerryAny* cell,
+                                                                  Any* box) {
+  const char* addr = reinterpret_cast<const char*>(obj) + f.offset;
+  switch (f.kind) {
+    case PlannedField::kObject:
+      *cell = CellOfObject(reinterpret_cast<const ObjectRef*>(addr)->get());
+      return cell;
+    case PlannedField::kAny:
+      return reinterpret_cast<const Any*>(addr)->raw();
+    case PlannedField::kInt:
+      TypeTraitsOf<int64_t>::CopyToAnyView(*reinterpret_cast<const int64_t*>(addr), cell);
+      return cell;
+    case PlannedField::kFloat:
+      TypeTraitsOf<double>::CopyToAnyView(*reinterpret_cast<const double*>(addr), cell);
+      return cell;
+    case PlannedField::kBool:
+      TypeTraitsOf<bool>::CopyToAnyView(*reinterpret_cast<const bool*>(addr), cell);
+      return cell;
+    case PlannedField::kString:
+      return &reinterpret_cast<const String*>(addr)->cell();
+    case PlannedField::kDataType:
+      *cell = *AnyView(*reinterpret_cast<const DataType*>(addr)).raw();
+      return cell;
+    case PlannedField::kOther:
+      break;
+  }
+  return FieldCell(*f.field, obj, cell, box);
+}
+
 /// A stack of trivially copyable entries: push, pop, truncate and index without the checks and
 /// the element-wise resize of std::vector (the walks do one of each per object).
 template <typename T>
@@ -151,6 +248,14 @@ class PodStack {
   size_t capacity_ = 0;
 };
 
+/// How deep the walks recurse before they go on their explicit stacks: a level takes about
+/// 150 bytes of the C++ stack in a -O2 build (a reducer and HashNode or VisitNow:
+/// TheRecursionUsesABoundedStack prints it), so the default needs some 40 KiB, well within the
+/// smallest thread stacks in use (Java's callbacks keep 160 KiB).
+constexpr int kRecursionLimit = 256;
+thread_local int recursion_limit = kRecursionLimit;  // SetStructuralRecursionLimit
+int RecursionLimit() { return recursion_limit; }
+
 const FieldInfo* FieldAt(const NodeInfo* info, size_t offset) {
   if (info == nullptr) return nullptr;
   for (const FieldInfo& field : info->fields) {
@@ -181,13 +286,7 @@ class SEqualHandler {
       case CellOrder::kWalk:
         stack_.push_back(root);
     }
-    while (!stack_.empty()) {
-      Task task;
-      CopyTask(&task, stack_.back());
-      stack_.pop_back();
-      if (!VisitObjects(task)) return false;
-    }
-    return true;
+    return Drain(0, 0);
   }
 
   /// The path of the first difference, after Run returned false.
@@ -202,6 +301,9 @@ class SEqualHandler {
   bool Reduce(const AnyView& lhs, const AnyView& rhs, const void* lhs_addr, bool define) {
     const CellOrder order = CompareCells(lhs.raw(), rhs.raw());
     if (order == CellOrder::kEqual) return true;
+    if (order == CellOrder::kWalk && Recursing()) {
+      return VisitNow(ObjectOf(lhs.raw()), ObjectOf(rhs.raw()), define);
+    }
     // The common case inline: two objects in members of the node, no path kept.
     if (FERRY_LIKELY(order == CellOrder::kWalk && !trace_ && lhs_addr >= node_begin_ &&
                      lhs_addr < node_end_)) {
@@ -216,6 +318,9 @@ class SEqualHandler {
   }
 
   bool ReduceObjects(const Object* lhs, const Object* rhs, const void* lhs_addr, bool define) {
+    if (FERRY_LIKELY(lhs != nullptr && rhs != nullptr && Recursing())) {
+      return VisitNow(lhs, rhs, define);
+    }
     if (FERRY_LIKELY(lhs != nullptr && rhs != nullptr && !trace_ && lhs_addr >= node_begin_ &&
                      lhs_addr < node_end_)) {
       Task& task = stack_.push_uninitialized();
@@ -236,8 +341,8 @@ class SEqualHandler {
                                                    const void* lhs_addr, bool define) {
     const auto* la = static_cast<const ArrayObj*>(lhs);
     const auto* ra = static_cast<const ArrayObj*>(rhs);
-    if (FERRY_UNLIKELY(la == nullptr || ra == nullptr || trace_ || lhs_addr < node_begin_ ||
-                       lhs_addr >= node_end_)) {
+    if (FERRY_UNLIKELY(la == nullptr || ra == nullptr || trace_ ||
+                       (!Recursing() && (lhs_addr < node_begin_ || lhs_addr >= node_end_)))) {
       return ReduceObjects(lhs, rhs, lhs_addr, define);
     }
     const int64_t size = la->size();
@@ -246,10 +351,26 @@ class SEqualHandler {
     if (FERRY_UNLIKELY(!la->unique() || !ra->unique() || la == lhs_root_ || ra == rhs_root_)) {
       return ReduceObjects(lhs, rhs, lhs_addr, define);
     }
+    if (FERRY_LIKELY(Recursing())) {
+      const Any* l = la->begin();
+      const Any* r = ra->begin();
+      for (int64_t i = 0; i < size; ++i) {
+        switch (CompareCells(l[i].raw(), r[i].raw())) {
+          case CellOrder::kEqual:
+            break;
+          case CellOrder::kUnequal:
+            return false;
+          case CellOrder::kWalk:
+            if (!VisitNow(ObjectOf(l[i].raw()), ObjectOf(r[i].raw()), define)) return false;
+        }
+      }
+      return true;
+    }
     return QueueElements(la, ra, size, define);
   }
 
-  /// ReduceArrays for two unshared arrays of `size` > 0 elements: compares or queues them.
+  /// ReduceArrays past the limit, for two unshared arrays of `size` > 0 elements: compares them
+  /// or queues their objects.
   __attribute__((noinline)) bool QueueElements(const ArrayObj* la, const ArrayObj* ra, int64_t size,
                                                bool define) {
     const Any* l = la->begin();
@@ -283,6 +404,70 @@ class SEqualHandler {
     bool define;
     int32_t path;
   };
+
+  /// Compares the pairs on the stack above `base`, the last queued first, at `depth` levels of
+  /// recursion.
+  bool Drain(size_t base, int depth) {
+    while (stack_.size() > base) {
+      Task task;
+      CopyTask(&task, stack_.back());
+      stack_.pop_back();
+      if (!VisitObjects(task, depth)) return false;
+    }
+    return true;
+  }
+
+  /// Whether the running reducer's objects are compared as it meets them (VisitNow), by
+  /// recursion: below depth_limit_ and when no mismatch path is kept. Past the limit, and for
+  /// StructuralMismatch, they go on the stack for the enclosing Drain, in field order. The
+  /// pairs are visited in the same order either way (a pair, all it holds, then the next
+  /// pair: a definition site before the uses after it), so the result is the same; only a
+  /// reducer's plain fields are compared before its objects on the stack and between them by
+  /// recursion, so the first mismatch may be another, and StructuralMismatch, which names it,
+  /// keeps to the stack.
+  bool Recursing() const { return depth_ < depth_limit_; }
+
+  /// Compares two objects met by a recursing reducer now; the reducer resumes after. Two
+  /// unshared registered nodes with reducers (the common case) go straight to the reducer.
+  bool VisitNow(const Object* lo, const Object* ro, bool define) {
+    const NodeInfo* info;
+    if (FERRY_LIKELY(lo->type_index() >= kFerryDynamicObjectBegin &&
+                     lo->type_index() == ro->type_index() && lo->unique() && ro->unique() &&
+                     lo != lhs_root_ && ro != rhs_root_ && depth_ + 1 < depth_limit_ &&
+                     (info = infos_.Get(lo)) != nullptr && info->sequal_reduce != nullptr)) {
+      const bool outer_define = current_define_;
+      current_define_ = define;
+      ++depth_;
+      node_begin_ = lo;
+      node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
+      const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
+      current_define_ = outer_define;
+      --depth_;
+      return equal;
+    }
+    return VisitOther(lo, ro, define);
+  }
+
+  /// VisitNow for other pairs: shared objects, built-in types, nodes without SEqualReduce,
+  /// and nodes at the limit.
+  __attribute__((noinline)) bool VisitOther(const Object* lo, const Object* ro, bool define) {
+    const bool outer_define = current_define_;
+    const int outer_depth = depth_;
+    const size_t mark = stack_.size();
+    Task task;
+    task.lhs = UnreadObjectCell(lo);
+    task.rhs = UnreadObjectCell(ro);
+    task.define = define;
+    task.path = -1;
+    bool equal = VisitObjects(task, outer_depth + 1);
+    // What the pair queued (past the limit; an array's or a map's items) is compared before
+    // the reducer goes on: a definition site before the uses after it.
+    if (FERRY_UNLIKELY(stack_.size() != mark) && equal) equal = Drain(mark, outer_depth + 1);
+    current_define_ = outer_define;
+    depth_ = outer_depth;
+    return equal;
+  }
+
   /// Field by field, as CopyCell (a task is written so, and read back soon after).
   static void CopyTask(Task* dst, const Task& src) {
     CopyCell(&dst->lhs, &src.lhs);
@@ -386,7 +571,26 @@ class SEqualHandler {
     return CellOrder::kWalk;
   }
 
-  __attribute__((always_inline)) bool VisitObjects(const Task& task) {
+  /// The MapShared step of VisitObjects and VisitStatic for a pair of which either object may
+  /// be shared: true when the pair is done (met before, or either mapped to another object),
+  /// with the comparison's result in `*result`; false to walk it.
+  __attribute__((always_inline)) bool DoneAsShared(const Task& task, const Object* lo,
+                                                   const Object* ro, bool* result) {
+    switch (MapShared(lo, ro)) {
+      case CellOrder::kEqual:
+        *result = true;
+        return true;
+      case CellOrder::kUnequal:
+        *result = Fail(task.path);
+        return true;
+      case CellOrder::kWalk:
+        break;
+    }
+    return false;
+  }
+
+  /// Compares the objects of `task`, at `depth` levels of recursion.
+  __attribute__((always_inline)) bool VisitObjects(const Task& task, int depth) {
     const Object* lo = ObjectOf(&task.lhs);
     const Object* ro = ObjectOf(&task.rhs);
     const int32_t type_index = lo->type_index();
@@ -395,26 +599,22 @@ class SEqualHandler {
     // tensors or shapes among them.
     if (FERRY_LIKELY(type_index >= kFerryDynamicObjectBegin &&
                      rhs_type_index >= kFerryDynamicObjectBegin)) {
-      if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_)) {
-        switch (MapShared(lo, ro)) {
-          case CellOrder::kEqual:
-            return true;
-          case CellOrder::kUnequal:
-            return Fail(task.path);
-          case CellOrder::kWalk:
-            break;
-        }
+      bool result;
+      if (FERRY_UNLIKELY(!lo->unique() || !ro->unique() || lo == lhs_root_ || ro == rhs_root_) &&
+          DoneAsShared(task, lo, ro, &result)) {
+        return result;
       }
       if (type_index != rhs_type_index) return Fail(task.path);
       const size_t mark = stack_.size();
       const NodeInfo* info = infos_.Get(lo);
-      return VisitNode(task, lo, ro, info, mark);
+      return VisitNode(task, lo, ro, info, mark, depth);
     }
-    return VisitStatic(task, lo, ro);
+    return VisitStatic(task, lo, ro, depth);
   }
 
   /// VisitObjects when either object has a built-in type (a string, an array...).
-  __attribute__((noinline)) bool VisitStatic(const Task& task, const Object* lo, const Object* ro) {
+  __attribute__((noinline)) bool VisitStatic(const Task& task, const Object* lo, const Object* ro,
+                                             int depth) {
     const int32_t type_index = lo->type_index();
     // A String from an object field of a reducer (ReduceObjects): by content, and never in the
     // tables below, as a string that came in a cell.
@@ -435,14 +635,8 @@ class SEqualHandler {
       if (FERRY_UNLIKELY(IsEmptyValue(lo) && IsEmptyValue(ro))) {
         return type_index == ro->type_index() ? true : Fail(task.path);
       }
-      switch (MapShared(lo, ro)) {
-        case CellOrder::kEqual:
-          return true;
-        case CellOrder::kUnequal:
-          return Fail(task.path);
-        case CellOrder::kWalk:
-          break;
-      }
+      bool result;
+      if (DoneAsShared(task, lo, ro, &result)) return result;
     }
     if (type_index != ro->type_index()) return Fail(task.path);
     if (FERRY_UNLIKELY(type_index == kFerryArray || type_index == kFerryMap ||
@@ -451,7 +645,7 @@ class SEqualHandler {
     }
     const size_t mark = stack_.size();
     const NodeInfo* info = infos_.Get(lo);
-    return VisitNode(task, lo, ro, info, mark);
+    return VisitNode(task, lo, ro, info, mark, depth);
   }
 
   /// VisitObjects for arrays, maps, tensors and shapes.
@@ -491,15 +685,16 @@ class SEqualHandler {
 
   /// VisitObjects, continued for registered nodes.
   bool VisitNode(const Task& task, const Object* lo, const Object* ro, const NodeInfo* info,
-                 size_t mark) {
+                 size_t mark, int depth) {
     if (FERRY_UNLIKELY(info == nullptr || info->sequal_reduce == nullptr)) {
-      return VisitFields(task, lo, ro, info, mark);
+      return VisitFields(task, lo, ro, info, mark, depth);
     }
     node_begin_ = lo;
     node_end_ = reinterpret_cast<const char*>(lo) + info->object_size;
     current_lhs_ = lo;
     current_path_ = task.path;
     current_define_ = task.define;
+    depth_ = depth;
     const bool equal = info->sequal_reduce(lo, ro, SEqualReducer(this));
     if (!equal) {
       if (failed_path_ < 0) failed_path_ = task.path;
@@ -510,16 +705,42 @@ class SEqualHandler {
   }
 
   /// VisitNode for a node without SEqualReduce: its compared fields, or its identity.
+  /// Below the limit (and without a path to keep) the fields' objects are compared at once, as
+  /// a reducer's are; else queued.
   __attribute__((noinline)) bool VisitFields(const Task& task, const Object* lo, const Object* ro,
-                                             const NodeInfo* info, size_t mark) {
+                                             const NodeInfo* info, size_t mark, int depth) {
     if (info == nullptr) return lo == ro ? true : Fail(task.path);  // unregistered: identity
     if (!info->sequal_by_fields) return lo == ro ? true : Fail(task.path);
-    for (const FieldInfo& field : info->fields) {
-      if (!field.compare) continue;
+    const FieldPlan* plan = plans_.Get(info);
+    const bool recursing = depth < depth_limit_;
+    if (recursing) {
+      depth_ = depth;
+      current_define_ = false;
+    }
+    for (const PlannedField& field : plan->fields) {
       FerryAny lcell, rcell;
       Any lbox, rbox;
-      if (!QueueCells(FieldCell(field, lo, &lcell, &lbox), FieldCell(field, ro, &rcell, &rbox),
-                      false, AddPath(task.path, PathStep::kField, field.offset, lo))) {
+      const FerryAny* l = PlannedCell(field, lo, &lcell, &lbox);
+      const FerryAny* r = PlannedCell(field, ro, &rcell, &rbox);
+      if (recursing) {
+        switch (CompareCells(l, r)) {
+          case CellOrder::kEqual:
+            continue;
+          case CellOrder::kUnequal:
+            return false;
+          case CellOrder::kWalk: {
+            const Object* lo_field = ObjectOf(l);
+            const Object* ro_field = ObjectOf(r);
+            const bool equal =
+                lo_field->type_index() == kFerryArray && ro_field->type_index() == kFerryArray
+                    ? ReduceArrays(lo_field, ro_field, nullptr, false)
+                    : VisitNow(lo_field, ro_field, false);
+            if (!equal) return false;
+            continue;
+          }
+        }
+      }
+      if (!QueueCells(l, r, false, AddPath(task.path, PathStep::kField, field.offset, lo))) {
         return false;
       }
     }
@@ -575,8 +796,11 @@ class SEqualHandler {
   const Object* lhs_root_ = nullptr;
   const Object* rhs_root_ = nullptr;
   NodeInfoCache infos_;
-  // The node whose SEqualReduce is running, and where its members lie.
+  FieldPlanCache plans_;
+  const int depth_limit_ = trace_ ? 0 : RecursionLimit();  // Recursing()
+  // The node whose SEqualReduce is running, and where its members lie, and its depth.
   const Object* current_lhs_ = nullptr;
+  int depth_ = 0;
   const void* node_begin_ = nullptr;
   const void* node_end_ = nullptr;
   int32_t current_path_ = -1;
@@ -586,40 +810,28 @@ class SEqualHandler {
 // ---------------------------------------------------------------------------------------------
 // Hashing
 
-class SHashHandler : public SHashState {
+class SHashHandler {
  public:
   explicit SHashHandler(bool map_free_vars) : map_free_vars_(map_free_vars) {}
 
   uint64_t Run(const AnyView& value) {
+    empty_array_hash_ = EmptyArrayHash();
     if (Immediate(value.raw(), &result_)) return result_;
     root_ = ObjectOf(value.raw());
-    Enter(ObjectOf(value.raw()), false, kRootSlot);
-    while (!frames_.empty()) {
-      Frame& frame = frames_.back();
-      if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
-      if (frame.next < frame.end) {
-        const size_t i = frame.next++;
-        Child& child = children_[i];
-        if (!Immediate(&child.cell, &child.hash)) Enter(ObjectOf(&child.cell), child.define, i);
-        continue;
-      }
-      const uint64_t hash = FERRY_UNLIKELY(frame.grouped)
-                                ? FinishGrouped(frame.acc, frame.begin, frame.end)
-                                : Finish(frame);
-      const size_t slot = frame.slot;
-      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
-      children_.truncate(frame.begin);
-      frames_.pop_back();
-      Slot(slot) = hash;
-    }
+    Enter(ObjectOf(value.raw()), false, kRootSlot, 0);
+    Drain(0, 0);  // a frame is left open when the limit is 0
     return result_;
   }
 
   /// `addr` is where the value lives, or nullptr when unknown.
-  void Reduce(const AnyView& value, const void* addr, bool define) {
+  void Reduce(SHashState* st, const AnyView& value, const void* addr, bool define) {
     const FerryAny* cell = value.raw();
     if (!IsWalked(cell->type_index)) {
-      acc = HashCombine(acc, PlainHash(cell));
+      st->acc = HashCombine(st->acc, PlainHash(cell));
+      return;
+    }
+    if (st->recursing) {
+      st->kids = HashCombine(st->kids, HashCell(cell, define, st->depth + 1));
       return;
     }
     // An object is looked at when the walk reaches it (Immediate, then Enter), not here: one
@@ -629,9 +841,13 @@ class SHashHandler : public SHashState {
     }
     AddChild(cell, define);
   }
-  void ReduceObject(const Object* value, const void* addr, bool define) {
+  void ReduceObject(SHashState* st, const Object* value, const void* addr, bool define) {
     if (FERRY_UNLIKELY(value == nullptr)) {
-      acc = HashCombine(acc, kSHashNone);
+      st->acc = HashCombine(st->acc, kSHashNone);
+      return;
+    }
+    if (FERRY_LIKELY(st->recursing)) {
+      st->kids = HashCombine(st->kids, HashObject(value, define, st->depth + 1));
       return;
     }
     if (FERRY_UNLIKELY(addr == nullptr || addr < node_begin_ || addr >= node_end_)) {
@@ -643,12 +859,11 @@ class SHashHandler : public SHashState {
     child.define = define;
   }
 
-  void FreeVarHash(const Object* var) {
-    const uint64_t hash = current_define_ || map_free_vars_ ? Mix(free_var_counter_++)
-                                                            : Mix(reinterpret_cast<uint64_t>(var));
-    acc = HashCombine(acc, hash);
+  void FreeVarHash(SHashState* st, const Object* var) {
+    const uint64_t hash = st->define || map_free_vars_ ? Mix(free_var_counter_++)
+                                                       : Mix(reinterpret_cast<uint64_t>(var));
+    st->acc = HashCombine(st->acc, hash);
   }
-  void HashedValue(uint64_t hash) { acc = HashCombine(acc, hash); }
   bool map_free_vars() const { return map_free_vars_; }
 
  private:
@@ -663,10 +878,11 @@ class SHashHandler : public SHashState {
     const Object* obj;
     uint64_t acc;               // its own part of the hash, before the children's
     size_t begin, end, next;    // its children: children_[begin, end)
-    size_t slot;                // where the hash goes: an index into children_, or kRootSlot
+    size_t slot;                // where the hash goes: an index into children_, kRootSlot...
     bool commutative;           // a map: entries in any order hash alike
     bool memo;                  // shared: has an entry in memo_
-    bool grouped = false;       // has arrays' elements (ReduceArray): see FinishGrouped
+    bool grouped = false;       // has arrays' elements (ReduceArray): see FoldGrouped
+    bool node = false;          // a node (NodeHash), not an array or a map
     uint64_t var_base = 0;      // a map: free_var_counter_ at each entry's start
     uint64_t vars_defined = 0;  // a map: the variables its finished entries numbered
   };
@@ -675,7 +891,18 @@ class SHashHandler : public SHashState {
     bool done;  // false while the object's frame is open
   };
   static constexpr size_t kRootSlot = static_cast<size_t>(-1);
-  uint64_t& Slot(size_t slot) { return slot == kRootSlot ? result_ : children_[slot].hash; }
+  static constexpr size_t kReturnSlot = static_cast<size_t>(-2);  // ret_: for HashNow
+  uint64_t& Slot(size_t slot) {
+    if (FERRY_UNLIKELY(slot >= kReturnSlot)) return slot == kRootSlot ? result_ : ret_;
+    return children_[slot].hash;
+  }
+
+  /// The hash of a node: its own part (its plain fields, mixed in as its reducer met them)
+  /// and the fold of its children's hashes (in the order the reducer met them), however the
+  /// children were walked.
+  static uint64_t NodeHash(uint64_t own, uint64_t kids) {
+    return kids == 0 ? own : HashCombine(own, kids);
+  }
 
   /// Holds a value that may be a temporary of the reducer until the walk reaches it.
   __attribute__((noinline)) void KeepAlive(const AnyView& value) {
@@ -686,6 +913,35 @@ class SHashHandler : public SHashState {
   static uint64_t PlainHash(const FerryAny* v) {
     if (v->type_index == kFerryInt) return SHashInt(v->v_int64);
     return AnyHash(v);
+  }
+
+  /// Walks the open frames above `base` until all are finished, entering their children at
+  /// `depth`: what Enter leaves open past depth_limit_, and arrays and maps.
+  __attribute__((noinline)) void Drain(size_t base, int depth) {
+    while (frames_.size() > base) {
+      Frame& frame = frames_.back();
+      if (frame.commutative && (frame.next - frame.begin) % 2 == 0) NextMapEntry(&frame);
+      if (frame.next < frame.end) {
+        const size_t i = frame.next++;
+        Child& child = children_[i];
+        if (!Immediate(&child.cell, &child.hash)) {
+          Enter(ObjectOf(&child.cell), child.define, i, depth);
+        }
+        continue;
+      }
+      uint64_t hash;
+      if (frame.node) {
+        hash = NodeHash(frame.acc, frame.grouped ? FoldGrouped(frame.begin, frame.end)
+                                                 : Fold(0, frame.begin, frame.end));
+      } else {
+        hash = Finish(frame);
+      }
+      const size_t slot = frame.slot;
+      if (frame.memo) *memo_.Find(frame.obj) = Memo{hash, true};
+      children_.truncate(frame.begin);
+      frames_.pop_back();
+      Slot(slot) = hash;
+    }
   }
 
   /// Between the entries of a map (and after the last): each entry numbers the variables it
@@ -711,7 +967,9 @@ class SHashHandler : public SHashState {
       if (FERRY_LIKELY(type_index > kKnownTag)) *out = PlainHash(v);  // else hashed already
       return true;
     }
-    const Object* obj = ObjectOf(v);
+    return ImmediateObject(ObjectOf(v), out);
+  }
+  __attribute__((always_inline)) bool ImmediateObject(const Object* obj, uint64_t* out) {
     if (FERRY_UNLIKELY(MaybeShared(obj))) {  // only shared objects are memoized (file top)
       const Memo* memo = memo_.Find(obj);
       if (memo != nullptr && memo->done) {
@@ -719,7 +977,7 @@ class SHashHandler : public SHashState {
         return true;
       }
     }
-    // The cell's index may be kFerryObject (ReduceObject): the header has the type.
+    // A cell's index may be kFerryObject (ReduceObject): the header has the type.
     const int32_t object_index = obj->type_index();
     if (FERRY_UNLIKELY(object_index == kFerryTensor || object_index == kFerryShape ||
                        object_index == kFerryString || object_index == kFerryBytes)) {
@@ -727,6 +985,27 @@ class SHashHandler : public SHashState {
       return true;
     }
     return false;
+  }
+  /// HashObject for a walked cell (an Any, a field read through its FieldType): an unshared
+  /// Array's elements hashed at once, as ReduceArray does.
+  __attribute__((noinline)) uint64_t HashCell(const FerryAny* cell, bool define, int depth) {
+    const Object* obj = ObjectOf(cell);
+    if (obj->type_index() == kFerryArray && obj->unique() && obj != root_ && depth < depth_limit_) {
+      return HashElements(static_cast<const ArrayObj*>(obj), define, depth);
+    }
+    return HashObject(obj, define, depth);
+  }
+
+  /// The hash of an object (not null) met by a recursing reducer at `depth`: a registered
+  /// node's, unshared, at once (HashNode); others through Immediate and HashNow.
+  __attribute__((always_inline)) uint64_t HashObject(const Object* obj, bool define, int depth) {
+    if (FERRY_LIKELY(obj->type_index() >= kFerryDynamicObjectBegin && obj->unique() &&
+                     obj != root_ && depth < depth_limit_)) {
+      return HashNode(obj, define, depth, false);
+    }
+    uint64_t hash;
+    if (ImmediateObject(obj, &hash)) return hash;
+    return HashNow(obj, define, depth);
   }
 
   /// Strings, bytes, tensors and shapes hash by content, without a frame.
@@ -750,13 +1029,84 @@ class SHashHandler : public SHashState {
     return h;
   }
 
-  /// Hashes `obj`'s own part and queues its children; its hash lands in Slot(slot) when they
-  /// are done, or here at once when it has none (a frame is opened only for an object with
-  /// children to walk).
-  __attribute__((always_inline)) void Enter(const Object* obj, bool define, size_t slot) {
+  /// Puts the hash of `obj` (an object Immediate() could not hash) in Slot(slot): at once below
+  /// depth_limit_ (HashNow), else through a frame that the enclosing Drain finishes.
+  void Enter(const Object* obj, bool define, size_t slot, int depth) {
+    if (FERRY_LIKELY(depth < depth_limit_)) {
+      const uint64_t hash = HashNow(obj, define, depth);
+      Slot(slot) = hash;
+      return;
+    }
+    EnterQueued(obj, define, slot, depth);
+  }
+
+  /// The hash of `obj` (an object Immediate() could not hash), now. Below depth_limit_ a
+  /// node's reducer runs with its children hashed as it meets them (by recursion: this, one
+  /// level deeper); an array, a map, or a node past the limit is walked by frames drained here.
+  /// The reducer that met `obj`, if any, resumes after with its state as it was.
+  __attribute__((noinline)) uint64_t HashNow(const Object* obj, bool define, int depth) {
+    const int32_t type_index = obj->type_index();
+    if (FERRY_LIKELY(depth < depth_limit_ && type_index != kFerryArray &&
+                     type_index != kFerryMap)) {
+      return HashNode(obj, define, depth, MaybeShared(obj));
+    }
+    const size_t open = frames_.size();
+    EnterQueued(obj, define, kReturnSlot, depth);
+    Drain(open, depth + 1);
+    return ret_;
+  }
+
+  /// HashNow for a node below the limit. Each node's reducer has a state of its own (on this
+  /// stack), so the reducer that met `obj` resumes with its own.
+  uint64_t HashNode(const Object* obj, bool define, int depth, bool memo) {
+    const NodeInfo* info = infos_.Get(obj);
+    if (FERRY_UNLIKELY(memo || info == nullptr || info->shash_reduce == nullptr)) {
+      return HashOtherNode(obj, define, depth, memo, info);
+    }
+    SHashState st;
+    st.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+    st.kids = 0;
+    st.handler = this;
+    st.empty_array_hash = empty_array_hash_;
+    st.depth = depth;
+    st.define = define;
+    st.recursing = true;
+    info->shash_reduce(obj, SHashReducer(&st));
+    return NodeHash(st.acc, st.kids);
+  }
+
+  /// HashNode for a node that may be shared (memoized) or has no SHashReduce.
+  __attribute__((noinline)) uint64_t HashOtherNode(const Object* obj, bool define, int depth,
+                                                   bool memo, const NodeInfo* info) {
+    // Immediate() found no finished entry, so an entry here is a node whose hash is being
+    // made (or an open frame): a cycle. Hash the object by its type alone.
+    if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
+      return Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
+    }
+    SHashState st;
+    st.kids = 0;
+    st.handler = this;
+    st.empty_array_hash = empty_array_hash_;
+    st.depth = depth;
+    st.define = define;
+    st.recursing = true;
+    if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
+      st.acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
+      info->shash_reduce(obj, SHashReducer(&st));
+    } else {
+      ReduceWithoutReducer(&st, obj, info);
+    }
+    const uint64_t hash = NodeHash(st.acc, st.kids);
+    if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{hash, true};
+    return hash;
+  }
+
+  /// Enter past depth_limit_: hashes `obj`'s own part and queues its children; its hash lands
+  /// in Slot(slot) when they are done, or here at once when it has none (a frame is opened only
+  /// for an object with children to walk).
+  __attribute__((noinline)) void EnterQueued(const Object* obj, bool define, size_t slot,
+                                             int depth) {
     const bool memo = MaybeShared(obj);
-    // Immediate() found no finished entry, so an entry here is an open frame: a cycle. Hash
-    // the object by its type alone.
     if (FERRY_UNLIKELY(memo) && !memo_.Insert(obj, Memo{0, false}).second) {
       Slot(slot) = Mix(KeyHash(obj->GetTypeKey()) ^ 0x5bd1e995);
       return;
@@ -768,24 +1118,32 @@ class SHashHandler : public SHashState {
       return;
     }
     const NodeInfo* info = infos_.Get(obj);
+    SHashState st;
+    st.kids = 0;
+    st.handler = this;
+    st.empty_array_hash = empty_array_hash_;
+    st.depth = depth;
+    st.define = define;
+    st.recursing = false;
     if (FERRY_LIKELY(info != nullptr && info->shash_reduce != nullptr)) {
-      acc = info->type_key_hash;  // == KeyHash(type_key), computed at registration
-      current_define_ = define;
+      st.acc = info->type_key_hash;
       node_begin_ = obj;
       node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
-      info->shash_reduce(obj, SHashReducer(this));
+      info->shash_reduce(obj, SHashReducer(&st));
     } else {
-      ReduceWithoutReducer(obj, info);
+      ReduceWithoutReducer(&st, obj, info);
     }
+    const uint64_t acc = st.acc;
     const size_t end = children_.size();
     if (end - begin == known_) {  // a leaf (children all hashed already, if any): done
-      uint64_t hash = acc;
+      uint64_t kids = 0;
       if (FERRY_UNLIKELY(known_ != 0)) {
         known_ = 0;
-        hash = grouped_ ? FinishGrouped(acc, begin, end) : Fold(acc, begin, end);
+        kids = grouped_ ? FoldGrouped(begin, end) : Fold(0, begin, end);
         grouped_ = false;
         children_.truncate(begin);
       }
+      const uint64_t hash = NodeHash(acc, kids);
       if (FERRY_UNLIKELY(memo)) *memo_.Find(obj) = Memo{hash, true};
       Slot(slot) = hash;
       return;
@@ -800,6 +1158,7 @@ class SHashHandler : public SHashState {
     frame.commutative = false;
     frame.memo = memo;
     frame.grouped = grouped_;
+    frame.node = true;
     frame.var_base = 0;
     frame.vars_defined = 0;
     known_ = 0;
@@ -807,44 +1166,79 @@ class SHashHandler : public SHashState {
   }
 
  public:
-  /// An Array member of the node whose reducer runs: a header child (kGroupTag, the element
-  /// count, the array's own part of its hash) and then its elements, plain ones hashed now
-  /// (kKnownTag). FinishGrouped folds them as Finish folds an array's frame, so the hash is
-  /// the one the array gets when entered as an object. Arrays that may be shared (and so
-  /// memoized) and temporaries go that way instead.
-  __attribute__((always_inline)) void ReduceArray(const Object* value, const void* addr,
-                                                  bool define) {
+  /// An Array member of the node whose reducer runs: hashed as the array is when entered as an
+  /// object (its own part, then its elements). A recursing reducer hashes the elements at once;
+  /// past the limit they go to children_ after a header child (kGroupTag, the element count,
+  /// the array's own part of its hash), plain ones hashed now (kKnownTag), and FoldGrouped
+  /// folds them as Finish folds an array's frame. Arrays that may be shared (and so memoized)
+  /// and temporaries go through ReduceObject instead.
+  void ReduceArray(SHashState* st, const Object* value, const void* addr, bool define) {
     const auto* array = static_cast<const ArrayObj*>(value);
-    if (FERRY_UNLIKELY(array == nullptr || addr < node_begin_ || addr >= node_end_)) {
-      ReduceObject(value, addr, define);
+    if (FERRY_LIKELY(array != nullptr && st->recursing)) {
+      if (array->size() == 0) {  // an empty array (shared or not)
+        st->kids = HashCombine(st->kids, empty_array_hash_);
+        return;
+      }
+      if (FERRY_LIKELY(array->unique() && array != root_)) {
+        st->kids = HashCombine(st->kids, HashElements(array, define, st->depth + 1));
+        return;
+      }
+    }
+    ReduceArrayQueued(st, array, addr, define);
+  }
+
+ private:
+  /// ReduceArray past the limit, and for null and shared arrays.
+  __attribute__((noinline)) void ReduceArrayQueued(SHashState* st, const ArrayObj* array,
+                                                   const void* addr, bool define) {
+    if (array == nullptr || st->recursing || addr < node_begin_ || addr >= node_end_) {
+      ReduceObject(st, array, addr, define);
       return;
     }
-    if (array->size() == 0) {  // the hash of an empty array (shared or not): a known child
+    const int64_t size = array->size();
+    if (size == 0) {  // the hash of an empty array (shared or not): a known child
       Child& child = children_.push_uninitialized();
       child.cell.type_index = kKnownTag;
       child.cell.small_len = 0;
       child.cell.v_int64 = 0;
-      child.hash = EmptyArrayHash();
+      child.hash = empty_array_hash_;
       child.define = define;
       ++known_;
       return;
     }
-    if (FERRY_UNLIKELY(!array->unique() || array == root_)) {
-      ReduceObject(value, addr, define);
+    if (!array->unique() || array == root_) {
+      ReduceObject(st, array, addr, define);
       return;
     }
-    Child& header = children_.push_uninitialized();
-    header.cell.small_len = 0;
-    header.define = define;
+    Child& child = children_.push_uninitialized();
+    child.cell.small_len = 0;
+    child.define = define;
     ++known_;
     grouped_ = true;
-    header.cell.type_index = kGroupTag;
-    header.cell.v_int64 = array->size();
-    header.hash = HashCombine(ArrayKeyHash(), static_cast<uint64_t>(array->size()));
+    child.cell.type_index = kGroupTag;
+    child.cell.v_int64 = size;
+    child.hash = HashCombine(kArrayKeyHash, static_cast<uint64_t>(size));
     AddElements(array, define);
   }
 
- private:
+  /// The hash of an array (as when entered as an object), its elements hashed now (by
+  /// recursion).
+  __attribute__((always_inline)) uint64_t HashElements(const ArrayObj* array, bool define,
+                                                       int depth) {
+    uint64_t hash = HashCombine(kArrayKeyHash, static_cast<uint64_t>(array->size()));
+    for (const Any& element : *array) {
+      const FerryAny* cell = element.raw();
+      uint64_t h;
+      if (FERRY_LIKELY(IsWalked(cell->type_index))) {
+        h = HashObject(ObjectOf(cell), define, depth);
+      } else {
+        h = PlainHash(cell);
+      }
+      hash = HashCombine(hash, h);
+    }
+    return hash;
+  }
+
   /// ReduceArray's children: the elements of `array`, plain ones hashed now.
   __attribute__((noinline)) void AddElements(const ArrayObj* array, bool define) {
     for (const Any& element : *array) {
@@ -867,25 +1261,17 @@ class SHashHandler : public SHashState {
   /// child already hashed. Neither is a type index (IsWalked is false for both).
   static constexpr int32_t kGroupTag = INT32_MIN;
   static constexpr int32_t kKnownTag = INT32_MIN + 1;
-  /// The parts of an array's hash known before the walk: its type key's, an empty array's.
-  static uint64_t ArrayKeyHash() {
-    static const uint64_t hash = KeyHash(ArrayObj::_type_key);
-    return hash;
-  }
-  static uint64_t EmptyArrayHash() {
-    static const uint64_t hash = HashCombine(ArrayKeyHash(), 0);
-    return hash;
-  }
 
-  /// Finish's fold of children_[begin, end) into `hash`.
+  /// Fold of children_[begin, end) into `hash`.
   uint64_t Fold(uint64_t hash, size_t begin, size_t end) const {
     for (size_t i = begin; i < end; ++i) hash = HashCombine(hash, children_[i].hash);
     return hash;
   }
 
-  /// Finish for a node with arrays' elements among its children: each group folds into its
-  /// header's hash first, as the array's own frame would, and that into the node's.
-  uint64_t FinishGrouped(uint64_t hash, size_t begin, size_t end) const {
+  /// The fold of a node's children when arrays' elements are among them: each group folds
+  /// into its header's hash first, as the array's own frame would, and that into the rest.
+  uint64_t FoldGrouped(size_t begin, size_t end) const {
+    uint64_t hash = 0;
     for (size_t i = begin; i < end;) {
       const Child& child = children_[i];
       if (child.cell.type_index != kGroupTag) {
@@ -901,36 +1287,35 @@ class SHashHandler : public SHashState {
     return hash;
   }
 
-  /// Enter for a node without SHashReduce: all its compared fields, or its identity.
-  void ReduceWithoutReducer(const Object* obj, const NodeInfo* info) {
+  /// HashNow or EnterQueued for a node without SHashReduce: all its compared fields, or its
+  /// identity.
+  void ReduceWithoutReducer(SHashState* st, const Object* obj, const NodeInfo* info) {
     if (info == nullptr) {
-      acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
+      st->acc = HashCombine(KeyHash(obj->GetTypeKey()), Mix(reinterpret_cast<uint64_t>(obj)));
       return;
     }
-    acc = info->type_key_hash;
+    st->acc = info->type_key_hash;
     if (!info->sequal_by_fields) {
-      acc = HashCombine(acc, Mix(reinterpret_cast<uint64_t>(obj)));
+      st->acc = HashCombine(st->acc, Mix(reinterpret_cast<uint64_t>(obj)));
       return;
     }
-    current_define_ = false;
+    st->define = false;
     node_begin_ = obj;
     node_end_ = reinterpret_cast<const char*>(obj) + info->object_size;
-    for (const FieldInfo& field : info->fields) {
-      if (!field.compare) continue;
+    for (const PlannedField& field : plans_.Get(info)->fields) {
       FerryAny cell;
       Any box;
-      const FerryAny* value = FieldCell(field, obj, &cell, &box);
-      Reduce(*reinterpret_cast<const AnyView*>(value),
-             reinterpret_cast<const char*>(obj) + field.offset, false);
+      const FerryAny* value = PlannedCell(field, obj, &cell, &box);
+      Reduce(st, AsView(*value), reinterpret_cast<const char*>(obj) + field.offset, false);
     }
   }
 
-  /// Enter for an Array or a Map: always a frame (a map's hash is made in Run's loop).
+  /// Enter for an Array or a Map: always a frame (a map's hash is made in Drain's loop).
   void EnterContainer(const Object* obj, bool define, size_t slot, bool memo, size_t begin) {
     Frame frame{obj, 0, begin, begin, begin, slot, false, memo};
     if (obj->type_index() == kFerryArray) {
       const auto* array = static_cast<const ArrayObj*>(obj);
-      frame.acc = HashCombine(ArrayKeyHash(), static_cast<uint64_t>(array->size()));
+      frame.acc = HashCombine(kArrayKeyHash, static_cast<uint64_t>(array->size()));
       for (const Any& cell : *array) AddChild(cell.raw(), define);
     } else {
       const auto* map = static_cast<const MapObj*>(obj);
@@ -954,6 +1339,7 @@ class SHashHandler : public SHashState {
     child.define = define;
   }
 
+  /// The hash of an array's or a map's frame.
   uint64_t Finish(const Frame& frame) const {
     uint64_t hash = frame.acc;
     if (frame.commutative) {
@@ -963,26 +1349,42 @@ class SHashHandler : public SHashState {
       }
       return HashCombine(hash, sum);
     }
-    for (size_t i = frame.begin; i < frame.end; ++i) hash = HashCombine(hash, children_[i].hash);
-    return hash;
+    return Fold(hash, frame.begin, frame.end);
   }
 
+  /// The parts of an array's hash known before the walk: its type key's, an empty array's.
+  static const uint64_t kArrayKeyHash;
+  static uint64_t EmptyArrayHash() {
+    static const uint64_t hash = HashCombine(kArrayKeyHash, 0);
+    return hash;
+  }
+  uint64_t empty_array_hash_ = 0;  // EmptyArrayHash(), read once per walk (Run)
+
   const bool map_free_vars_;
+  const int depth_limit_ = RecursionLimit();
   PodStack<Frame> frames_;
   PodStack<Child> children_;
   std::vector<Any> keep_alive_;
   PointerMap<Memo> memo_;
   NodeInfoCache infos_;
+  FieldPlanCache plans_;
   const Object* root_ = nullptr;
-  // The node whose reducer runs: its hash so far (SHashState::acc), and where its members lie.
+  // The node whose reducer runs past the limit: where its members lie.
   const void* node_begin_ = nullptr;
   const void* node_end_ = nullptr;
   uint64_t result_ = 0;
-  bool current_define_ = false;
+  uint64_t ret_ = 0;      // kReturnSlot
   bool grouped_ = false;  // the running reducer queued an array's elements (kGroupTag)
   size_t known_ = 0;      // children the running reducer queued already hashed (kKnownTag)
   uint64_t free_var_counter_ = 0;
 };
+
+const uint64_t SHashHandler::kArrayKeyHash =
+    std::hash<std::string_view>()(std::string_view(ArrayObj::_type_key));
+
+void SetStructuralRecursionLimit(int limit) noexcept {
+  recursion_limit = limit < 0 ? kRecursionLimit : limit;
+}
 
 }  // namespace details
 
@@ -1003,29 +1405,25 @@ bool SEqualReducer::ReduceArrays(const Object* lhs, const Object* rhs, const voi
 }
 bool SEqualReducer::map_free_vars() const { return handler_->map_free_vars(); }
 
-namespace {
-details::SHashHandler* HandlerOf(details::SHashState* state) {
-  return static_cast<details::SHashHandler*>(state);
-}
-}  // namespace
-
 void SHashReducer::Reduce(const AnyView& value, bool define) const {
-  HandlerOf(state_)->Reduce(value, nullptr, define);
+  state_->handler->Reduce(state_, value, nullptr, define);
 }
 void SHashReducer::Reduce(const AnyView& value, const void* addr, bool define) const {
-  HandlerOf(state_)->Reduce(value, addr, define);
+  state_->handler->Reduce(state_, value, addr, define);
 }
 void SHashReducer::ReduceObject(const Object* value, const void* addr, bool define) const {
-  HandlerOf(state_)->ReduceObject(value, addr, define);
+  state_->handler->ReduceObject(state_, value, addr, define);
 }
 void SHashReducer::ReduceArray(const Object* value, const void* addr, bool define) const {
-  HandlerOf(state_)->ReduceArray(value, addr, define);
+  state_->handler->ReduceArray(state_, value, addr, define);
 }
-void SHashReducer::FreeVarHashImpl(const Object* var) const { HandlerOf(state_)->FreeVarHash(var); }
+void SHashReducer::FreeVarHashImpl(const Object* var) const {
+  state_->handler->FreeVarHash(state_, var);
+}
 void SHashReducer::SHashReduceHashedValue(uint64_t hash) const {
-  HandlerOf(state_)->HashedValue(hash);
+  state_->acc = details::SHashCombine(state_->acc, hash);
 }
-bool SHashReducer::map_free_vars() const { return HandlerOf(state_)->map_free_vars(); }
+bool SHashReducer::map_free_vars() const { return state_->handler->map_free_vars(); }
 
 bool StructuralEqual::operator()(const AnyView& lhs, const AnyView& rhs, bool map_free_vars) const {
   return details::SEqualHandler(map_free_vars, false).Run(lhs, rhs);

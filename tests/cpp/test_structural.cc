@@ -2,11 +2,15 @@
 // free variables, sharing, mismatch paths, deep chains and random trees.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "structural_internal.h"
 #include "test_ir.h"
 
 namespace {
@@ -533,6 +537,202 @@ TEST(Structural, EqualImpliesEqualHashOverRandomTrees) {
     }
   }
   EXPECT_GT(equal_pairs, 0) << "the random pairs should sometimes be equal";
+}
+
+/// Sets the walks' recursion limit for one scope (structural_internal.h).
+struct RecursionLimit {
+  explicit RecursionLimit(int limit) { details::SetStructuralRecursionLimit(limit); }
+  ~RecursionLimit() { details::SetStructuralRecursionLimit(-1); }
+};
+
+/// A chain link whose reducers note how deep in the C++ stack they run.
+class ProbeNode : public Object {
+ public:
+  ObjectRef next;
+  void VisitAttrs(AttrVisitor* v) { v->Visit("next", &next); }
+  bool SEqualReduce(const ProbeNode* other, SEqualReducer equal) const {
+    Note();
+    return equal(next, other->next);
+  }
+  void SHashReduce(SHashReducer hash) const {
+    Note();
+    hash(next);
+  }
+  static void Note() {
+    lowest = std::min(lowest, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  }
+  static inline thread_local uintptr_t lowest = UINTPTR_MAX;
+  static constexpr const char* _type_key = "test.Probe";
+  FERRY_DECLARE_FINAL_OBJECT_INFO(ProbeNode, Object);
+};
+FERRY_REGISTER_NODE_TYPE(ProbeNode);
+
+ObjectRef ProbeChain(int depth) {
+  ObjectRef node;
+  for (int i = 0; i < depth; ++i) {
+    auto n = make_object<ProbeNode>();
+    n->next = node;
+    node = ObjectRef(n);
+  }
+  return node;
+}
+
+/// How many bytes of the C++ stack below this call `walk` used (the deepest reducer's frame).
+template <typename Walk>
+__attribute__((noinline)) uintptr_t StackUse(Walk walk) {
+  ProbeNode::lowest = UINTPTR_MAX;
+  const auto top = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  walk();
+  return top - ProbeNode::lowest;
+}
+
+TEST(Structural, TheRecursionUsesABoundedStack) {
+  // Past the recursion limit the walks go on their own stacks: a chain 10x deeper takes no
+  // more of the C++ stack.
+  const ObjectRef a = ProbeChain(1000), b = ProbeChain(1000);
+  const ObjectRef c = ProbeChain(10000), d = ProbeChain(10000);
+  const uintptr_t hash_1k = StackUse([&] { Hash(a); });
+  const uintptr_t hash_10k = StackUse([&] { Hash(c); });
+  const uintptr_t equal_1k = StackUse([&] { EXPECT_TRUE(Equal(a, b)); });
+  const uintptr_t equal_10k = StackUse([&] { EXPECT_TRUE(Equal(c, d)); });
+  EXPECT_EQ(hash_10k, hash_1k);
+  EXPECT_EQ(equal_10k, equal_1k);
+  // What a level takes, at the default limit (256) against none.
+  const ObjectRef e = ProbeChain(300);
+  const uintptr_t hash_300 = StackUse([&] { Hash(e); });
+  const uintptr_t equal_300 = StackUse([&] { Equal(e, e); });
+  RecursionLimit none(0);
+  const uintptr_t hash_flat = StackUse([&] { Hash(e); });
+  const uintptr_t equal_flat = StackUse([&] { Equal(e, e); });
+  ASSERT_GT(hash_300, hash_flat);
+  ASSERT_GT(equal_300, equal_flat);
+  std::printf("stack per level: hash %zu, equality %zu bytes\n",
+              static_cast<size_t>((hash_300 - hash_flat) / 256),
+              static_cast<size_t>((equal_300 - equal_flat) / 256));
+}
+
+/// A chain of `depth` lets, each binding a fresh variable used in the next value, ending in
+/// the sum of the last variable and `last`.
+Expr LetChain(int depth, int64_t last) {
+  std::vector<Var> vars;
+  for (int i = 0; i < depth; ++i) vars.push_back(Var("v" + std::to_string(i)));
+  Expr body = Add(vars.back(), IntImm(last));
+  for (int i = depth - 1; i >= 0; --i) {
+    body = Let(vars[i], i == 0 ? Expr(IntImm(0)) : Expr(Add(vars[i - 1], IntImm(i))), body);
+  }
+  return body;
+}
+
+/// A chain of `depth` MixNodes, each the only argument of the one above, with a Func that
+/// defines a variable in its `body` at every third level and a map of lets at every fifth.
+ObjectRef MixChain(int depth, int64_t leaf) {
+  ObjectRef node(MixTree(0, leaf));
+  for (int i = 0; i < depth; ++i) {
+    auto n = MixTree(0, i);
+    n->args = Array<ObjectRef>{node, IntImm(i)};
+    if (i % 3 == 0) {
+      Var x("x");
+      n->body = ObjectRef(Func({x}, Add(x, IntImm(i))));
+    }
+    if (i % 5 == 0) {
+      Var y("y");
+      n->first = Map<String, Expr>{{"k", Let(y, IntImm(i), y)}, {"j", IntImm(i)}};
+    }
+    node = ObjectRef(n);
+  }
+  return node;
+}
+
+/// What the three walks give on `pairs` (and each pair's parts hashed alone).
+std::vector<std::string> WalkResults(const std::vector<std::pair<Any, Any>>& pairs) {
+  std::vector<std::string> out;
+  for (const auto& [a, b] : pairs) {
+    for (bool map_free_vars : {false, true}) {
+      out.push_back(std::to_string(Hash(a, map_free_vars)) + " " +
+                    std::to_string(Hash(b, map_free_vars)) + " " +
+                    std::to_string(Equal(a, b, map_free_vars)) + " " +
+                    StructuralMismatch(a, b, map_free_vars).value_or("equal"));
+    }
+  }
+  return out;
+}
+
+TEST(Structural, TheRecursionLimitChangesNoResult) {
+  // Below the limit the walks recurse, children walked as the reducers meet them; past it they
+  // go on their stacks. Every limit gives the same hashes, results and mismatch paths.
+  std::vector<std::pair<Any, Any>> pairs;
+  for (uint32_t seed = 0; seed < 40; ++seed) {
+    int c1 = 0, c2 = 0, c3 = 0;
+    std::vector<Var> v1, v2, v3;
+    std::mt19937 r1(seed), r2(seed), r3(seed + 7919);
+    Expr a = RandomExpr(&r1, &v1, 5, &c1);
+    pairs.emplace_back(a, RandomExpr(&r2, &v2, 5, &c2));
+    pairs.emplace_back(a, RandomExpr(&r3, &v3, 5, &c3));
+  }
+  pairs.emplace_back(ObjectRef(MixTree(5)), ObjectRef(MixTree(5)));
+  auto edited = MixTree(5);
+  static_cast<MixNode*>(
+      const_cast<Object*>(static_cast<const MixNode*>(edited->args[1].get())->args[0].get()))
+      ->name = String("other");
+  pairs.emplace_back(ObjectRef(MixTree(5)), ObjectRef(edited));
+  pairs.emplace_back(MixChain(40, 1), MixChain(40, 1));
+  pairs.emplace_back(MixChain(40, 1), MixChain(40, 2));
+  pairs.emplace_back(LetChain(30, 1), LetChain(30, 1));
+  pairs.emplace_back(LetChain(30, 1), LetChain(30, 2));
+  Var x("x"), y("y");
+  pairs.emplace_back(Array<Any>{x, Map<Any, int64_t>{{x, 1}}},
+                     Array<Any>{y, Map<Any, int64_t>{{y, 1}}});
+  Expr dag_l = IntImm(1), dag_r = IntImm(1);
+  for (int i = 0; i < 12; ++i) {
+    dag_l = Add(dag_l, dag_l);
+    dag_r = Add(dag_r, dag_r);
+  }
+  pairs.emplace_back(dag_l, dag_r);
+  auto shared = MixTree(3);
+  const Array<ObjectRef> keep = shared->args;  // a shared array
+  pairs.emplace_back(ObjectRef(shared), ObjectRef(MixTree(3)));
+  pairs.emplace_back(Array<Any>{ObjectRef(shared), ObjectRef(shared)},
+                     Array<Any>{ObjectRef(MixTree(3)), ObjectRef(MixTree(3))});
+  pairs.emplace_back(Box(Box(IntImm(1))), Box(Box(IntImm(1))));
+  pairs.emplace_back(Box(Box(IntImm(1))), Box(Box(IntImm(2))));
+
+  const std::vector<std::string> expected = WalkResults(pairs);
+  for (int limit : {0, 1, 2, 3, 4, 7, 30, 1000}) {
+    SCOPED_TRACE(limit);
+    RecursionLimit scope(limit);
+    const std::vector<std::string> got = WalkResults(pairs);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "pair " << i / 2;
+  }
+  // The corpus has equal and unequal pairs, paths among them.
+  EXPECT_NE(std::count_if(expected.begin(), expected.end(),
+                          [](const std::string& r) { return r.find(" 1 equal") != r.npos; }),
+            0);
+  EXPECT_NE(std::count_if(expected.begin(), expected.end(),
+                          [](const std::string& r) { return r.find(" 0 root") != r.npos; }),
+            0);
+}
+
+TEST(Structural, ChainsPastTheRecursionLimitDefineBeforeUse) {
+  // 600 lets: the walks recurse 256 levels and go on their stacks for the rest, with each
+  // definition still met before its uses, at every depth.
+  const Expr a = LetChain(600, 1), b = LetChain(600, 1), c = LetChain(600, 2);
+  EXPECT_TRUE(Equal(a, b));
+  EXPECT_EQ(Hash(a), Hash(b));
+  EXPECT_FALSE(Equal(a, c));
+  EXPECT_NE(Hash(a), Hash(c));
+  std::string path = "root";
+  for (int i = 0; i < 600; ++i) path += ".body";
+  EXPECT_EQ(StructuralMismatch(a, c).value_or("equal"), path + ".b.value");
+  const ObjectRef m1 = MixChain(700, 1), m2 = MixChain(700, 1), m3 = MixChain(700, 2);
+  EXPECT_TRUE(Equal(m1, m2));
+  EXPECT_EQ(Hash(m1), Hash(m2));
+  EXPECT_FALSE(Equal(m1, m3));
+  EXPECT_NE(Hash(m1), Hash(m3));
+  RecursionLimit none(0);
+  EXPECT_EQ(Hash(a), Hash(b));
+  EXPECT_EQ(Hash(m1), Hash(m2));
+  EXPECT_FALSE(Equal(a, c));
 }
 
 TEST(Structural, Globals) {

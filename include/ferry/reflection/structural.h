@@ -21,9 +21,9 @@
 /// (order does not matter); Shapes by value; registered nodes through SEqualReduce (or all
 /// fields, see reflection.h); everything else by identity. Within one comparison an object is
 /// matched to at most one object of the other side, so sharing must agree, and a shared
-/// sub-graph is compared and hashed once. Both walk the graph with an explicit stack: depth is
-/// limited by memory only. `StructuralEqual()(a, b)` implies
-/// `StructuralHash()(a) == StructuralHash()(b)`.
+/// sub-graph is compared and hashed once. Both walk a node's children as its reducer meets them,
+/// by recursion to a bounded depth and on explicit stacks below it: depth is limited by memory
+/// only. `StructuralEqual()(a, b)` implies `StructuralHash()(a) == StructuralHash()(b)`.
 #ifndef FERRY_REFLECTION_STRUCTURAL_H_
 #define FERRY_REFLECTION_STRUCTURAL_H_
 
@@ -91,10 +91,22 @@ constexpr uint64_t kSHashNone = 0;
 inline uint64_t SHashInt(int64_t value) {
   return SHashMix(static_cast<uint64_t>(value) ^ (uint64_t{kFerryInt} << 56));
 }
-/// The part of the hashing walk's state that SHashReducer's inline paths update: the hash of
-/// the node whose reducer runs, so far. SHashHandler derives from it.
+/// The state of one node's SHashReduce, which SHashReducer points at; its inline paths update
+/// it. Each node has its own (the walk keeps them on its stack), so a reducer that meets a
+/// child node may have the child hashed at once and go on with its own state.
 struct SHashState {
+  /// The node's own part of its hash so far: its type and plain fields.
   uint64_t acc = 0;
+  /// The fold of its children's hashes so far, when they are hashed at once (`recursing`).
+  uint64_t kids = 0;
+  SHashHandler* handler = nullptr;
+  /// The hash of an empty array (a child, folded into `kids`).
+  uint64_t empty_array_hash = 0;
+  int32_t depth = 0;
+  /// At a definition site (FreeVarHashImpl numbers the variables).
+  bool define = false;
+  /// Children are hashed as the reducer meets them; else they wait for the walk.
+  bool recursing = false;
 };
 /// The bytes of an inline string (kFerrySmallStr) as a word, zero past its length (a cell
 /// made through the C ABI may carry other bytes there).
@@ -229,7 +241,12 @@ class SHashReducer {
     } else if constexpr (std::is_same_v<T, String>) {
       state_->acc = details::SHashText(state_->acc, value);
     } else if constexpr (details::IsArrayRef<T>::value) {
-      ReduceArray(value.get(), &value, false);
+      const auto* array = static_cast<const ArrayObj*>(value.get());
+      if (array != nullptr && state_->recursing && array->size() == 0) {
+        state_->kids = details::SHashCombine(state_->kids, state_->empty_array_hash);
+      } else {
+        ReduceArray(value.get(), &value, false);
+      }
     } else if constexpr (details::kIsWalkedRef<T> || details::IsOptionalRef<T>::value) {
       if (value.get() == nullptr) {
         Mix(details::kSHashNone);
@@ -268,7 +285,7 @@ class SHashReducer {
   /// Reduce for an Array field (ArrayObj or null): its elements go to the walk at once, with
   /// the hash the array gives when walked as an object; shared arrays take ReduceObject.
   FERRY_DLL void ReduceArray(const Object* value, const void* addr, bool define) const;
-  /// The walk (an SHashHandler).
+  /// The running node's state in the walk.
   details::SHashState* state_;
   friend class details::SHashHandler;
 };
