@@ -120,6 +120,12 @@ uint64_t Mix(uint64_t x) {
   return x;
 }
 
+/// The content of a Bytes cell: bytes are keyed by content, as strings are.
+inline std::string_view BytesContent(const FerryAny* v) {
+  const auto* bytes = static_cast<const BytesObj*>(ObjectUnsafe::FromHeader(v->v_obj));
+  return std::string_view(bytes->data, static_cast<size_t>(bytes->size));
+}
+
 inline uint64_t HashCell(const FerryAny* v) {
   std::string_view text;
   if (AnyToStringView(v, &text)) return std::hash<std::string_view>()(text);
@@ -140,6 +146,9 @@ inline uint64_t HashCell(const FerryAny* v) {
     case kFerryDataType:
       return Mix((uint64_t{v->v_dtype.code} << 32) | (uint64_t{v->v_dtype.bits} << 16) |
                  v->v_dtype.lanes | (uint64_t{kFerryDataType} << 56));
+    case kFerryBytes:
+      // Mixed with the type index so that b"a" and "a" (different keys) seldom share a hash.
+      return Mix(std::hash<std::string_view>()(BytesContent(v)) ^ (uint64_t{kFerryBytes} << 56));
     default:
       return Mix(reinterpret_cast<uint64_t>(v->v_obj));
   }
@@ -158,6 +167,8 @@ inline bool EqualCell(const FerryAny* a, const FerryAny* b) {
     case kFerryDataType:
       return a->v_dtype.code == b->v_dtype.code && a->v_dtype.bits == b->v_dtype.bits &&
              a->v_dtype.lanes == b->v_dtype.lanes;
+    case kFerryBytes:
+      return a->v_obj == b->v_obj || BytesContent(a) == BytesContent(b);
     default:
       return a->v_int64 == b->v_int64;  // ints, bools, pointers and object identity
   }

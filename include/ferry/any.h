@@ -48,8 +48,9 @@ FERRY_DLL std::string DescribeCastFailure(const FerryAny* value, const std::stri
 /// generic object-reference traits below leave them alone.
 template <typename T>
 struct HasCustomRefTraits : std::false_type {};
-/// Hash and equality of values as map keys: strings (in any form) and plain values by value,
-/// other objects by identity. An int and a bool or float of the same value are different keys.
+/// Hash and equality of values as map keys: strings (in any form), Bytes and plain values by
+/// value, other objects by identity. An int and a bool or float of the same value are different
+/// keys, and so are a string and a Bytes with the same characters.
 FERRY_DLL uint64_t AnyHash(const FerryAny* value) noexcept;
 FERRY_DLL bool AnyEqual(const FerryAny* a, const FerryAny* b) noexcept;
 /// A short text form of a value for error messages: 3, 2.5, True, None, "text", int32,

@@ -99,15 +99,53 @@ void DropCallableGlobals() {
   }
 }
 
+/// Releases the Functions made from Python callables that a live ferry.Function wrapper alone
+/// holds (`fn = ferry.convert(lambda ...)` at module level): module globals -> wrapper ->
+/// Function -> callable -> the same globals is a cycle whose middle link Python's collector does
+/// not see, so nothing freed it and the check reported the Function. Each such wrapper is left
+/// uninitialized (calling it is the ValueError of an uninitialized ferry.Function), which frees
+/// the callable here, on the finalizing thread, and leaves the rest of the cycle to Python's
+/// last collection. A Function another Ferry object also holds (a List, a field) is left alone:
+/// that cycle runs through Ferry's containers, which the check reports.
+void DropCallablesOnlyWrappersHold() {
+  std::vector<PyObject*> held;
+  try {
+    g_wrappers->ForEach([&](const void* wrapper, char) {
+      auto* obj = static_cast<PyObject*>(const_cast<void*>(wrapper));
+      const FerryObjectHandle handle = reinterpret_cast<PyFerryObject*>(obj)->handle;
+      if (Py_REFCNT(obj) > 0 && handle != nullptr && PyObject_TypeCheck(obj, &FunctionType) &&
+          __atomic_load_n(&static_cast<FerryObject*>(handle)->ref_counter, __ATOMIC_ACQUIRE) == 1 &&
+          MadeFromCallable(handle)) {
+        held.push_back(obj);
+      }
+    });
+  } catch (const std::bad_alloc&) {
+    return;  // not dropped: the report names what they hold
+  }
+  // Held across the loop: freeing one callable may free the globals holding another wrapper.
+  for (PyObject* obj : held) Py_INCREF(obj);
+  for (PyObject* obj : held) {
+    auto* self = reinterpret_cast<PyFerryFunction*>(obj);
+    const FerryObjectHandle handle = self->base.handle;
+    PyObject** slot = g_state.wrappers.Find(handle);
+    if (slot != nullptr && *slot == obj) g_state.wrappers.Erase(handle);
+    self->base.handle = nullptr;
+    self->safe_call = &FerryFunctionCall;  // as a wrapper made without a handle (FunctionNew)
+    DecRef(handle);
+  }
+  for (PyObject* obj : held) Py_DECREF(obj);
+}
+
 /// Drops the Python objects g_state holds for the life of the process (classes, hooks, cached
 /// Functions, py_class __init__ plans), and those libferry holds for this interpreter: the
 /// field defaults of the types it registered (a `default_factory` is a Function holding a
-/// Python callable, `ferry.List` say) and the global functions made from Python callables. They
-/// keep modules' classes, and through their functions' globals the modules' own wrappers, alive
+/// Python callable, `ferry.List` say) and the global functions made from Python callables; and
+/// the Functions made from Python callables that only their wrapper holds. They keep modules'
+/// classes, and through their functions' globals the modules' own wrappers, alive
 /// past finalization; libferry's own drop of its tables comes after Py_Finalize, too late to
 /// free a Python object. Each stays usable: dicts are emptied, hooks set to NULL (which every
 /// user checks), the class cache forgotten; a type whose defaults went has required fields, a
-/// dropped global is "not registered".
+/// dropped global is "not registered", a dropped wrapper's Function "not initialized".
 void DropStateAtTeardown(PyObject*) {
   SavedError saved;
   for (int32_t type_index : g_state.registered_types) {
@@ -117,6 +155,7 @@ void DropStateAtTeardown(PyObject*) {
   }
   g_state.registered_types.clear();
   DropCallableGlobals();
+  DropCallablesOnlyWrappersHold();
   g_state.class_cache.clear();  // borrowed from the dicts below
   for (PyObject* dict :
        {g_state.classes_by_key, g_state.auto_classes, g_state.field_names, g_state.global_funcs}) {

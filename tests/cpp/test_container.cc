@@ -384,6 +384,44 @@ TEST(Map, KeysCompareByValueForStringsAndPlainValuesByIdentityForObjects) {
   EXPECT_EQ(zeros.at(-0.0), 1) << "-0.0 == 0.0";
 }
 
+TEST(Map, BytesKeysCompareByContentAndStayApartFromStrings) {
+  // Bytes keys were compared by identity: setting Bytes("a") twice made two entries, and a
+  // Map built with one Bytes("a") could not be read with another.
+  const std::string with_nul("long bytes key with a \0 inside it", 34);
+  Map<Any, int64_t> m;
+  m.Set(Any(Bytes("a")), 1);
+  m.Set(Any(Bytes("a")), 2);
+  m.Set(Any(Bytes(with_nul)), 3);
+  m.Set(Any(Bytes("")), 4);
+  EXPECT_EQ(m.size(), 3u) << "a second Bytes with the same content is the same key";
+  EXPECT_EQ(m.at(Bytes("a")), 2);
+  EXPECT_EQ(m.at(Bytes(with_nul)), 3);
+  EXPECT_EQ(m.at(Bytes()), 4);
+  EXPECT_EQ(m.count(Bytes(with_nul.substr(0, 20))), 0u) << "a prefix is another key";
+  // A string with the same characters is another key, as "a" != b"a" in Python.
+  EXPECT_EQ(m.count("a"), 0u);
+  EXPECT_EQ(m.count(String("")), 0u);
+  m.Set(Any("a"), 5);
+  EXPECT_EQ(m.size(), 4u);
+  EXPECT_EQ(m.at(Bytes("a")), 2);
+  EXPECT_EQ(m.at("a"), 5);
+  EXPECT_EQ(m.erase(Bytes("a")), 1u);
+  EXPECT_EQ(m.count(Bytes("a")), 0u);
+  EXPECT_EQ(m.at("a"), 5);
+
+  Dict<Bytes, int64_t> d;
+  d.Set(Bytes("key"), 1);
+  d.Set(Bytes("key"), 2);
+  EXPECT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.at(Bytes("key")), 2);
+  // Many keys: every one found through a copy of its content, none found twice.
+  Map<Bytes, int64_t> many;
+  for (int64_t i = 0; i < 1000; ++i) many.Set(Bytes("k" + std::to_string(i)), i);
+  for (int64_t i = 0; i < 1000; ++i) many.Set(Bytes("k" + std::to_string(i)), -i);
+  EXPECT_EQ(many.size(), 1000u);
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(many.at(Bytes("k" + std::to_string(i))), -i);
+}
+
 TEST(Map, ANaNKeyIsAValueErrorAndChangesNothing) {
   // Every NaN key was one key (equal bits compared equal), so a Python dict with two NaN keys
   // lost an entry on its way into a Map. Values have no identity to keep NaNs apart by, so a

@@ -267,6 +267,58 @@ def test_a_callable_freed_while_python_finalizes_releases_what_it_holds(tmp_path
     assert_runs_clean("import holder\nprint(len(holder.HELD[0]()))\n", stdout="1\n", cwd=tmp_path)
 
 
+def test_a_module_level_function_made_from_a_lambda_is_not_a_leak(tmp_path):
+    # globals -> ferry.Function wrapper -> Function -> lambda -> the same globals: Python's
+    # collector does not see the middle link, so the Function was reported at exit. The teardown
+    # releases a Function that only its wrapper holds.
+    assert_runs_clean(
+        """
+        import ferry
+        fn = ferry.convert(lambda v: v + 1)
+        print(fn(1))
+        """,
+        stdout="2\n",
+    )
+    write_modules(
+        tmp_path,
+        made="""
+            import ferry
+
+            def g(v):
+                return FNS[0](v) * 2
+
+            FNS = [ferry.convert(lambda v: v + 1), ferry.convert(g)]
+            ON_CLASS = type("C", (), {"f": ferry.convert(lambda: ON_CLASS.__name__)})
+            BY_KEY = {"f": ferry.convert(lambda: len(BY_KEY))}
+            """,
+    )
+    assert_runs_clean(
+        """
+        import atexit, made
+        atexit.register(lambda: print(made.FNS[1](2)))  # still callable in an atexit hook
+        print(made.FNS[1](1), made.ON_CLASS.f(), made.BY_KEY["f"]())
+        """,
+        stdout="4 C 1\n6\n",
+        cwd=tmp_path,
+    )
+
+
+def test_a_function_a_ferry_object_also_holds_is_still_reported(tmp_path):
+    # The wrapper is not the Function's only holder: the List (kept by the lambda's globals) is
+    # a cycle through Ferry's containers, which the teardown leaves to the report.
+    r = run(
+        """
+        import ferry
+        fn = ferry.convert(lambda: HELD)
+        HELD = ferry.List([fn])
+        """
+    )
+    assert r.returncode == 1, r.stderr
+    assert "1 Function(s) made from Python callables alive at exit" in r.stderr
+    lines = report_lines(r.stderr)
+    assert any(line.split()[2:] == ["ferry.List"] for line in lines), lines
+
+
 def test_a_cycle_through_a_module_level_callable_is_still_reported(tmp_path):
     # HELD -> Function -> g -> g's module globals -> HELD: Python's collector cannot see the
     # middle link, so nothing ever frees the cycle. The teardown drops only what libferry's

@@ -513,3 +513,28 @@ def test_slices_and_indexes_follow_python_list_rules():
         ferry.List().pop()
     with pytest.raises(TypeError):
         del ys["a"]
+
+
+def test_bytes_keys_compare_by_content_and_stay_apart_from_str():
+    # Bytes keys were compared by identity: d[b"a"] set twice made two entries, and a Map built
+    # from {b"a": 1} could not be read with another b"a".
+    d = ferry.Dict()
+    d[b"a"] = 2
+    d[b"a"] = 3
+    d[bytes([97])] = 4  # another bytes object with the same content
+    assert len(d) == 1 and d[b"a"] == 4
+    long_key = b"a long bytes key with a \x00 inside it"
+    m = ferry.Map({b"a": 1, "a": 2, long_key: 3, b"": 4})
+    assert len(m) == 4, "b'a' and 'a' are two keys, as in a Python dict"
+    assert m[b"a"] == 1 and m["a"] == 2 and m[b"" + long_key] == 3 and m[b""] == 4
+    assert b"a" in m and long_key[:10] not in m
+    assert dict(m.items()) == {b"a": 1, "a": 2, long_key: 3, b"": 4}
+    for make in (ferry.Map, ferry.Dict, ferry.convert):
+        assert len(make({b"x": 1, "x": 2})) == 2
+    del d[b"a"]
+    assert b"a" not in d and len(d) == 0
+    with pytest.raises(KeyError):
+        d[b"a"]
+    # Through JSON and back the keys are still found by content.
+    again = ferry.load_json(ferry.save_json(m))
+    assert again[b"a"] == 1 and again["a"] == 2 and again[long_key] == 3

@@ -1,8 +1,8 @@
 /// \file ferry/container/dict.h
 /// `Dict<K, V>`: a mutable, insertion-ordered hash map shared by every holder, as a Python dict
 /// is. Unlike `Map` there is no copy-on-write: a `Set` through one handle is seen through every
-/// other, in C++ and in Python alike. Keys follow Map's rules (strings and plain values by
-/// value, other objects by identity).
+/// other, in C++ and in Python alike. Keys follow Map's rules (strings, Bytes and plain
+/// values by value, other objects by identity).
 ///
 ///     Dict<String, int64_t> d = {{"a", 1}};
 ///     Dict<String, int64_t> same = d;   // one dict, two handles

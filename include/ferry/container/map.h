@@ -1,9 +1,10 @@
 /// \file ferry/container/map.h
 /// `Map<K, V>`: an insertion-ordered hash map of values with copy-on-write mutation.
 ///
-/// Keys hash and compare by value when they are strings (in any form) or plain values (int,
-/// bool, float, DataType, ...), and by identity when they are other objects. An int, a bool
-/// and a float are different keys even when they hold the same number; a NaN key is a
+/// Keys hash and compare by value when they are strings (in any form), Bytes or plain values
+/// (int, bool, float, DataType, ...), and by identity when they are other objects. An int, a
+/// bool and a float are different keys even when they hold the same number, and so are a
+/// string and a Bytes with the same characters (as "a" != b"a" in Python); a NaN key is a
 /// ValueError (values have no identity to tell NaNs apart by). Iteration follows
 /// insertion order (overwriting a key keeps its place; erasing and re-inserting moves it to
 /// the end), so printing and serialization are deterministic.

@@ -43,9 +43,12 @@ def _dedent(raw: str) -> List[str]:
     return [lines[0].strip()] + [s[margin:].rstrip() for s in lines[1:]]
 
 
-def parse(raw: Optional[str]) -> Doc:
+def parse(raw: object) -> Doc:
     doc = Doc()
     if not raw:
+        return doc
+    if not isinstance(raw, str):  # a class body that assigns `__doc__ = 5`
+        doc.problems.append((0, f"__doc__ must be a str, not {raw!r}"))
         return doc
     lines = _dedent(raw)
     # Split into (title, start, body) sections; the leading part has no title.

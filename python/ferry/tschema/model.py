@@ -23,6 +23,23 @@ __all__ = ["FieldDef", "NodeDef", "EnumDef", "Schema", "build"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAMESPACE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
+#: The names Python (and @declare_enum) put into a class's __dict__ without the class body
+#: writing them: not members. A body that does write one (`__doc__ = 1`) is refused as a member.
+_CLASS_DUNDERS = frozenset(
+    {
+        "__module__",
+        "__qualname__",
+        "__doc__",
+        "__dict__",
+        "__weakref__",
+        "__annotations__",
+        "__orig_bases__",
+        "__type_params__",
+        "__firstlineno__",
+        "__static_attributes__",
+        "__tschema_enum__",
+    }
+)
 
 #: C++ keywords and names a field may not take (they would clash with generated members).
 _CPP_KEYWORDS = frozenset(
@@ -266,12 +283,18 @@ class _Builder:
         members: List[tuple] = []
         by_value: Dict[int, str] = {}
         by_cpp: Dict[str, str] = {}
+        written = lines.members if lines else {}
         for key, value in attrs.items():
-            if key in ENUM_ATTRIBUTES or (key.startswith("__") and key.endswith("__")):
-                continue
+            if key in ENUM_ATTRIBUTES or (key in _CLASS_DUNDERS and key not in written):
+                continue  # what Python and @declare_enum put into every class
             where = f"member {key!r} of enum {name}"
             if key.startswith("_") or key == "mro":
-                self.error(cls, f"{where} is reserved by Python enums ('_...' and 'mro')", key)
+                # The generated enum.IntEnum would refuse them ('mro', '_ignore_', '__init__'
+                # ...) or take them as attributes, not members ('_missing_', '__x__'): the
+                # class would fail at import or lack the member C++ has.
+                self.error(
+                    cls, f"{where} is reserved by Python enums ('_...', dunders and 'mro')", key
+                )
                 continue
             if not _IDENT.match(key):
                 self.error(cls, f"{where} is not a C++ identifier (ASCII letters, digits, _)", key)
@@ -306,7 +329,11 @@ class _Builder:
             by_value[value] = key
             by_cpp[cpp_name] = key
             members.append((key, value))
-        candidates = [k for k in attrs if k not in ENUM_ATTRIBUTES and not k.startswith("__")]
+        candidates = [
+            k
+            for k in attrs
+            if k not in ENUM_ATTRIBUTES and (k not in _CLASS_DUNDERS or k in written)
+        ]
         if not candidates:
             self.error(cls, f"enum {name} has no members")
         doc = docstring.parse(attrs.get("__doc__"))

@@ -337,7 +337,8 @@ impl<'a, T: FromAny> TryFrom<AnyView<'a>> for Array<T> {
 // ------------------------------------------------------------------------------------------
 
 /// A ferry.Map from `K` to `V`: immutable, insertion-ordered, shared with C++ (`Map<K, V>`)
-/// and Python; keys compare as C++ compares them (strings by value, objects by identity).
+/// and Python; keys compare as C++ compares them (strings and bytes by value, other objects by
+/// identity).
 ///
 /// ```
 /// use ferry::Map;

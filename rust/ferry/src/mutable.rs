@@ -172,7 +172,7 @@ impl<T: FromAny> TryFrom<Any> for List<T> {
 // ------------------------------------------------------------------------------------------
 
 /// A ferry.Dict from `K` to `V`: mutable, shared by reference with C++ and Python; keys
-/// compare as C++ compares them (strings by value, objects by identity).
+/// compare as C++ compares them (strings and bytes by value, other objects by identity).
 ///
 /// ```
 /// use ferry::Dict;

@@ -12,6 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from tschema_support import (
     CXX,
     FIXTURES,
@@ -280,9 +281,41 @@ def test_error_in_place_region_of_a_node_holding_an_enum(tmp_path):
     assert code == 0, err
 
 
-def test_error_member_reserved_by_python(tmp_path):
-    body = enum_body("    A = 0\n    mro = 1\n")
-    check_error(tmp_path, body, "mro = 1", "member 'mro' of enum Kind is reserved by Python enums")
+@pytest.mark.parametrize(
+    "member",
+    [
+        "mro = 1",
+        "_ignore_ = 1",
+        "_missing_ = 1",
+        "__ = 1",
+        # Dunders were skipped as if Python had put them there: the member was silently lost
+        # (the C++ enum and the Python one disagreed), and `__init__` failed the Python enum.
+        "__init__ = 1",
+        "__class__ = 1",
+        "__x__ = 1",
+        "__doc__ = 1",
+        "def __str__(self):\n        return 'x'",
+    ],
+)
+def test_error_member_reserved_by_python(tmp_path, member):
+    body = enum_body(f"    A = 0\n    {member}\n")
+    name = member.split(" = ")[0].replace("def ", "").split("(")[0]
+    check_error(
+        tmp_path,
+        body,
+        member.split("\n")[0],
+        f"member {name!r} of enum Kind is reserved by Python enums",
+    )
+
+
+def test_a_docstring_is_not_a_member(tmp_path):
+    """The class docstring and what Python puts in every class are not members."""
+    path = write(tmp_path / "schema.py", HEAD + enum_body('    """Doc."""\n    A = 0\n'))
+    argv = ["generate", path, "--header", tmp_path / "o.h", "--python", tmp_path / "o_py.py"]
+    code, _, err = run_cli(*argv)
+    assert code == 0, err
+    text = (tmp_path / "o_py.py").read_text()
+    assert "    A = 0\n" in text and "__" not in text.split("class Kind")[1].split("register")[0]
 
 
 def test_error_enum_named_like_a_python_class(tmp_path):

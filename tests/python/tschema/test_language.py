@@ -477,6 +477,22 @@ class XNode(ExprNode):
     )
 
 
+def test_a_docstring_that_is_not_a_str_is_an_error(tmp_path):
+    # `__doc__ = 5` in the class body was an AttributeError traceback from the docstring parser.
+    check_error(
+        tmp_path,
+        """
+@declare
+class XNode(ExprNode):
+    type_key = "t.X"
+    value: ty.int64_t
+    __doc__ = 5
+""",
+        "class XNode",
+        "docstring of XNode: __doc__ must be a str, not 5",
+    )
+
+
 def test_field_holding_itself(tmp_path):
     check_error(
         tmp_path,

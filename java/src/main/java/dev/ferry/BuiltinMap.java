@@ -8,8 +8,8 @@ import java.util.Set;
 /**
  * What {@link FerryMap} and {@link FerryDict} share: the handle that owns their reference, and
  * lookups by libferry's builtins ({@code ferry.MapSize} / {@code ferry.DictSize}, {@code Count},
- * {@code GetItem}), where keys hash by value for strings and numbers and by identity for other
- * objects. Each says how its entries are walked ({@link #entries()}).
+ * {@code GetItem}), where keys hash by value for strings, bytes and numbers and by identity for
+ * other objects. Each says how its entries are walked ({@link #entries()}).
  */
 abstract sealed class BuiltinMap extends AbstractMap<Object, Object> implements Owned
     permits FerryMap, FerryDict {

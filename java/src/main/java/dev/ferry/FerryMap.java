@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * A ferry.Map seen as an immutable {@code java.util.Map}: lookups go to C++ (keys hash by value
- * for strings and numbers, by identity for other objects); writes throw {@code
+ * for strings, bytes and numbers, by identity for other objects); writes throw {@code
  * UnsupportedOperationException}. Made from Java by passing any {@code java.util.Map}.
  */
 public final class FerryMap extends BuiltinMap implements FerryObject {
