@@ -12,11 +12,11 @@
 // rebuild: 172 or 275 Ir per node by the order). Callgrind follows the children; `%p` gives each
 // its own output file, and the annotations of all of them go to one file for the report:
 //
-//     valgrind --tool=callgrind --callgrind-out-file=cg.%p.out callgrind_transform 100000 2 >order.txt
+//     valgrind --tool=callgrind --callgrind-out-file=cg.%p.out \
+//       callgrind_transform 100000 2 >order.txt
 //     for f in cg.*.out; do callgrind_annotate --inclusive=yes --threshold=100 $f; done >cg.txt
 //     python3 bench/report.py --callgrind 2 cg.txt order.txt
 #include <benchmark/benchmark.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
