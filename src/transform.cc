@@ -290,8 +290,10 @@ class Walker {
         if (slot->read == FieldRead::kPointer) {
           c = *reinterpret_cast<const Object* const*>(base + slot->offset);
           if (c == nullptr) continue;
-        } else if ((c = ViewedChild(plan, obj, *slot, &held)) == nullptr) {
-          continue;
+        } else {
+          bool viewed_held = true;
+          if ((c = ViewedChild(plan, obj, *slot, &viewed_held)) == nullptr) continue;
+          held = viewed_held;  // not address-taken: `held` stays in a register
         }
         const TypePlan* cp = PlanOf(c);
         if (cp->kind == kSkip) continue;
@@ -324,7 +326,7 @@ class Walker {
             continue;
           }
         }
-        Nested(c, cp, held, ordinal, depth + 1);
+        Nested(c, cp, held, ordinal, depth + kStructuralWalkNestedLevels);
       }
     } catch (PathError& e) {
       e.steps.push_back("." + plan->info->fields[slot->index].name);

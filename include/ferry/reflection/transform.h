@@ -54,11 +54,15 @@
 namespace ferry {
 namespace details {
 /// How deep the walks recurse natively: a unique immutable node's children are walked by a call
-/// of the walk per level down to this depth, and deeper by an explicit stack on the heap (depth
-/// is then limited by memory, not the C++ stack). A level takes about 100 bytes of stack in an
-/// optimized build, so a walk needs some 26 KiB of its caller's stack (a few times that under
-/// AddressSanitizer); the tests walk 1e6-deep chains on a thread of 256 KiB.
-constexpr uint32_t kStructuralWalkRecursion = 256;
+/// of the walk per level down to this depth (a run of the explicit stack that such a node starts
+/// for a child counts as kStructuralWalkNestedLevels), and deeper by an explicit stack on the
+/// heap, whose depth memory alone limits. A level takes under 200 bytes of stack in an optimized
+/// build, so a walk needs some 25 KiB of its caller's stack (a few times that unoptimized or
+/// under AddressSanitizer); the tests walk 1e6-deep graphs on a thread of 256 KiB.
+constexpr uint32_t kStructuralWalkRecursion = 128;
+/// The levels of kStructuralWalkRecursion that a nested run of the explicit stack counts for:
+/// its C++ frames take about twice a level's stack.
+constexpr uint32_t kStructuralWalkNestedLevels = 4;
 /// The callback of StructuralVisitImpl: `fn(ctx, node)`.
 using VisitCallback = void (*)(void* ctx, const ObjectRef& node);
 /// The callback of StructuralTransformImpl: writes the replacement of `node` to `*out`, or
