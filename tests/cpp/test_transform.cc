@@ -476,6 +476,41 @@ TEST(Transform, DeepGraphsNeedLittleStack) {
       ::testing::ExitedWithCode(0), "");
 }
 
+/// Callbacks of every form: StructuralVisit and StructuralTransform pass a function object's
+/// address to the walk, and a function's through a pointer to it.
+int64_t g_seen = 0;
+void CountSeen(const ObjectRef&) { ++g_seen; }
+ObjectRef DoubleImm(const ObjectRef& node) {
+  const auto* imm = node.as<IntImmNode>();
+  return imm != nullptr ? ObjectRef(IntImm(2 * imm->value)) : ObjectRef();
+}
+
+TEST(Transform, FunctionsAndFunctionObjectsAreCallbacks) {
+  const Expr root = Add(IntImm(1), IntImm(2));
+  g_seen = 0;
+  StructuralVisit(root, CountSeen);  // a function
+  void (*pointer)(const ObjectRef&) = CountSeen;
+  StructuralVisit(root, pointer);  // a function pointer
+  int64_t n = 0;
+  const auto counter = [&n](const ObjectRef&) { ++n; };
+  StructuralVisit(root, counter);  // a const function object
+  struct Counter {
+    int64_t n = 0;
+    void operator()(const ObjectRef&) { ++n; }
+  } mutable_counter;
+  StructuralVisit(root, mutable_counter);  // by reference: its state is this object's
+  EXPECT_EQ(g_seen, 6);
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(mutable_counter.n, 3);
+  auto sum = [](const Expr& e) {
+    return e.as<AddNode>()->a.as<IntImmNode>()->value + e.as<AddNode>()->b.as<IntImmNode>()->value;
+  };
+  EXPECT_EQ(sum(StructuralTransform(root, DoubleImm)), 6);
+  ObjectRef (*transform_pointer)(const ObjectRef&) = DoubleImm;
+  EXPECT_EQ(sum(StructuralTransform(root, transform_pointer)), 6);
+  EXPECT_EQ(sum(StructuralTransform(root, Replace(2, 5))), 6);  // a temporary function object
+}
+
 TEST(Transform, MillionDeepChainNeedsNoRecursion) {
   Expr chain = IntImm(0);
   for (int i = 1; i <= 1000000; ++i) chain = Add(chain, IntImm(i));

@@ -45,7 +45,8 @@
 #ifndef FERRY_REFLECTION_TRANSFORM_H_
 #define FERRY_REFLECTION_TRANSFORM_H_
 
-#include <type_traits>  // invoke_result
+#include <memory>       // addressof
+#include <type_traits>  // invoke_result, is_function
 #include <utility>      // forward
 
 #include "ferry/any.h"
@@ -76,11 +77,20 @@ FERRY_DLL Any StructuralTransformImpl(const AnyView& root, TransformCallback fn,
 /// (children before parents), sharing respected. A `root` that holds no object visits nothing.
 template <typename F>
 void StructuralVisit(const AnyView& root, F&& fn) {
-  // The callback gets the address of a pointer to `fn` (which may be a function).
-  auto* callable = &fn;
-  using Ptr = decltype(callable);
-  details::StructuralVisitImpl(
-      root, [](void* ctx, const ObjectRef& node) { (**static_cast<Ptr*>(ctx))(node); }, &callable);
+  using Fn = std::remove_reference_t<F>;
+  if constexpr (std::is_function_v<Fn>) {
+    // A function: the callback gets the address of a pointer to it.
+    auto* callable = &fn;
+    using Ptr = decltype(callable);
+    details::StructuralVisitImpl(
+        root, [](void* ctx, const ObjectRef& node) { (**static_cast<Ptr*>(ctx))(node); },
+        &callable);
+  } else {
+    // An object: the callback gets its address (one load fewer per call).
+    details::StructuralVisitImpl(
+        root, [](void* ctx, const ObjectRef& node) { (*static_cast<Fn*>(ctx))(node); },
+        const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
+  }
 }
 
 /// Rebuilds the graph under `root` bottom-up: `fn(const ObjectRef& node)` sees each object,
@@ -91,14 +101,24 @@ void StructuralVisit(const AnyView& root, F&& fn) {
 /// object is returned as it is.
 template <typename F>
 Any StructuralTransform(const AnyView& root, F&& fn) {
-  auto* callable = &fn;
-  using Ptr = decltype(callable);
-  return details::StructuralTransformImpl(
-      root,
-      [](void* ctx, const ObjectRef& node, Any* out) {
-        *out = Any((**static_cast<Ptr*>(ctx))(node));
-      },
-      &callable);
+  using Fn = std::remove_reference_t<F>;
+  if constexpr (std::is_function_v<Fn>) {
+    auto* callable = &fn;
+    using Ptr = decltype(callable);
+    return details::StructuralTransformImpl(
+        root,
+        [](void* ctx, const ObjectRef& node, Any* out) {
+          *out = Any((**static_cast<Ptr*>(ctx))(node));
+        },
+        &callable);
+  } else {
+    return details::StructuralTransformImpl(
+        root,
+        [](void* ctx, const ObjectRef& node, Any* out) {
+          *out = Any((*static_cast<Fn*>(ctx))(node));
+        },
+        const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
+  }
 }
 
 /// StructuralTransform of a typed reference, returning the same type: a TypeError when the
