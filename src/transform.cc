@@ -723,13 +723,16 @@ class Walker {
   class Pairing {
    public:
     Pairing(const Frame& frame, std::vector<Change>* changes)
-        : expected_(frame.walked), next_(frame.changes_begin), changes_(changes) {}
+        : expected_(frame.walked),
+          next_(frame.changes_begin),
+          end_(changes->size()),
+          changes_(changes) {}
     /// The replacement of the next walked child, or null when it is unchanged; a ValueError
     /// when `fn` changed the object so that it has more walked children than were walked.
-    const Any* Next() {
+    Any* Next() {
       if (ordinal_ >= expected_) ThrowChanged();
       const uint32_t ordinal = ordinal_++;
-      if (next_ < changes_->size() && (*changes_)[next_].ordinal == ordinal) {
+      if (next_ < end_ && (*changes_)[next_].ordinal == ordinal) {
         return &(*changes_)[next_++].value;
       }
       return nullptr;
@@ -743,6 +746,7 @@ class Walker {
     uint32_t ordinal_ = 0;
     uint32_t expected_;
     size_t next_;
+    size_t end_;  // of changes_, which a rebuild does not grow
     std::vector<Change>* changes_;
   };
 
@@ -761,8 +765,8 @@ class Walker {
         Array<Any> out;
         out.reserve(array->size());
         for (const Any& element : *array) {
-          const Any* replacement = IsWalkedCell(*element.raw()) ? pairing.Next() : nullptr;
-          out.push_back(replacement != nullptr ? *replacement : element);
+          Any* replacement = IsWalkedCell(*element.raw()) ? pairing.Next() : nullptr;
+          out.push_back(replacement != nullptr ? std::move(*replacement) : element);
         }
         pairing.Done();
         if (frame.plan->kind == kArray) return std::move(out);
@@ -818,11 +822,12 @@ class Walker {
     return type_index >= kFerryStaticObjectEnd && type_index == child->type_index();
   }
 
-  /// Stores the object of `value` in the object-pointer field at `addr` of a fresh copy (no
-  /// other thread sees it), releasing the object the field held.
-  static void PutPointer(char* addr, const Any& value) {
-    Object* next = const_cast<Object*>(ObjectOfCell(*value.raw()));
-    ObjectUnsafe::IncRef(next);
+  /// Moves the object of `*value` (a change, dropped after the rebuild) into the
+  /// object-pointer field at `addr` of a fresh copy (no other thread sees it), releasing the
+  /// object the field held: the change's reference becomes the field's, without a count.
+  static void PutPointer(char* addr, Any* value) {
+    const FerryAny cell = std::move(*value).MoveToOwned();
+    Object* next = const_cast<Object*>(ObjectOfCell(cell));
     Object*& field = *reinterpret_cast<Object**>(addr);
     Object* old = field;
     field = next;
@@ -853,10 +858,10 @@ class Walker {
     size_t slot = 0;  // the next of plan.slots
     for (size_t i = 0; i < info->fields.size(); ++i) {
       const FieldInfo& field = info->fields[i];
-      const Any* replacement = nullptr;
+      Any* replacement = nullptr;
       const Object* child = nullptr;
       FieldRead read = FieldRead::kPlain;
-      if (slot < plan.slots.size() && plan.slots[slot].index == i) {
+      if (slot < plan.count && plan.slots[slot].index == i) {
         Any box;
         read = plan.slots[slot++].read;
         if ((child = ChildOfField(read, field, obj, &box)) != nullptr) {
@@ -868,7 +873,7 @@ class Walker {
       try {
         if (replacement != nullptr && read == FieldRead::kPointer && field.constraint == nullptr &&
             IsSameNodeType(*replacement, child)) {
-          PutPointer(reinterpret_cast<char*>(copy.get()) + field.offset, *replacement);
+          PutPointer(reinterpret_cast<char*>(copy.get()) + field.offset, replacement);
         } else if (replacement != nullptr) {
           field.Write(copy.get(), *replacement);
         } else {
