@@ -295,21 +295,18 @@ class Walker {
     const FieldSlot* const end = slot + plan->count;
     try {
       for (; slot != end; ++slot) {
-        const Object* c;
-        bool held = true;
-        if (slot->read == FieldRead::kPointer) {
-          c = *reinterpret_cast<const Object* const*>(base + slot->offset);
-          if (c == nullptr) continue;
-        } else {
-          bool viewed_held = true;
-          if ((c = ViewedChild(plan, obj, *slot, &viewed_held)) == nullptr) continue;
-          held = viewed_held;  // not address-taken: `held` stays in a register
+        if (slot->read != FieldRead::kPointer) {
+          walked += LeanViewedSlot(obj, plan, *slot, walked, depth);
+          continue;
         }
+        // An object pointer: the parent holds the child.
+        const Object* c = *reinterpret_cast<const Object* const*>(base + slot->offset);
+        if (c == nullptr) continue;
         const CacheEntry& entry = EntryOf(c);
         if (entry.kind == kSkip) continue;
         [[maybe_unused]] uint32_t ordinal = 0;
         if constexpr (kTransform) ordinal = walked++;
-        if (held && c->unique()) {
+        if (c->unique()) {
           if (entry.kind == kLeaf) {
             BorrowedRef node(c);
             if constexpr (kTransform) {
@@ -336,7 +333,7 @@ class Walker {
             continue;
           }
         }
-        Nested(c, entry.plan, held, ordinal, depth + kStructuralWalkNestedLevels);
+        Nested(c, entry.plan, true, ordinal, depth + kStructuralWalkNestedLevels);
       }
     } catch (PathError& e) {
       e.steps.push_back("." + plan->info->fields[slot->index].name);
@@ -353,6 +350,44 @@ class Walker {
       // `fn` returning the node it was given keeps it, as returning nothing does.
       if (Holds(*out, obj)) *out = Any();
     }
+  }
+
+  /// A field of a lean node read through its type (not an object pointer), out of the loop's
+  /// way: its child, if any, walked as LeanLevel would, as the child of `ordinal`. A value read
+  /// as an owned copy is not held by the node: its nested run holds it. Returns 1 when there
+  /// was a child to walk, else 0.
+  __attribute__((noinline)) uint32_t LeanViewedSlot(const Object* obj, const TypePlan* plan,
+                                                    const FieldSlot& slot, uint32_t ordinal,
+                                                    uint32_t depth) {
+    bool held = true;
+    const Object* c = ViewedChild(plan, obj, slot, &held);
+    if (c == nullptr) return 0;
+    const CacheEntry& entry = EntryOf(c);
+    if (entry.kind == kSkip) {
+      if (box_.type_index() != kFerryNone) box_ = Any();
+      return 0;
+    }
+    if (held && c->unique() && (entry.kind == kLeaf || entry.lean)) {
+      Any result;
+      if (entry.kind == kLeaf) {
+        BorrowedRef node(c);
+        Call(node.ref(), &result);
+        if (Holds(result, c)) result = Any();
+      } else if (depth < kStructuralWalkRecursion) {
+        Lean(c, entry.plan, depth + 1, &result);
+      } else {
+        Nested(c, entry.plan, held, ordinal, depth + kStructuralWalkNestedLevels);
+        return 1;
+      }
+      if constexpr (kTransform) {
+        if (result.type_index() != kFerryNone) {
+          changes_.push_back(Change{ordinal, std::move(result)});
+        }
+      }
+      return 1;
+    }
+    Nested(c, entry.plan, held, ordinal, depth + kStructuralWalkNestedLevels);
+    return 1;
   }
 
   /// The next level of LeanLevel<kFirst>: inlined after the first, a call of Lean after the

@@ -511,6 +511,33 @@ TEST(Transform, FunctionsAndFunctionObjectsAreCallbacks) {
   EXPECT_EQ(sum(StructuralTransform(root, Replace(2, 5))), 6);  // a temporary function object
 }
 
+/// An immutable node held by a field read through its type (an Any field) is walked as one held
+/// by an object pointer: its children first, replacements put in, errors with their path.
+TEST(Transform, NodesInAnyFieldsAreWalkedLikeOthers) {
+  ObjectPtr<AttrsNode> node = make_object<AttrsNode>();
+  node->anything = Add(IntImm(1), IntImm(2));
+  node->maybe = IntImm(3);
+  ObjectRef attrs(node);
+  std::vector<std::string> seen;
+  StructuralVisit(attrs, [&](const ObjectRef& n) { seen.push_back(n->GetTypeKey()); });
+  // maybe, items, table, shape (empty objects), then anything's Add after its children.
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"test.IntImm", "ferry.Array", "ferry.Map", "ferry.Shape",
+                                      "test.IntImm", "test.IntImm", "test.Add", "test.Attrs"}));
+  ObjectRef out = StructuralTransform(attrs, Replace(2, 20));
+  const Expr& add = out.as<AttrsNode>()->anything.cast<Expr>();
+  EXPECT_EQ(add.as<AddNode>()->b.as<IntImmNode>()->value, 20);
+  EXPECT_TRUE(add.as<AddNode>()->a.same_as(node->anything.cast<Expr>().as<AddNode>()->a));
+  EXPECT_EQ(ErrorOf([&] {
+              StructuralVisit(attrs, [](const ObjectRef& n) {
+                if (n.as<IntImmNode>() != nullptr && n.as<IntImmNode>()->value == 2) {
+                  FERRY_THROW(ValueError) << "two";
+                }
+              });
+            }),
+            "ValueError: StructuralVisit: at root.anything.b (test.IntImm): two");
+}
+
 TEST(Transform, MillionDeepChainNeedsNoRecursion) {
   Expr chain = IntImm(0);
   for (int i = 1; i <= 1000000; ++i) chain = Add(chain, IntImm(i));
