@@ -4,7 +4,9 @@
 /// comes next and (in a transform) `walked` how many it has gone into. When the children are
 /// done, a transform copies the object only when one of them changed, putting in their results,
 /// and hands it to `fn`. A child without children of its own that its parent holds (see below)
-/// gets no frame: `fn` is called on it at once.
+/// gets no frame: `fn` is called on it at once. A unique node that holds its children (an
+/// immutable node) gets no frame either: it is walked by native recursion (Walker::Lean) down
+/// to kStructuralWalkRecursion levels, the rest of the graph by the explicit stack (see Walker).
 ///
 /// What a type's objects hold is worked out once per walk (TypePlan): a node's fields that may
 /// hold an object, each read as the object pointer at its offset (the field types whose view is
