@@ -803,7 +803,11 @@ class Walker {
         out.reserve(array->size());
         for (const Any& element : *array) {
           Any* replacement = IsWalkedCell(*element.raw()) ? pairing.Next() : nullptr;
-          out.push_back(replacement != nullptr ? std::move(*replacement) : element);
+          if (replacement != nullptr) {
+            out.push_back(std::move(*replacement));
+          } else {
+            out.push_back(element);
+          }
         }
         pairing.Done();
         if (frame.plan->kind == kArray) return std::move(out);
