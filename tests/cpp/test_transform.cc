@@ -434,9 +434,10 @@ bool RunOnThreadWithStack(size_t bytes, std::function<bool()> body) {
 }
 
 /// Deep graphs on a thread of 256 KiB: a 1e6-deep chain of Adds (native recursion down to its
-/// limit, then the explicit stack) and a 1e5-deep chain alternating an immutable node and an
-/// Array (the recursion and nested runs of the explicit stack taking turns), visited and
-/// transformed (the deepest leaf replaced). In a child process: an overflow would crash it.
+/// limit, then the explicit stack), a 1e5-deep chain alternating an immutable node and an
+/// Array (the recursion and nested runs of the explicit stack taking turns) and one of
+/// immutable nodes linked through Any fields, visited and transformed (the deepest leaf
+/// replaced). In a child process: an overflow would crash it.
 TEST(Transform, DeepGraphsNeedLittleStack) {
   EXPECT_EXIT(
       {
@@ -468,8 +469,29 @@ TEST(Transform, DeepGraphsNeedLittleStack) {
                        .cast<ObjectRef>()
                        .get();
           }
+          if (visited != 100002 ||
+              static_cast<const AttrsNode*>(node)->maybe.value().as<IntImmNode>()->value != 8) {
+            return false;
+          }
+          // AttrsNodes linked through `anything` alone: each level's child read through its
+          // type (the recursion's out-of-line path), 1e5 deep.
+          graph = ObjectRef(bottom);
+          for (int i = 0; i < 100000; ++i) {
+            ObjectPtr<AttrsNode> link = make_object<AttrsNode>();
+            link->anything = graph;
+            graph = ObjectRef(link);
+          }
+          visited = 0;
+          StructuralVisit(graph, [&](const ObjectRef& n) {
+            visited += n.as<AttrsNode>() != nullptr || n.as<IntImmNode>() != nullptr;
+          });
+          rebuilt = StructuralTransform(graph, Replace(7, 9));
+          node = rebuilt.get();
+          for (int i = 0; i < 100000; ++i) {
+            node = static_cast<const AttrsNode*>(node)->anything.cast<ObjectRef>().get();
+          }
           return visited == 100002 &&
-                 static_cast<const AttrsNode*>(node)->maybe.value().as<IntImmNode>()->value == 8;
+                 static_cast<const AttrsNode*>(node)->maybe.value().as<IntImmNode>()->value == 9;
         });
         std::_Exit(ok ? 0 : 1);
       },

@@ -57,9 +57,10 @@ namespace details {
 /// How deep the walks recurse natively: a unique immutable node's children are walked by a call
 /// of the walk per level down to this depth (a run of the explicit stack that such a node starts
 /// for a child counts as kStructuralWalkNestedLevels), and deeper by an explicit stack on the
-/// heap, whose depth memory alone limits. A level takes under 200 bytes of stack in an optimized
-/// build, so a walk needs some 25 KiB of its caller's stack (a few times that unoptimized or
-/// under AddressSanitizer); the tests walk 1e6-deep graphs on a thread of 256 KiB.
+/// heap, whose depth memory alone limits. A level takes about 130 bytes of stack in an optimized
+/// build (about 400 when a node's child is read through its type, as from an Any field), so a
+/// walk needs 16 to 50 KiB of its caller's stack (more unoptimized or under AddressSanitizer);
+/// the tests walk 1e6-deep graphs on a thread of 256 KiB.
 constexpr uint32_t kStructuralWalkRecursion = 128;
 /// The levels of kStructuralWalkRecursion that a nested run of the explicit stack counts for:
 /// its C++ frames take about twice a level's stack.
