@@ -6,6 +6,11 @@
 // Transforms: none changes (the result is the input), one leaf changes (the walk still visits
 // every node to find it, but copies only the 20 nodes of its spine), every leaf changes (the
 // whole tree is copied). The counters give the objects each transform made.
+//
+// Each benchmark builds its own tree after giving the heap's free memory back (TrimHeap), and
+// the results are dropped between iterations (not timed), so an iteration allocates from what
+// the previous one freed; run with repetitions interleaved at random
+// (--benchmark_enable_random_interleaving=true) so that no row is measured in one order only.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -27,6 +32,7 @@ const ChangeOneLeaf kOneLeaf{kLeaves / 3};
 const ChangeEveryLeaf kEveryLeaf;
 
 void BM_Ferry_Visit(benchmark::State& state) {
+  TrimHeap();
   ObjectRef tree = Tree(0, kLeaves);
   for (auto _ : state) {
     int64_t n = 0;
@@ -36,12 +42,14 @@ void BM_Ferry_Visit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 void BM_Floor_Visit(benchmark::State& state) {
+  TrimHeap();
   ObjectRef tree = Tree(0, kLeaves);
   const int32_t num = NumNode::RuntimeTypeIndex();
   for (auto _ : state) benchmark::DoNotOptimize(FloorCount(tree.get(), num));
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 void BM_FloorCallback_Visit(benchmark::State& state) {
+  TrimHeap();
   ObjectRef tree = Tree(0, kLeaves);
   const int32_t num = NumNode::RuntimeTypeIndex();
   for (auto _ : state) {
@@ -53,6 +61,7 @@ void BM_FloorCallback_Visit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 void BM_Ferry_Hash(benchmark::State& state) {
+  TrimHeap();
   ObjectRef tree = Tree(0, kLeaves);
   for (auto _ : state) benchmark::DoNotOptimize(StructuralHash()(tree));
   state.SetItemsProcessed(state.iterations() * kNodes);
@@ -60,6 +69,7 @@ void BM_Ferry_Hash(benchmark::State& state) {
 
 template <typename F>
 void RunFerryTransform(benchmark::State& state, const F& f) {
+  TrimHeap();
   ObjectRef tree = Tree(0, kLeaves);
   int64_t copied = 0;
   for (auto _ : state) {
@@ -88,6 +98,7 @@ void RunFerryTransform(benchmark::State& state, const F& f) {
 }
 template <typename F>
 void RunFloorTransform(benchmark::State& state, const F& f) {
+  TrimHeap();
   ObjectRef tree = Tree(0, kLeaves);
   const int32_t num = NumNode::RuntimeTypeIndex();
   for (auto _ : state) {
@@ -104,6 +115,7 @@ void RunFloorTransform(benchmark::State& state, const F& f) {
 /// timed, as for the others.
 template <typename F>
 void RunTvmFfiTransform(benchmark::State& state, const F& f) {
+  TrimHeap();
   tvm::ffi::ObjectRef tree = tvmffi_tree::MakeTree(0, kLeaves);
   bool same = false;
   for (auto _ : state) {

@@ -1,20 +1,27 @@
 // Instructions per node of StructuralVisit and StructuralTransform, for
 // `valgrind --tool=callgrind` (the wall-clock figures are bench_transform's), each beside its
-// floor (transform_floor.h). As in callgrind_walks.cc, each operation runs REPS times in its own
-// Loop<Op>, after one warm-up call, and the order file it prints names each operation with its
-// node count, so bench/report.py divides the inclusive count of Loop<Op> by REPS x nodes.
+// floor (transform_floor.h), driven as callgrind_walks.cc is (callgrind_main.h): each operation
+// runs REPS times in its own Loop<Op>, after one warm-up call, and the order file it prints names
+// each operation with its node count, so bench/report.py divides the inclusive count of Loop<Op>
+// by REPS x nodes.
 // Results are kept until the operation's Loop has returned, so dropping a copied tree is not
 // counted (as in bench_transform, where it is not timed).
 //
-//     valgrind --tool=callgrind --callgrind-out-file=cg.out callgrind_transform 500000 2 >order.txt
-//     callgrind_annotate --inclusive=yes --threshold=100 cg.out >cg.txt
+// Each operation runs in a child process of its own (fork), on a heap nothing else used: what
+// an allocation costs depends on where the heap's free memory is, so with one process the count
+// of an operation that allocates depended on the operations before it (the floor's every-leaf
+// rebuild: 172 or 275 Ir per node by the order). Callgrind follows the children; `%p` gives each
+// its own output file, and the annotations of all of them go to one file for the report:
+//
+//     cg="valgrind --tool=callgrind --callgrind-out-file=cg.%p.out"
+//     $cg callgrind_transform 100000 2 >order.txt
+//     for f in cg.*.out; do callgrind_annotate --inclusive=yes --threshold=100 $f; done >cg.txt
 //     python3 bench/report.py --callgrind 2 cg.txt order.txt
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
+#include "callgrind_main.h"
 #include "transform_floor.h"
 #ifdef FERRY_BENCH_TVM_FFI
 #include "transform_tvm_ffi.h"
@@ -23,12 +30,6 @@
 namespace ferry_bench {
 
 using benchmark::DoNotOptimize;
-
-/// Never inlined, so callgrind reports its cost under its own name.
-template <typename Op>
-__attribute__((noinline)) void Loop(Op& op, long n) {
-  for (long i = 0; i < n; ++i) op();
-}
 
 /// The tree, the results kept (one per call), NumNode's type index and the leaf rules.
 struct Base {
@@ -101,28 +102,15 @@ FERRY_BENCH_TVM_FFI_OPS(TransformEveryLeaf, every)
 #undef FERRY_BENCH_TVM_FFI_OPS
 #endif
 
-/// Prints the name and the node count of one operation, the report's order and divisor.
-template <typename Op>
-void Measure(const char* name, int64_t leaves, int64_t nodes, long reps) {
-  Op op(leaves);
-  op.kept.reserve(static_cast<size_t>(reps) + 1);  // no reallocation inside the Loop
-  op();
-  Loop(op, reps);
-  std::printf("%s %lld\n", name, static_cast<long long>(nodes));
-}
-
 }  // namespace ferry_bench
 
 int main(int argc, char** argv) {
-  if (argc != 3 || std::atol(argv[1]) <= 0 || std::atol(argv[2]) <= 0) {
-    std::fprintf(stderr, "usage: %s LEAVES REPS  (a tree of 2 * LEAVES - 1 nodes)\n", argv[0]);
-    return 2;
-  }
-  const int64_t leaves = std::atol(argv[1]);
-  const int64_t nodes = 2 * leaves - 1;
-  const long reps = std::atol(argv[2]);
   using namespace ferry_bench;
-#define MEASURE(Op) Measure<Op>(#Op, leaves, nodes, reps)
+  int64_t leaves = 0;
+  long reps = 0;
+  if (!ParseCallgrindArgs(argc, argv, &leaves, &reps)) return 2;
+  const int64_t nodes = 2 * leaves - 1;
+#define MEASURE(Op) MeasureInChild<Op>(#Op, leaves, nodes, reps)
   MEASURE(Ferry_Visit);
   MEASURE(Floor_Visit);
   MEASURE(FloorCallback_Visit);

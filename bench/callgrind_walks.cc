@@ -8,21 +8,14 @@
 //     python3 bench/report.py --callgrind 2 cg.txt order.txt
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "callgrind_main.h"
 #include "structural_nodes.h"
 
 namespace ferry_bench {
 
 using benchmark::DoNotOptimize;
-
-/// Never inlined, so callgrind reports its cost under its own name.
-template <typename Op>
-__attribute__((noinline)) void Loop(Op& op, long n) {
-  for (long i = 0; i < n; ++i) op();
-}
 
 struct Ferry_HashTree {
   ObjectRef tree;
@@ -109,26 +102,14 @@ struct Floor_LoadJSON {  // the same objects made in C++ and dropped
   void operator()() { DoNotOptimize(Tree(0, leaves).get()); }
 };
 
-/// Prints the name and the node count of one walk, the report's order and divisor.
-template <typename Op>
-void Measure(const char* name, int64_t leaves, int64_t nodes, long reps) {
-  Op op(leaves);
-  op();
-  Loop(op, reps);
-  std::printf("%s %lld\n", name, static_cast<long long>(nodes));
-}
-
 }  // namespace ferry_bench
 
 int main(int argc, char** argv) {
-  if (argc != 3 || std::atol(argv[1]) <= 0 || std::atol(argv[2]) <= 0) {
-    std::fprintf(stderr, "usage: %s LEAVES REPS  (a tree of 2 * LEAVES - 1 nodes)\n", argv[0]);
-    return 2;
-  }
-  const int64_t leaves = std::atol(argv[1]);
-  const int64_t nodes = 2 * leaves - 1;
-  const long reps = std::atol(argv[2]);
   using namespace ferry_bench;
+  int64_t leaves = 0;
+  long reps = 0;
+  if (!ParseCallgrindArgs(argc, argv, &leaves, &reps)) return 2;
+  const int64_t nodes = 2 * leaves - 1;
 #define MEASURE(Op, n) Measure<Op>(#Op, leaves, n, reps)
   MEASURE(Ferry_HashTree, nodes);
   MEASURE(Floor_HashTree, nodes);

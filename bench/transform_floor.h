@@ -5,9 +5,23 @@
 #ifndef FERRY_BENCH_TRANSFORM_FLOOR_H_
 #define FERRY_BENCH_TRANSFORM_FLOOR_H_
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "structural_nodes.h"
 
 namespace ferry_bench {
+
+/// Gives the heap's free memory back (glibc's malloc_trim), so that where an operation's
+/// allocations land depends less on what the operations before it left freed: bench_transform
+/// calls it before building each benchmark's tree. (callgrind_transform runs each operation in
+/// a fresh process instead.)
+inline void TrimHeap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 
 /// The floor of a visit: counts the nodes recursively. `num` is NumNode's type index.
 inline int64_t FloorCount(const Object* node, int32_t num) {

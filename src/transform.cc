@@ -4,7 +4,9 @@
 /// comes next and (in a transform) `walked` how many it has gone into. When the children are
 /// done, a transform copies the object only when one of them changed, putting in their results,
 /// and hands it to `fn`. A child without children of its own that its parent holds (see below)
-/// gets no frame: `fn` is called on it at once.
+/// gets no frame: `fn` is called on it at once. A unique node that holds its children (an
+/// immutable node) gets no frame either: it is walked by native recursion (Walker::Lean) down
+/// to kStructuralWalkRecursion levels, the rest of the graph by the explicit stack (see Walker).
 ///
 /// What a type's objects hold is worked out once per walk (TypePlan): a node's fields that may
 /// hold an object, each read as the object pointer at its offset (the field types whose view is
@@ -111,6 +113,8 @@ struct TypePlan {
   Kind kind = kLeaf;
   /// Whether the object keeps its walked children alive while it lives (see the file comment).
   bool holds_children = false;
+  /// A node that holds its children: walked by Walker::Lean, recursively, when it is unique.
+  bool lean = false;
   const NodeInfo* info = nullptr;
   /// kNode: the fields that may hold an object, in order, and how many.
   std::vector<FieldSlot> slots;
@@ -137,7 +141,29 @@ FieldRead ReadOf(const FieldType* type) {
   return FieldRead::kView;
 }
 
+/// An error on its way out of the walk, collecting the access path as it passes the levels of
+/// the recursion: `steps` innermost first, each one or more steps ("[2].body").
+struct PathError {
+  std::string kind;
+  std::string message;
+  std::string type_key;  // of the object the walk was at
+  std::vector<std::string> steps;
+};
+
 /// The walk. `kTransform`: StructuralTransform (results, rebuilds) rather than StructuralVisit.
+///
+/// Two ways of walking cooperate. A unique node that holds its children (an immutable node:
+/// TypePlan::lean) is walked by Lean, a native recursion that needs no frame, no reference
+/// counts and no memo (it is reached once, and its children live as long as it does). Anything
+/// else (the root, shared objects, containers, mutable nodes) gets a frame on the explicit
+/// stack, walked by RunLoop. Each calls the other: RunLoop hands a lean child to Lean, and Lean
+/// hands a child it cannot walk to a new run of RunLoop (Nested) above the frames already on
+/// the stack (a segment: frames_[run_base_] up). Native recursion (Lean levels and nested
+/// runs) stops at kStructuralWalkRecursion levels; below that every object is walked on the
+/// explicit stack, whose depth memory alone limits.
+///
+/// An error becomes a PathError where it happens; each Lean level adds its field and each
+/// segment its path as it passes, and Run throws it as the error of its kind.
 template <bool kTransform>
 class Walker {
   using Callback = std::conditional_t<kTransform, TransformCallback, VisitCallback>;
@@ -155,15 +181,30 @@ class Walker {
   Walker& operator=(const Walker&) = delete;
 
   /// Walks from `root`; returns the transformed root (None when unchanged) for a transform.
-  /// The loop is the hot path: a node's object fields are read here, the rest out of line.
   Any Run(const AnyView& root) {
     if (!IsWalkedCell(*root.raw())) return Any();
     root_ = ObjectOfCell(*root.raw());
     frames_.resize(64);
     top_ = frames_.data() - 1;
-    // The caller's reference may be borrowed: the memo holds the root.
-    EnterShared(root_, PlanOf(root_), nullptr);
-    while (top_ >= frames_.data()) {
+    try {
+      // The caller's reference may be borrowed: the memo holds the root.
+      EnterShared(root_, PlanOf(root_), nullptr, 0);
+      RunLoop(0);
+    } catch (PathError& e) {
+      std::string text = std::string(who_) + ": at root";
+      for (size_t i = e.steps.size(); i-- > 0;) text += e.steps[i];
+      text += " (" + e.type_key + "): " + e.message;
+      ThrowError(e.kind.c_str(), text.c_str());
+    }
+    return std::move(root_result_);
+  }
+
+ private:
+  /// Walks the frames of the current segment (from frames_[run_base_]) until its bottom frame
+  /// is done. `depth`: the levels of native recursion under this call.
+  /// The loop is a hot path: a node's object fields are read here, the rest out of line.
+  void RunLoop(uint32_t depth) {
+    while (top_ >= frames_.data() + run_base_) {
       Frame& top = *top_;
       const TypePlan& plan = *top.plan;
       const Object* child = nullptr;
@@ -179,7 +220,7 @@ class Walker {
             c = *reinterpret_cast<const Object* const*>(reinterpret_cast<const char*>(top.obj) +
                                                         slot.offset);
             if (c == nullptr) continue;
-          } else if ((c = ViewedChild(top, slot, &held)) == nullptr) {
+          } else if ((c = ViewedChild(top.plan, top.obj, slot, &held)) == nullptr) {
             continue;
           }
           const TypePlan* cp = PlanOf(c);
@@ -209,16 +250,225 @@ class Walker {
         continue;
       }
       if (!child->unique()) {
-        EnterShared(child, child_plan, key);
+        EnterShared(child, child_plan, key, kTransform ? top.walked - 1 : 0);
+      } else if (child_plan->lean && held && key == nullptr && depth < kStructuralWalkRecursion) {
+        LeanChild(child, child_plan, depth + 1);
+        continue;
       } else {
         Push(child, child_plan, 0, !held, key);
       }
       if (!held && box_.type_index() != kFerryNone) box_ = Any();
     }
-    return std::move(root_result_);
   }
 
- private:
+  /// Calls `fn` on `node`; its replacement goes to `*out` (a transform). An error becomes a
+  /// PathError at `node`.
+  void Call(const ObjectRef& node, Any* out) {
+    try {
+      if constexpr (kTransform) {
+        fn_(ctx_, node, out);
+      } else {
+        (void)out;
+        fn_(ctx_, node);
+      }
+    } catch (const Error& e) {
+      ThrowAt(node.get(), e);
+    }
+  }
+
+  [[noreturn]] __attribute__((noinline)) static void ThrowAt(const Object* obj, const Error& e) {
+    throw PathError{std::string(e.kind()), std::string(e.message()), obj->GetTypeKey(), {}};
+  }
+
+  /// The walk of a unique node that holds its children (TypePlan::lean), by native recursion:
+  /// its children, then `fn` on it (on a copy with the changed children put in, for a
+  /// transform: its result goes to `*out`, None when the node stays). `depth`: the levels of
+  /// native recursion this one is.
+  __attribute__((noinline)) void Lean(const Object* obj, const TypePlan* plan, uint32_t depth,
+                                      Any* out) {
+    LeanLevel<true>(obj, plan, depth, out);
+  }
+
+  /// Lean's body. Lean runs two levels of it per call (`kFirst`: the first, which walks its lean
+  /// children with the second inlined, whose lean children are walked by calls of Lean): half
+  /// the calls, and their saving and restoring of registers, of one level per call.
+  template <bool kFirst>
+  __attribute__((always_inline)) void LeanLevel(const Object* obj, const TypePlan* plan,
+                                                uint32_t depth, Any* out) {
+    [[maybe_unused]] uint32_t walked = 0;
+    [[maybe_unused]] const uint32_t changes_begin = static_cast<uint32_t>(changes_.size());
+    const char* base = reinterpret_cast<const char*>(obj);
+    const FieldSlot* slot = plan->slots.data();
+    const FieldSlot* const end = slot + plan->count;
+    try {
+      for (; slot != end; ++slot) {
+        if (slot->read != FieldRead::kPointer) {
+          walked += LeanViewedSlot(obj, plan, *slot, walked, depth);
+          continue;
+        }
+        // An object pointer: the parent holds the child.
+        const Object* c = *reinterpret_cast<const Object* const*>(base + slot->offset);
+        if (c == nullptr) continue;
+        const CacheEntry& entry = EntryOf(c);
+        if (entry.kind == kSkip) continue;
+        [[maybe_unused]] uint32_t ordinal = 0;
+        if constexpr (kTransform) ordinal = walked++;
+        if (c->unique()) {
+          if (entry.kind == kLeaf) {
+            BorrowedRef node(c);
+            if constexpr (kTransform) {
+              Any result;
+              Call(node.ref(), &result);
+              if (result.type_index() != kFerryNone && !Holds(result, c)) {
+                changes_.push_back(Change{ordinal, std::move(result)});
+              }
+            } else {
+              Call(node.ref(), nullptr);
+            }
+            continue;
+          }
+          if (entry.lean && depth < kStructuralWalkRecursion) {
+            if constexpr (kTransform) {
+              Any result;
+              LeanNext<kFirst>(c, entry.plan, depth + 1, &result);
+              if (result.type_index() != kFerryNone) {
+                changes_.push_back(Change{ordinal, std::move(result)});
+              }
+            } else {
+              LeanNext<kFirst>(c, entry.plan, depth + 1, nullptr);
+            }
+            continue;
+          }
+        }
+        Nested(c, entry.plan, true, ordinal, depth + kStructuralWalkNestedLevels);
+      }
+    } catch (PathError& e) {
+      e.steps.push_back("." + plan->info->fields[slot->index].name);
+      throw;
+    }
+    if constexpr (!kTransform) {
+      BorrowedRef node(obj);  // alive: see the file comment
+      Call(node.ref(), nullptr);
+    } else if (changes_.size() > changes_begin) {
+      LeanRebuild(obj, plan, walked, changes_begin, out);
+    } else {
+      BorrowedRef node(obj);
+      Call(node.ref(), out);
+      // `fn` returning the node it was given keeps it, as returning nothing does.
+      if (Holds(*out, obj)) *out = Any();
+    }
+  }
+
+  /// A field of a lean node read through its type (not an object pointer), out of the loop's
+  /// way: its child, if any, walked as LeanLevel would, as the child of `ordinal`. A value read
+  /// as an owned copy is not held by the node: its nested run holds it. Returns 1 when there
+  /// was a child to walk, else 0.
+  __attribute__((noinline)) uint32_t LeanViewedSlot(const Object* obj, const TypePlan* plan,
+                                                    const FieldSlot& slot, uint32_t ordinal,
+                                                    uint32_t depth) {
+    bool held = true;
+    const Object* c = ViewedChild(plan, obj, slot, &held);
+    if (c == nullptr) return 0;
+    const CacheEntry& entry = EntryOf(c);
+    if (entry.kind == kSkip) {
+      if (box_.type_index() != kFerryNone) box_ = Any();
+      return 0;
+    }
+    if (held && c->unique() && (entry.kind == kLeaf || entry.lean)) {
+      Any result;
+      if (entry.kind == kLeaf) {
+        BorrowedRef node(c);
+        Call(node.ref(), &result);
+        if (Holds(result, c)) result = Any();
+      } else if (depth < kStructuralWalkRecursion) {
+        Lean(c, entry.plan, depth + 1, &result);
+      } else {
+        Nested(c, entry.plan, held, ordinal, depth + kStructuralWalkNestedLevels);
+        return 1;
+      }
+      if constexpr (kTransform) {
+        if (result.type_index() != kFerryNone) {
+          changes_.push_back(Change{ordinal, std::move(result)});
+        }
+      }
+      return 1;
+    }
+    Nested(c, entry.plan, held, ordinal, depth + kStructuralWalkNestedLevels);
+    return 1;
+  }
+
+  /// The next level of LeanLevel<kFirst>: inlined after the first, a call of Lean after the
+  /// second.
+  template <bool kFirst>
+  __attribute__((always_inline)) void LeanNext(const Object* obj, const TypePlan* plan,
+                                               uint32_t depth, Any* out) {
+    if constexpr (kFirst) {
+      LeanLevel<false>(obj, plan, depth, out);
+    } else {
+      Lean(obj, plan, depth, out);
+    }
+  }
+
+  /// A lean node with changed children: its copy with them put in, handed to `fn`.
+  __attribute__((noinline)) void LeanRebuild(const Object* obj, const TypePlan* plan,
+                                             uint32_t walked, uint32_t changes_begin, Any* out) {
+    Frame frame{obj, plan, plan->count, walked, changes_begin, 0};
+    ObjectRef rebuilt;
+    try {
+      rebuilt = Rebuild(frame);
+    } catch (const Error& e) {
+      ThrowAt(obj, e);
+    }
+    changes_.resize(changes_begin);
+    Call(rebuilt, out);
+    if (out->type_index() == kFerryNone || Holds(*out, rebuilt.get())) *out = std::move(rebuilt);
+  }
+
+  /// A lean child of the top frame (RunLoop), walked by Lean; an error passing gets the path of
+  /// the segment to the child.
+  __attribute__((noinline)) void LeanChild(const Object* child, const TypePlan* plan,
+                                           uint32_t depth) {
+    const size_t at = static_cast<size_t>(top_ - frames_.data());
+    try {
+      if constexpr (kTransform) {
+        Any result;
+        Lean(child, plan, depth, &result);
+        if (result.type_index() != kFerryNone) {
+          changes_.push_back(Change{top_->walked - 1, std::move(result)});
+        }
+      } else {
+        Lean(child, plan, depth, nullptr);
+      }
+    } catch (PathError& e) {
+      e.steps.push_back(SegmentPath(at, true));
+      throw;
+    }
+  }
+
+  /// A child of a Lean node that Lean does not walk (shared, a container, a mutable node, one
+  /// read as an owned copy, or too deep), walked by a new segment of the explicit stack. Its
+  /// result is recorded for the Lean node as the child of `ordinal`.
+  __attribute__((noinline)) void Nested(const Object* child, const TypePlan* plan, bool held,
+                                        uint32_t ordinal, uint32_t depth) {
+    struct Restore {
+      Walker* walker;
+      size_t base;
+      uint32_t ordinal;
+      ~Restore() {
+        walker->run_base_ = base;
+        walker->run_ordinal_ = ordinal;
+      }
+    } restore{this, run_base_, run_ordinal_};
+    run_base_ = static_cast<size_t>(top_ + 1 - frames_.data());
+    run_ordinal_ = ordinal;
+    if (!child->unique()) {
+      EnterShared(child, plan, nullptr, ordinal);
+    } else {
+      Push(child, plan, 0, !held, nullptr);
+    }
+    if (!held && box_.type_index() != kFerryNone) box_ = Any();
+    RunLoop(depth);
+  }
   struct Frame {
     const Object* obj;
     const TypePlan* plan;
@@ -235,27 +485,44 @@ class Walker {
     uint32_t ordinal;
     Any value;
   };
+  /// An entry of the plan cache (EntryOf).
+  struct CacheEntry {
+    int32_t type_index = -1;
+    Kind kind = kLeaf;
+    bool lean = false;
+    const TypePlan* plan = nullptr;
+  };
+  static constexpr uint32_t kCacheEntries = 16;
+
   /// Memo values: an object in progress, or done with its result at memo_results_ index.
   static constexpr uint32_t kInProgress = 0xffffffffu;
 
   /// The plan of `obj`'s type, from a small direct-mapped cache by type index.
-  const TypePlan* PlanOf(const Object* obj) {
+  const TypePlan* PlanOf(const Object* obj) { return EntryOf(obj).plan; }
+
+  /// The cache entry of `obj`'s type, which has its plan's kind and lean beside the plan: the
+  /// walk decides what to do with a child from the entry alone, one load fewer on the path
+  /// that waits for the child's header to come from memory.
+  const CacheEntry& EntryOf(const Object* obj) {
     const int32_t type_index = obj->type_index();
     CacheEntry& entry = cache_[static_cast<uint32_t>(type_index) % kCacheEntries];
     if (entry.type_index != type_index) {
+      const TypePlan* plan = MakePlan(obj);
       entry.type_index = type_index;
-      entry.plan = MakePlan(obj);
+      entry.kind = plan->kind;
+      entry.lean = plan->lean;
+      entry.plan = plan;
     }
-    return entry.plan;
+    return entry;
   }
 
   __attribute__((noinline)) const TypePlan* MakePlan(const Object* obj) {
     static const TypePlan kLeafPlan;
-    static const TypePlan kArrayPlan{kArray, true, nullptr, {}, 0};
-    static const TypePlan kMapPlan{kMap, true, nullptr, {}, 0};
-    static const TypePlan kListPlan{kList, false, nullptr, {}, 0};
-    static const TypePlan kDictPlan{kDict, false, nullptr, {}, 0};
-    static const TypePlan kSkipPlan{kSkip, false, nullptr, {}, 0};
+    static const TypePlan kArrayPlan{kArray, true, false, nullptr, {}, 0};
+    static const TypePlan kMapPlan{kMap, true, false, nullptr, {}, 0};
+    static const TypePlan kListPlan{kList, false, false, nullptr, {}, 0};
+    static const TypePlan kDictPlan{kDict, false, false, nullptr, {}, 0};
+    static const TypePlan kSkipPlan{kSkip, false, false, nullptr, {}, 0};
     switch (obj->type_index()) {
       case kFerryString:
       case kFerryBytes:
@@ -286,14 +553,15 @@ class Walker {
       }
       plan.count = static_cast<uint32_t>(plan.slots.size());
       plan.kind = plan.count == 0 ? kLeaf : kNode;
+      plan.lean = plan.kind == kNode && plan.holds_children;
     }
     return &plan;
   }
 
   /// Goes into a shared object (or the root), or uses its memoized result when it was met
-  /// before. The memo holds it to the end of the walk.
+  /// before, as the child of `ordinal` of its parent. The memo holds it to the end of the walk.
   __attribute__((noinline)) void EnterShared(const Object* child, const TypePlan* plan,
-                                             const Any* key) {
+                                             const Any* key, uint32_t ordinal) {
     auto [state, inserted] = memo_.Insert(child, kInProgress);
     if (inserted) {
       memo_keep_.push_back(GetRef<ObjectRef>(child));
@@ -306,7 +574,7 @@ class Walker {
     }
     if constexpr (kTransform) {
       if (memo_results_[*state].type_index() != kFerryNone) {
-        changes_.push_back(Change{top_->walked - 1, memo_results_[*state]});
+        changes_.push_back(Change{ordinal, memo_results_[*state]});
       }
     }
   }
@@ -381,10 +649,9 @@ class Walker {
   /// The object in `slot` of `frame`, read through its type. A value read as an owned copy is
   /// kept in box_ until the child's frame holds it, so the parent does not hold that child:
   /// `*held` is cleared.
-  __attribute__((noinline)) const Object* ViewedChild(const Frame& frame, const FieldSlot& slot,
-                                                      bool* held) {
-    const Object* child =
-        ChildOfField(slot.read, frame.plan->info->fields[slot.index], frame.obj, &box_);
+  __attribute__((noinline)) const Object* ViewedChild(const TypePlan* plan, const Object* obj,
+                                                      const FieldSlot& slot, bool* held) {
+    const Object* child = ChildOfField(slot.read, plan->info->fields[slot.index], obj, &box_);
     if (box_.type_index() != kFerryNone) *held = false;
     return child;
   }
@@ -472,10 +739,12 @@ class Walker {
     if (flags & kShared) Memoize(obj, &result);
     if constexpr (kTransform) {
       if (result.type_index() != kFerryNone) {
-        if (top_ < frames_.data()) {
+        if (top_ >= frames_.data() + run_base_) {
+          changes_.push_back(Change{top_->walked - 1, std::move(result)});
+        } else if (run_base_ == 0) {
           root_result_ = std::move(result);
         } else {
-          changes_.push_back(Change{top_->walked - 1, std::move(result)});
+          changes_.push_back(Change{run_ordinal_, std::move(result)});  // for a Lean node
         }
       }
     }
@@ -496,13 +765,16 @@ class Walker {
   class Pairing {
    public:
     Pairing(const Frame& frame, std::vector<Change>* changes)
-        : expected_(frame.walked), next_(frame.changes_begin), changes_(changes) {}
+        : expected_(frame.walked),
+          next_(frame.changes_begin),
+          end_(changes->size()),
+          changes_(changes) {}
     /// The replacement of the next walked child, or null when it is unchanged; a ValueError
     /// when `fn` changed the object so that it has more walked children than were walked.
-    const Any* Next() {
+    Any* Next() {
       if (ordinal_ >= expected_) ThrowChanged();
       const uint32_t ordinal = ordinal_++;
-      if (next_ < changes_->size() && (*changes_)[next_].ordinal == ordinal) {
+      if (next_ < end_ && (*changes_)[next_].ordinal == ordinal) {
         return &(*changes_)[next_++].value;
       }
       return nullptr;
@@ -516,6 +788,7 @@ class Walker {
     uint32_t ordinal_ = 0;
     uint32_t expected_;
     size_t next_;
+    size_t end_;  // of changes_, which a rebuild does not grow
     std::vector<Change>* changes_;
   };
 
@@ -534,8 +807,12 @@ class Walker {
         Array<Any> out;
         out.reserve(array->size());
         for (const Any& element : *array) {
-          const Any* replacement = IsWalkedCell(*element.raw()) ? pairing.Next() : nullptr;
-          out.push_back(replacement != nullptr ? *replacement : element);
+          Any* replacement = IsWalkedCell(*element.raw()) ? pairing.Next() : nullptr;
+          if (replacement != nullptr) {
+            out.push_back(std::move(*replacement));
+          } else {
+            out.push_back(element);
+          }
         }
         pairing.Done();
         if (frame.plan->kind == kArray) return std::move(out);
@@ -591,11 +868,12 @@ class Walker {
     return type_index >= kFerryStaticObjectEnd && type_index == child->type_index();
   }
 
-  /// Stores the object of `value` in the object-pointer field at `addr` of a fresh copy (no
-  /// other thread sees it), releasing the object the field held.
-  static void PutPointer(char* addr, const Any& value) {
-    Object* next = const_cast<Object*>(ObjectOfCell(*value.raw()));
-    ObjectUnsafe::IncRef(next);
+  /// Moves the object of `*value` (a change, dropped after the rebuild) into the
+  /// object-pointer field at `addr` of a fresh copy (no other thread sees it), releasing the
+  /// object the field held: the change's reference becomes the field's, without a count.
+  static void PutPointer(char* addr, Any* value) {
+    const FerryAny cell = std::move(*value).MoveToOwned();
+    Object* next = const_cast<Object*>(ObjectOfCell(cell));
     Object*& field = *reinterpret_cast<Object**>(addr);
     Object* old = field;
     field = next;
@@ -626,10 +904,10 @@ class Walker {
     size_t slot = 0;  // the next of plan.slots
     for (size_t i = 0; i < info->fields.size(); ++i) {
       const FieldInfo& field = info->fields[i];
-      const Any* replacement = nullptr;
+      Any* replacement = nullptr;
       const Object* child = nullptr;
       FieldRead read = FieldRead::kPlain;
-      if (slot < plan.slots.size() && plan.slots[slot].index == i) {
+      if (slot < plan.count && plan.slots[slot].index == i) {
         Any box;
         read = plan.slots[slot++].read;
         if ((child = ChildOfField(read, field, obj, &box)) != nullptr) {
@@ -641,7 +919,7 @@ class Walker {
       try {
         if (replacement != nullptr && read == FieldRead::kPointer && field.constraint == nullptr &&
             IsSameNodeType(*replacement, child)) {
-          PutPointer(reinterpret_cast<char*>(copy.get()) + field.offset, *replacement);
+          PutPointer(reinterpret_cast<char*>(copy.get()) + field.offset, replacement);
         } else if (replacement != nullptr) {
           field.Write(copy.get(), *replacement);
         } else {
@@ -657,49 +935,48 @@ class Walker {
     return ObjectRef(std::move(copy));
   }
 
-  /// The access path of the top frame: "root.body.args[2]". Each frame's step is read from its
-  /// parent's cursor, which has just passed it.
-  std::string Path() const {
-    std::string out = "root";
+  /// The access path within the current segment (frames_[run_base_] up) of the frame at `at`,
+  /// and of its child the walk is in when `child`: ".body.args[2]". Each frame's step is read
+  /// from its parent's cursor, which has just passed it. The bottom frame of a segment is not
+  /// a map step (Lean and LeanChild take no map entries).
+  std::string SegmentPath(size_t at, bool child) const {
+    std::string out;
     size_t key = 0;
-    for (const Frame* frame = frames_.data() + 1; frame <= top_; ++frame) {
-      const Frame& parent = frame[-1];
-      const uint32_t at = parent.cursor - 1;
+    for (size_t i = 0; i <= run_base_; ++i) key += (frames_[i].flags & kMapStep) ? 1 : 0;
+    auto step = [&](const Frame& parent, const Frame* frame) {
+      const uint32_t cursor = parent.cursor - 1;
       switch (parent.plan->kind) {
         case kLeaf:
         case kSkip:
           break;
         case kNode:
-          out += "." + parent.plan->info->fields[parent.plan->slots[at].index].name;
+          out += "." + parent.plan->info->fields[parent.plan->slots[cursor].index].name;
           break;
         case kArray:
         case kList:
-          out += "[" + std::to_string(at) + "]";
+          out += "[" + std::to_string(cursor) + "]";
           break;
         case kMap:
         case kDict:
-          if (frame->flags & kMapStep) {
+          if (frame != nullptr && (frame->flags & kMapStep)) {
             const std::string repr = AnyRepr(keys_[key++].raw());
-            out += at % 2 == 0 ? ".key(" + repr + ")" : "[" + repr + "]";
+            out += cursor % 2 == 0 ? ".key(" + repr + ")" : "[" + repr + "]";
           }
           break;
       }
-    }
+    };
+    for (size_t i = run_base_ + 1; i <= at; ++i) step(frames_[i - 1], &frames_[i]);
+    if (child) step(frames_[at], nullptr);
     return out;
   }
 
-  /// Throws an error of `kind` saying where the walk was.
+  /// Throws an error of `kind` saying where the walk was: at the top frame.
   [[noreturn]] __attribute__((noinline)) void Fail(const char* kind, const std::string& message) {
-    std::string text =
-        std::string(who_) + ": at " + Path() + " (" + top_->obj->GetTypeKey() + "): " + message;
-    ThrowError(kind, text.c_str());
+    throw PathError{kind,
+                    message,
+                    top_->obj->GetTypeKey(),
+                    {SegmentPath(static_cast<size_t>(top_ - frames_.data()), false)}};
   }
-
-  struct CacheEntry {
-    int32_t type_index = -1;
-    const TypePlan* plan = nullptr;
-  };
-  static constexpr uint32_t kCacheEntries = 16;
 
   const char* who_;
   Callback fn_;
@@ -713,7 +990,9 @@ class Walker {
   std::vector<ObjectRef> memo_keep_;  // the memo's objects, so that no address is reused
   PointerMap<uint32_t> memo_;
   Any root_result_;
-  Any box_;  // a child read as an owned copy, until its frame holds it
+  size_t run_base_ = 0;       // the bottom frame of the current segment of the explicit stack
+  uint32_t run_ordinal_ = 0;  // a nested segment's: its bottom object's ordinal in its parent
+  Any box_;                   // a child read as an owned copy, until its frame holds it
   CacheEntry cache_[kCacheEntries];
   std::unordered_map<const NodeInfo*, TypePlan> plans_;
 };

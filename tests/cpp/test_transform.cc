@@ -2,9 +2,11 @@
 // sharing, identity when unchanged, copy-on-write spine, containers, deep chains, errors with
 // paths, cycles).
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -317,6 +319,245 @@ TEST(Transform, NodesWithoutACopyConstructorAreRebuiltFromFields) {
   EXPECT_EQ(node->count, 7);
   EXPECT_EQ(node->ratio, 0.5);
   EXPECT_EQ(node->expr.value().as<IntImmNode>()->value, 2);
+}
+
+/// A chain of `depth` Adds: the Add at level L (the root is level 0) holds the Add of level L + 1
+/// in `a` and IntImm(depth - L) in `b`; IntImm(0) is at level `depth`.
+Expr AddChain(int depth) {
+  Expr chain = IntImm(0);
+  for (int i = 1; i <= depth; ++i) chain = Add(chain, IntImm(i));
+  return chain;
+}
+
+/// The access path of the Add at `level` of an AddChain: "root.a.a...".
+std::string ChainPath(int level) {
+  std::string path = "root";
+  for (int i = 0; i < level; ++i) path += ".a";
+  return path;
+}
+
+/// The node at `level` of a chain made by AddChain (or transformed from one).
+const Object* ChainAt(const Expr& chain, int level) {
+  const Object* node = chain.get();
+  for (int i = 0; i < level; ++i) node = static_cast<const AddNode*>(node)->a.get();
+  return node;
+}
+
+/// The walk recurses natively into unique immutable nodes down to kStructuralWalkRecursion
+/// levels under the root (level 128 is the last walked so, 129 the first on the explicit
+/// stack). On chains ending on both sides of that depth: the order of the visits, errors from
+/// fn at nodes and leaves of the levels around it (with their paths), and replacements there.
+TEST(Transform, RecursionHandsOverToTheExplicitStackAtItsDepth) {
+  constexpr int kLast = static_cast<int>(details::kStructuralWalkRecursion);
+  for (int depth : {kLast - 1, kLast, kLast + 1, kLast + 2, kLast + 3}) {
+    SCOPED_TRACE("depth " + std::to_string(depth));
+    const Expr chain = AddChain(depth);
+    std::vector<int64_t> order;  // an IntImm's value, -1 for an Add
+    StructuralVisit(chain, [&](const ObjectRef& node) {
+      const auto* imm = node.as<IntImmNode>();
+      order.push_back(imm != nullptr ? imm->value : -1);
+    });
+    std::vector<int64_t> expected{0};
+    for (int i = 1; i <= depth; ++i) {
+      expected.push_back(i);
+      expected.push_back(-1);
+    }
+    EXPECT_EQ(order, expected);
+    for (int level = kLast - 2; level <= std::min(depth, kLast + 2); ++level) {
+      SCOPED_TRACE("level " + std::to_string(level));
+      const Object* target = ChainAt(chain, level);
+      // fn failing on the node of this level (an Add, or IntImm(0) at the bottom).
+      auto fail_at = [target](const ObjectRef& node) -> ObjectRef {
+        if (node.get() == target) FERRY_THROW(ValueError) << "here";
+        return ObjectRef();
+      };
+      const std::string type = level == depth ? "test.IntImm" : "test.Add";
+      EXPECT_EQ(
+          ErrorOf([&] { StructuralTransform(chain, fail_at); }),
+          "ValueError: StructuralTransform: at " + ChainPath(level) + " (" + type + "): here");
+      EXPECT_EQ(ErrorOf([&] { StructuralVisit(chain, [&](const ObjectRef& n) { fail_at(n); }); }),
+                "ValueError: StructuralVisit: at " + ChainPath(level) + " (" + type + "): here");
+      if (level < depth) {
+        // fn failing on the leaf this level's Add holds in `b`.
+        const int64_t leaf = depth - level;
+        EXPECT_EQ(
+            ErrorOf([&] {
+              StructuralTransform(chain, [leaf](const ObjectRef& node) -> ObjectRef {
+                const auto* imm = node.as<IntImmNode>();
+                if (imm != nullptr && imm->value == leaf) FERRY_THROW(KeyError) << "leaf";
+                return ObjectRef();
+              });
+            }),
+            "KeyError: StructuralTransform: at " + ChainPath(level) + ".b (test.IntImm): leaf");
+        // Its leaf replaced: the levels above are copies, the subtree below the same objects.
+        Expr out = StructuralTransform(chain, Replace(leaf, 1000 + leaf));
+        for (int above = 0; above <= level; ++above) {
+          EXPECT_NE(ChainAt(out, above), ChainAt(chain, above)) << above;
+        }
+        const auto* add = static_cast<const AddNode*>(ChainAt(out, level));
+        EXPECT_EQ(add->b.as<IntImmNode>()->value, 1000 + leaf);
+        EXPECT_EQ(add->a.get(), ChainAt(chain, level + 1));
+      }
+      // The node of this level replaced by a leaf: its parent's copy holds it.
+      Expr out = StructuralTransform(chain, [target](const ObjectRef& node) -> ObjectRef {
+        return node.get() == target ? ObjectRef(IntImm(-7)) : ObjectRef();
+      });
+      EXPECT_EQ(static_cast<const IntImmNode*>(ChainAt(out, level))->value, -7);
+      EXPECT_EQ(static_cast<const AddNode*>(ChainAt(out, level - 1))->b.get(),
+                static_cast<const AddNode*>(ChainAt(chain, level - 1))->b.get());
+    }
+  }
+}
+
+/// Runs `body` on a new thread whose stack has `bytes`, and waits for it.
+bool RunOnThreadWithStack(size_t bytes, std::function<bool()> body) {
+  struct Task {
+    std::function<bool()> body;
+    bool ok = false;
+  } task{std::move(body)};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, bytes);
+  pthread_t thread;
+  const int made = pthread_create(
+      &thread, &attr,
+      [](void* arg) -> void* {
+        auto* t = static_cast<Task*>(arg);
+        t->ok = t->body();
+        return nullptr;
+      },
+      &task);
+  pthread_attr_destroy(&attr);
+  if (made != 0) return false;
+  pthread_join(thread, nullptr);
+  return task.ok;
+}
+
+/// Deep graphs on a thread of 256 KiB: a 1e6-deep chain of Adds (native recursion down to its
+/// limit, then the explicit stack), a 1e5-deep chain alternating an immutable node and an
+/// Array (the recursion and nested runs of the explicit stack taking turns) and one of
+/// immutable nodes linked through Any fields, visited and transformed (the deepest leaf
+/// replaced). In a child process: an overflow would crash it.
+TEST(Transform, DeepGraphsNeedLittleStack) {
+  EXPECT_EXIT(
+      {
+        const bool ok = RunOnThreadWithStack(256 * 1024, [] {
+          const Expr chain = AddChain(1000000);
+          int64_t visited = 0;
+          StructuralVisit(chain, [&](const ObjectRef&) { ++visited; });
+          Expr out = StructuralTransform(chain, Replace(0, 42));
+          if (visited != 2000001 || ChainAt(out, 1000000)->IsInstance<AddNode>()) return false;
+          if (static_cast<const IntImmNode*>(ChainAt(out, 1000000))->value != 42) return false;
+          // AttrsNode (immutable) -> `anything`: Array -> AttrsNode -> ... -> `maybe`: IntImm(7).
+          ObjectPtr<AttrsNode> bottom = make_object<AttrsNode>();
+          bottom->maybe = IntImm(7);
+          ObjectRef graph(bottom);
+          for (int i = 0; i < 100000; ++i) {
+            ObjectPtr<AttrsNode> node = make_object<AttrsNode>();
+            node->anything = Array<Any>{graph};
+            graph = ObjectRef(node);
+          }
+          visited = 0;  // the AttrsNodes and the IntImm
+          StructuralVisit(graph, [&](const ObjectRef& n) {
+            visited += n.as<AttrsNode>() != nullptr || n.as<IntImmNode>() != nullptr;
+          });
+          ObjectRef rebuilt = StructuralTransform(graph, Replace(7, 8));
+          const Object* node = rebuilt.get();
+          for (int i = 0; i < 100000; ++i) {
+            node = static_cast<const AttrsNode*>(node)
+                       ->anything.cast<Array<Any>>()[0]
+                       .cast<ObjectRef>()
+                       .get();
+          }
+          if (visited != 100002 ||
+              static_cast<const AttrsNode*>(node)->maybe.value().as<IntImmNode>()->value != 8) {
+            return false;
+          }
+          // AttrsNodes linked through `anything` alone: each level's child read through its
+          // type (the recursion's out-of-line path), 1e5 deep.
+          graph = ObjectRef(bottom);
+          for (int i = 0; i < 100000; ++i) {
+            ObjectPtr<AttrsNode> link = make_object<AttrsNode>();
+            link->anything = graph;
+            graph = ObjectRef(link);
+          }
+          visited = 0;
+          StructuralVisit(graph, [&](const ObjectRef& n) {
+            visited += n.as<AttrsNode>() != nullptr || n.as<IntImmNode>() != nullptr;
+          });
+          rebuilt = StructuralTransform(graph, Replace(7, 9));
+          node = rebuilt.get();
+          for (int i = 0; i < 100000; ++i) {
+            node = static_cast<const AttrsNode*>(node)->anything.cast<ObjectRef>().get();
+          }
+          return visited == 100002 &&
+                 static_cast<const AttrsNode*>(node)->maybe.value().as<IntImmNode>()->value == 9;
+        });
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+/// Callbacks of every form: StructuralVisit and StructuralTransform pass a function object's
+/// address to the walk, and a function's through a pointer to it.
+int64_t g_seen = 0;
+void CountSeen(const ObjectRef&) { ++g_seen; }
+ObjectRef DoubleImm(const ObjectRef& node) {
+  const auto* imm = node.as<IntImmNode>();
+  return imm != nullptr ? ObjectRef(IntImm(2 * imm->value)) : ObjectRef();
+}
+
+TEST(Transform, FunctionsAndFunctionObjectsAreCallbacks) {
+  const Expr root = Add(IntImm(1), IntImm(2));
+  g_seen = 0;
+  StructuralVisit(root, CountSeen);  // a function
+  void (*pointer)(const ObjectRef&) = CountSeen;
+  StructuralVisit(root, pointer);  // a function pointer
+  int64_t n = 0;
+  const auto counter = [&n](const ObjectRef&) { ++n; };
+  StructuralVisit(root, counter);  // a const function object
+  struct Counter {
+    int64_t n = 0;
+    void operator()(const ObjectRef&) { ++n; }
+  } mutable_counter;
+  StructuralVisit(root, mutable_counter);  // by reference: its state is this object's
+  EXPECT_EQ(g_seen, 6);
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(mutable_counter.n, 3);
+  auto sum = [](const Expr& e) {
+    return e.as<AddNode>()->a.as<IntImmNode>()->value + e.as<AddNode>()->b.as<IntImmNode>()->value;
+  };
+  EXPECT_EQ(sum(StructuralTransform(root, DoubleImm)), 6);
+  ObjectRef (*transform_pointer)(const ObjectRef&) = DoubleImm;
+  EXPECT_EQ(sum(StructuralTransform(root, transform_pointer)), 6);
+  EXPECT_EQ(sum(StructuralTransform(root, Replace(2, 5))), 6);  // a temporary function object
+}
+
+/// An immutable node held by a field read through its type (an Any field) is walked as one held
+/// by an object pointer: its children first, replacements put in, errors with their path.
+TEST(Transform, NodesInAnyFieldsAreWalkedLikeOthers) {
+  ObjectPtr<AttrsNode> node = make_object<AttrsNode>();
+  node->anything = Add(IntImm(1), IntImm(2));
+  node->maybe = IntImm(3);
+  ObjectRef attrs(node);
+  std::vector<std::string> seen;
+  StructuralVisit(attrs, [&](const ObjectRef& n) { seen.push_back(n->GetTypeKey()); });
+  // maybe, items, table, shape (empty objects), then anything's Add after its children.
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"test.IntImm", "ferry.Array", "ferry.Map", "ferry.Shape",
+                                      "test.IntImm", "test.IntImm", "test.Add", "test.Attrs"}));
+  ObjectRef out = StructuralTransform(attrs, Replace(2, 20));
+  const Expr& add = out.as<AttrsNode>()->anything.cast<Expr>();
+  EXPECT_EQ(add.as<AddNode>()->b.as<IntImmNode>()->value, 20);
+  EXPECT_TRUE(add.as<AddNode>()->a.same_as(node->anything.cast<Expr>().as<AddNode>()->a));
+  EXPECT_EQ(ErrorOf([&] {
+              StructuralVisit(attrs, [](const ObjectRef& n) {
+                if (n.as<IntImmNode>() != nullptr && n.as<IntImmNode>()->value == 2) {
+                  FERRY_THROW(ValueError) << "two";
+                }
+              });
+            }),
+            "ValueError: StructuralVisit: at root.anything.b (test.IntImm): two");
 }
 
 TEST(Transform, MillionDeepChainNeedsNoRecursion) {

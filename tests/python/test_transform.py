@@ -237,6 +237,37 @@ def test_deep_chain_needs_no_recursion():
     assert node.value == 42
 
 
+@pytest.mark.parametrize("level", [127, 128, 129, 130])
+def test_python_fn_across_the_native_recursion_limit(level):
+    # The walk recurses natively into unique immutable nodes down to 128 levels under the root,
+    # then goes on with an explicit stack: an exception from a Python fn on either side keeps
+    # its object and gets the full path; a replacement on either side is put in its place.
+    depth = 132
+    chain = IntImm(0)
+    for i in range(1, depth + 1):
+        chain = Add(chain, IntImm(i))
+    leaf = depth - level  # the IntImm in `b` of the Add at `level` (the root is level 0)
+    error = KeyError("deep")
+
+    def fail(node):
+        if isinstance(node, IntImm) and node.value == leaf:
+            raise error
+
+    for walk, who in ((ferry.transform, "StructuralTransform"), (ferry.visit, "StructuralVisit")):
+        with pytest.raises(KeyError) as info:
+            walk(chain, fail)
+        assert info.value is error
+        assert info.value.__notes__[-1] == f"{who}: at root{'.a' * level}.b (test.IntImm)"
+        del error.__notes__
+    out = ferry.transform(chain, replace(leaf, 1000))
+    node, original = out, chain
+    for _ in range(level):
+        assert not node.same_as(original)
+        node, original = node.a, original.a
+    assert node.b.value == 1000
+    assert node.a.same_as(original.a)
+
+
 def test_structural_mismatch():
     a = Add(IntImm(1), Add(IntImm(2), IntImm(3)))
     b = Add(IntImm(1), Add(IntImm(2), IntImm(4)))
