@@ -30,13 +30,17 @@ inline FerryObjectHandle MoveToHandle(ObjectRef&& ref) {
 }  // namespace ferry
 
 #define FERRY_C_API_BEGIN() try {
-#define FERRY_C_API_END()                              \
-  }                                                    \
-  catch (...) {                                        \
-    FERRY_RETHROW_FORCED_UNWIND();                     \
-    ::ferry::details::SetRaisedFromCurrentException(); \
-    return -1;                                         \
-  }                                                    \
+#define FERRY_C_API_END()                                                    \
+  }                                                                          \
+  catch (const ::ferry::Error& e) { /* by type: no rethrow to sort it */     \
+    FerryErrorSetRaised(::ferry::details::ObjectUnsafe::GetHeader(e.get())); \
+    return -1;                                                               \
+  }                                                                          \
+  catch (...) {                                                              \
+    FERRY_RETHROW_FORCED_UNWIND();                                           \
+    ::ferry::details::SetRaisedFromCurrentException();                       \
+    return -1;                                                               \
+  }                                                                          \
   return 0
 
 /// Rejects a NULL argument with a ValueError naming it.

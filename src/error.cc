@@ -38,8 +38,9 @@ struct ErrorTrace {
   void* pcs[kMaxFrames];
   int begin = 0;  ///< frames before it belong to the capture machinery
   int end = 0;
-  /// FERRY_THROW's __FILE__ (a literal: Ferry never unloads a library) and __LINE__.
-  const char* throw_file = nullptr;
+  /// FERRY_THROW's __FILE__ and __LINE__. A copy, not the literal: the library that threw may be
+  /// unloaded (UnloadLibrary) before the error is formatted.
+  std::string throw_file;
   int throw_line = 0;
   bool symbolized = false;
   bool text_done = false;
@@ -115,7 +116,14 @@ struct SymFrame {
   int line = 0;
   std::string library;
   std::string text;  ///< its line of a backtrace text, made once
+  /// Whether it is Ferry's throwing machinery (left out at the top of a trace) or calling
+  /// machinery (left out anywhere), decided once with its symbols rather than per error.
+  bool throw_machinery = false;
+  bool call_machinery = false;
 };
+
+bool IsThrowMachinery(const std::string& function);
+bool IsCallMachinery(const SymFrame& f);
 
 /// The process-wide symbolizer: libbacktrace state (remade when a library was loaded since, as
 /// libbacktrace reads the list of libraries once) and the per-address cache. Never destroyed:
@@ -174,6 +182,8 @@ class Symbolizer {
       }
       if (!library.empty()) f.text += " in " + library;
       f.text += '\n';
+      f.throw_machinery = IsThrowMachinery(f.function);
+      f.call_machinery = IsCallMachinery(f);
     }
     return out;
   }
@@ -307,8 +317,7 @@ void Symbolize(ErrorTrace* trace) {
   for (int i = trace->begin; i < trace->end; ++i) {
     const uintptr_t pc = reinterpret_cast<uintptr_t>(trace->pcs[i]);
     for (const SymFrame& f : symbolizer.Lookup(pc)) {
-      if (!BacktraceFull() &&
-          ((trace->frames.empty() && IsThrowMachinery(f.function)) || IsCallMachinery(f))) {
+      if (!BacktraceFull() && ((trace->frames.empty() && f.throw_machinery) || f.call_machinery)) {
         continue;
       }
       trace->frames.push_back(
@@ -317,7 +326,7 @@ void Symbolize(ErrorTrace* trace) {
     }
   }
   // Code without line tables still gets the throw site's file:line from FERRY_THROW.
-  if (trace->throw_file != nullptr && !trace->frames.empty() && trace->frames[0].line == 0) {
+  if (!trace->throw_file.empty() && !trace->frames.empty() && trace->frames[0].line == 0) {
     trace->frames[0].file = symbolizer.Intern(trace->throw_file);
     trace->frames[0].line = trace->throw_line;
   }
@@ -380,9 +389,8 @@ const String& ErrorBacktraceText(const ErrorObj* err) {
   if (!trace->text_done) {
     Symbolize(trace);
     std::string text = trace->text_before;
-    if (trace->throw_file != nullptr) {
-      text +=
-          std::string("  at ") + trace->throw_file + ":" + std::to_string(trace->throw_line) + "\n";
+    if (!trace->throw_file.empty()) {
+      text += "  at " + trace->throw_file + ":" + std::to_string(trace->throw_line) + "\n";
     }
     text += FormatFrames(*trace);
     text += payload_text;

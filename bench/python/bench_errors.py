@@ -28,6 +28,13 @@ operation in ns, and its ratio to "py raise/except" of the same repetitions.
 
     PYTHONPATH=python python3 bench/python/bench_errors.py \\
         --ferry-testing-lib build/tests/python/ferry_testing.so [--reps 7] [--sample-ms 50]
+
+With the peers (nanobind's and tvm-ffi's C++ throw reaching Python, from the environment and
+native builds of scripts/bench_python.sh):
+
+    PYTHONPATH=python:build-bench/python/native build-bench/python/venv/bin/python \\
+        bench/python/bench_errors.py --ferry-testing-lib build/tests/python/ferry_testing.so \\
+        --tvmffi-lib build-bench/python/native/tvmffi_bench.so
 """
 
 import argparse
@@ -64,6 +71,11 @@ def main():
         "--throw-only",
         action="store_true",
         help="only the first two operations, as the FERRY_BACKTRACE=0 child does",
+    )
+    parser.add_argument(
+        "--tvmffi-lib",
+        help="bench/python's tvm-ffi library: adds the nanobind and tvm-ffi rows (nb_bench on "
+        "PYTHONPATH; scripts/bench_python.sh builds both)",
     )
     args = parser.parse_args()
 
@@ -142,15 +154,35 @@ def main():
 
         return crossing, py_crossing
 
+    peers = {}
+    if args.tvmffi_lib:  # the peers, as scripts/bench_python.sh builds them (bench/python)
+        import nb_bench
+        import tvm_ffi
+
+        peers["nanobind: C++ throw/except"] = nb_bench.raise_value_error
+        peers["tvm-ffi: C++ throw/except"] = tvm_ffi.load_module(args.tvmffi_lib).get_function(
+            "raise_value_error"
+        )
+
+    def peer_op(f):
+        def op():
+            try:
+                f("x")
+            except ValueError:
+                pass
+
+        return op
+
     ops = {
         "py raise/except": py_raise,
         "C++ throw/except": cpp_throw,
+        **{name: peer_op(f) for name, f in peers.items()},
         "py raise/except + format": py_raise_format,
         "C++ throw/except + format": cpp_throw_format,
         "callback crossing": callback_crossing,
     }
     if args.throw_only:
-        ops = {name: ops[name] for name in ("py raise/except", "C++ throw/except")}
+        ops = {name: ops[name] for name in ("py raise/except", "C++ throw/except", *peers)}
     for depth in () if args.throw_only else (0, 2000):
         crossing, py_crossing = reraise_ops(depth)
         ops[f"re-raise crossing @{depth}"] = crossing
@@ -191,7 +223,8 @@ def main():
             "--sample-ms",
             str(args.sample_ms),
             "--throw-only",
-        ],
+        ]
+        + (["--tvmffi-lib", args.tvmffi_lib] if args.tvmffi_lib else []),
         capture_output=True,
         text=True,
         check=True,

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace nb = nanobind;
@@ -19,6 +20,10 @@ struct IntBox {
 
 NB_MODULE(nb_bench, m) {
   m.def("nop", [] {});
+  // A C++ error reaching Python (bench_errors.py): nanobind turns std::invalid_argument into
+  // ValueError.
+  m.def("raise_value_error",
+        [](const std::string& message) { throw std::invalid_argument(message); });
   // The same nop with the GIL released during the call (nanobind keeps it by default).
   m.def(
       "nop_release_gil", [] {}, nb::call_guard<nb::gil_scoped_release>());

@@ -21,8 +21,12 @@ int64_t CallN(tvm::ffi::Function f, int64_t n) {
 // A typed Tensor parameter and result, as test.tensor_identity in Ferry's support library.
 tvm::ffi::Tensor TensorIdentity(tvm::ffi::Tensor t) { return t; }
 
+// A C++ error reaching Python, as test.raise_value_error (bench_errors.py).
+void RaiseValueError(tvm::ffi::String message) { TVM_FFI_THROW(ValueError) << message; }
+
 }  // namespace
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, Add);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_identity, TensorIdentity);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_n, CallN);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(raise_value_error, RaiseValueError);

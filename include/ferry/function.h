@@ -87,10 +87,16 @@ int PackedSafeCall(void* self, const FerryAny* args, int32_t num_args, FerryAny*
         static_cast<const FunctionObj*>(ObjectUnsafe::FromHeader(static_cast<FerryObject*>(self))),
         reinterpret_cast<const AnyView*>(args), num_args, reinterpret_cast<Any*>(result));
     return 0;
+  } catch (const Error& e) {
+    // A Ferry error, the common case, is caught by type: the catch-all below rethrows to sort
+    // what it caught (a second and third unwinding of the stack).
+    FerryErrorSetRaised(ObjectUnsafe::GetHeader(e.get()));
+    // The rule "Results" of c_api.h: None after a failure, whatever the body wrote first.
+    *reinterpret_cast<Any*>(result) = Any();
+    return -1;
   } catch (...) {
     FERRY_RETHROW_FORCED_UNWIND();
     SetRaisedFromCurrentException();
-    // The rule "Results" of c_api.h: None after a failure, whatever the body wrote first.
     *reinterpret_cast<Any*>(result) = Any();
     return -1;
   }

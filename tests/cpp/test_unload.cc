@@ -100,6 +100,37 @@ TEST(UnloadLibrary, ObjectsKeepItMappedUntilTheLastDiesThenItIsClosed) {
 // Freeing a long chain defers most of the frees (ObjectFreeGuarded's queue) past the deleter
 // that started them: each object's count on the library is dropped only when it is really
 // freed, so the library is not closed under the queue's feet.
+/// The body of the child process of the next test: 0, or the number of the check that failed.
+int FormatAnErrorOfAClosedLibrary(const std::string& path) {
+  ferry::LoadLibrary(path);
+  Error e = CaptureError(
+      [] { Function::GetGlobalRequired("testing.unload.throw")(static_cast<int64_t>(7)); });
+  if (e.message() != "thrown by unload_module 7") return 1;
+  ferry::UnloadLibrary(path);
+  if (!UnmappedSoon(path)) return 2;  // the error alone must not keep the library mapped
+  // Asked for only now: the frames are symbolized after their library is gone.
+  const std::string text = e.backtrace();
+  // The throw site's file:line was copied when thrown; it reads back after the close.
+  if (!Contains(text, "unload_module.cc:")) return 3;
+  const FerryErrorFrame* frames = nullptr;
+  int32_t num = 0;
+  if (FerryErrorGetFrames(ferry::details::ObjectUnsafe::GetHeader(e.get()), &frames, &num) != 0) {
+    return 4;
+  }
+  if (num == 0 || frames[0].address == 0) return 5;
+  if (std::string(e.what()) != "ValueError: thrown by unload_module 7") return 6;
+  return 0;
+}
+
+// A kept error whose library was closed before its backtrace was asked for: before the throw
+// site was copied, formatting read the closed library's string (a crash). In a child process
+// (it crashed). Frames of the closed library that were never symbolized show as addresses.
+TEST(UnloadLibrary, AnErrorItThrewIsFormattedAfterItIsClosed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = CopyModule("error", 1);
+  EXPECT_EXIT(std::exit(FormatAnErrorOfAClosedLibrary(path)), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(UnloadLibrary, ALongChainFreedAfterTheUnloadDoesNotOutrunTheClose) {
   const std::string path = CopyModule("chain", 1);
   ferry::LoadLibrary(path);

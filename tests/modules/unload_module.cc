@@ -43,6 +43,12 @@ FERRY_REGISTER_GLOBAL("testing.unload.adder").set_body_typed([](int64_t k) {
   return ferry::Function::FromTyped([k](int64_t x) { return x + k; });
 });
 
+/// An error thrown here: its throw site (file and line) and frames are this library's, and the
+/// error outlives the library when it is kept past UnloadLibrary.
+FERRY_REGISTER_GLOBAL("testing.unload.throw").set_body_typed([](int64_t value) {
+  FERRY_THROW(ValueError) << "thrown by unload_module " << value;
+});
+
 FERRY_REGISTER_GLOBAL("testing.unload.version").set_body_typed([]() -> int64_t {
   return UNLOAD_MODULE_VERSION;
 });

@@ -602,6 +602,53 @@ def test_ferry_backtrace_0_captures_no_frames(tmp_path):
     assert out.stdout.splitlines() == ["['<string>']", "''"]
 
 
+def _run_counting_throws(code):
+    """Runs `code` in a subprocess whose C++ throws and rethrows are counted (throw_counter.cc:
+    ctypes.CDLL(None).ferry_test_throw_count and ferry_test_rethrow_count)."""
+    import subprocess
+
+    import ferry_testing
+
+    counter = ferry_testing.TESTING_LIB.parent / "ferry_throw_counter.so"
+    assert counter.exists(), counter
+    env = dict(os.environ)
+    # Before the C++ runtime (so that its __cxa_throw is the one found), after a sanitizer's
+    # runtime (which must come first, and itself wraps __cxa_throw: it then calls this one).
+    preload = env.get("LD_PRELOAD", "").replace(":", " ").split()
+    at = 1 if preload and "san" in os.path.basename(preload[0]) else 0
+    env["LD_PRELOAD"] = " ".join(preload[:at] + [str(counter)] + preload[at:])
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_cpp_error_crossing_the_c_abi_is_thrown_once_and_never_rethrown():
+    # Each rethrow unwinds the stack again: the C ABI entry (PackedSafeCall, FERRY_C_API_END)
+    # catches a ferry::Error by type instead of catching everything and rethrowing to sort it
+    # (two rethrows per error before).
+    import ferry_testing
+
+    code = (
+        "import ctypes, ferry\n"
+        "lib = ctypes.CDLL(None)\n"
+        f"ferry.load_library({str(ferry_testing.TESTING_LIB)!r})\n"
+        "f = ferry.get_global_func('test.raise_value_error')\n"
+        "before = lib.ferry_test_throw_count(), lib.ferry_test_rethrow_count()\n"
+        "for _ in range(10):\n"
+        "    try:\n"
+        "        f('x')\n"
+        "    except ValueError as e:\n"
+        "        assert 'testing_module.cc' in e.__ferry_backtrace__\n"
+        "after = lib.ferry_test_throw_count(), lib.ferry_test_rethrow_count()\n"
+        "print(after[0] - before[0], after[1] - before[1])\n"
+    )
+    throws, rethrows = map(int, _run_counting_throws(code).split())
+    assert throws == 10
+    assert rethrows == 0
+
+
 def test_importing_ferry_throws_no_cpp_exception():
     # An error is not free: the first one in a process loads the symbol tables of every loaded
     # library for its C++ frames (a quarter of a second with debug information), so the normal
