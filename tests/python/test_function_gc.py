@@ -3,6 +3,10 @@ a Python callable shows the collector that callable, so a cycle through it is fr
 C++ also holds is never broken. docs/python.md "Reference cycles"."""
 
 import gc
+import os
+import subprocess
+import sys
+import textwrap
 import typing
 import weakref
 
@@ -167,3 +171,56 @@ def test_many_make_and_drop_cycles_leak_nothing():
     gc.collect()
     assert len(gc.get_objects()) - before < 100
     assert __import__("sys").getallocatedblocks() - blocks < 1000
+
+
+def test_collections_while_other_threads_make_call_and_share_functions():
+    # Crash-prone if traverse and clear raced the calls: in a child process, under the leak check
+    # (its exit status says no Function made from a callable outlived the run). Every cycle is
+    # collected before exit: the leak check's teardown would otherwise free what is left.
+    code = """
+        import gc, threading, weakref, ferry
+
+        made = []
+
+        def cycle():
+            d = {}
+            fn = lambda x: (d, x)[1]
+            made.append(weakref.ref(fn))
+            d["f"] = ferry.convert(fn)
+            d["f"].release_gil = True  # the call leaves the GIL, then the callback takes it back
+            return d["f"]
+
+        errors = []
+
+        def worker():
+            try:
+                for i in range(2000):
+                    f = cycle()
+                    assert f(i) == i
+                    shared = ferry.List([f])
+                    assert shared[0](i) == i
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        while any(t.is_alive() for t in threads):
+            gc.collect()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        gc.collect()
+        print(len(made), sum(r() is not None for r in made))
+    """
+    env = dict(os.environ, FERRY_LEAK_CHECK="1")
+    if "ASAN_OPTIONS" in env:
+        env["ASAN_OPTIONS"] += ":detect_leaks=0"  # Ferry's own count is under test
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0 and run.stdout == "8000 0\n", run.stdout + run.stderr
