@@ -436,8 +436,53 @@ int FunctionInit(PyObject*, PyObject*, PyObject*) {
 }
 
 void FunctionDealloc(PyObject* obj) {
+  PyObject_GC_UnTrack(obj);
   Py_CLEAR(reinterpret_cast<PyFerryFunction*>(obj)->param_names);
   ObjectType.tp_dealloc(obj);
+}
+
+/// Python's collector sees through a Function made from a Python callable to that callable
+/// while this wrapper alone holds the Function (its count is 1): then the wrapper owns the
+/// callable as surely as a closure owns its cells, so `d['f'] = ferry.convert(lambda: d)` is a
+/// cycle the collector can free. A Function C++ also holds (a List, a field, the global table,
+/// another wrapper) is not visited: the collector would count that reference as internal and
+/// could free what C++ still calls. The count cannot rise to 2 behind the collector's back
+/// while the wrapper is the only holder: taking another reference needs this handle, and the
+/// GIL to read it.
+int FunctionTraverse(PyObject* obj, visitproc visit, void* arg) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(obj);
+  Py_VISIT(self->param_names);
+  const FerryObjectHandle handle = self->base.handle;
+  if (handle == nullptr ||
+      __atomic_load_n(&static_cast<FerryObject*>(handle)->ref_counter, __ATOMIC_ACQUIRE) != 1) {
+    return 0;
+  }
+  FerryFunctionCallback callback = nullptr;
+  void* resource = nullptr;
+  if (FerryFunctionGetCallback(handle, &callback, &resource) != 0) {
+    DiscardFerryError();  // not a function: a wrapper never holds one (CheckHandleFits)
+    return 0;
+  }
+  if (callback == &CallPython) Py_VISIT(static_cast<PyObject*>(resource));
+  return 0;
+}
+
+/// Breaks a cycle the collector found: drops the wrapper's Function (and so, if the wrapper
+/// alone held it, the callable). The wrapper stays a valid object: calling it afterwards (a
+/// finalizer of the same cycle may) is the ValueError of an uninitialized ferry.Function.
+int FunctionClear(PyObject* obj) {
+  auto* self = reinterpret_cast<PyFerryFunction*>(obj);
+  const FerryObjectHandle handle = self->base.handle;
+  if (handle != nullptr) {
+    PyObject** slot = g_state.wrappers.Find(handle);  // the identity entry, if it is this one
+    if (slot != nullptr && *slot == obj) g_state.wrappers.Erase(handle);
+    self->base.handle = nullptr;
+    self->safe_call = &FerryFunctionCall;  // as a wrapper made without a handle (FunctionNew)
+    SavedError saved;  // the callable's release runs Python code (its closure's destructors)
+    DecRef(handle);
+  }
+  Py_CLEAR(self->param_names);
+  return 0;
 }
 
 PyObject* GetReleaseGil(PyObject* self, void*) {
@@ -668,14 +713,17 @@ void InitFunctionType() {
   FunctionType.tp_basicsize = sizeof(PyFerryFunction);
   FunctionType.tp_base = &ObjectType;
 #ifdef FERRY_ABI3_ESTIMATE
-  FunctionType.tp_flags = Py_TPFLAGS_DEFAULT;
+  FunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
   FunctionType.tp_call = FunctionTpCall;
 #else
-  FunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  FunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC;
   FunctionType.tp_vectorcall_offset = offsetof(PyFerryFunction, vectorcall);
   FunctionType.tp_call = PyVectorcall_Call;
 #endif
   FunctionType.tp_dealloc = FunctionDealloc;
+  FunctionType.tp_traverse = FunctionTraverse;
+  FunctionType.tp_clear = FunctionClear;
+  FunctionType.tp_free = PyObject_GC_Del;
   FunctionType.tp_new = FunctionNew;
   FunctionType.tp_init = FunctionInit;
   FunctionType.tp_getset = kFunctionGetSet;

@@ -101,8 +101,10 @@ void DropCallableGlobals() {
 
 /// Releases the Functions made from Python callables that a live ferry.Function wrapper alone
 /// holds (`fn = ferry.convert(lambda ...)` at module level): module globals -> wrapper ->
-/// Function -> callable -> the same globals is a cycle whose middle link Python's collector does
-/// not see, so nothing freed it and the check reported the Function. Each such wrapper is left
+/// Function -> callable -> the same globals is a cycle. The wrapper's tp_traverse shows the
+/// collector that callable (function.cc, FunctionTraverse), so Python's last collections free
+/// it too; this drop does not depend on the order in which finalization clears and collects,
+/// and costs nothing while the check is off. Each such wrapper is left
 /// uninitialized (calling it is the ValueError of an uninitialized ferry.Function), which frees
 /// the callable here, on the finalizing thread, and leaves the rest of the cycle to Python's
 /// last collection. A Function another Ferry object also holds (a List, a field) is left alone:

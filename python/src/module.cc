@@ -126,6 +126,8 @@ PyObject* RemoveGlobalFunc(PyObject*, PyObject* arg) {
   if (name == nullptr) return nullptr;
   int32_t removed = 0;
   if (FerryFunctionRemoveGlobal(name, &removed) != 0) return RaiseFerryError();
+  // get_global_func's cached wrapper must not keep the removed function (and what it holds).
+  if (PyDict_DelItem(g_state.global_funcs, arg) != 0) PyErr_Clear();
   return PyBool_FromLong(removed);
 }
 
