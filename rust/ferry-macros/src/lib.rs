@@ -86,19 +86,21 @@ fn expand(input: TokenStream) -> Result<String, String> {
     let mut names = String::new();
     let mut defaults = String::new();
     for (k, f) in fields.iter().enumerate() {
+        // `n` the Rust identifier (`r#type`), `key` the field's name in Ferry (`type`).
         let (n, t) = (&f.name, &f.ty);
+        let key = n.strip_prefix("r#").unwrap_or(n);
         specs += &format!(
-            "::ferry::FieldDef {{ name: {n:?}, type_text: <{t} as ::ferry::FieldType>::type_text() }},"
+            "::ferry::FieldDef {{ name: {key:?}, type_text: <{t} as ::ferry::FieldType>::type_text() }},"
         );
         values += &format!("::ferry::IntoAny::into_any(::core::clone::Clone::clone(&self.{n})),");
-        reads += &format!("{n}: fields.read::<{t}>({k}, {n:?})?,");
-        names += &format!("{n:?},");
+        reads += &format!("{n}: fields.read::<{t}>({k}, {key:?})?,");
+        names += &format!("{key:?},");
         match &f.default {
             Some((false, e)) => {
-                defaults += &format!("({n:?}, ::ferry::FieldDefault::value::<{t}>({e})),")
+                defaults += &format!("({key:?}, ::ferry::FieldDefault::value::<{t}>({e})),")
             }
             Some((true, e)) => {
-                defaults += &format!("({n:?}, ::ferry::FieldDefault::factory::<{t}>({e})),")
+                defaults += &format!("({key:?}, ::ferry::FieldDefault::factory::<{t}>({e})),")
             }
             None => {}
         }

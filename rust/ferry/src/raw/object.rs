@@ -207,7 +207,7 @@ pub(crate) fn get_attr_by_name(obj: &ObjectRef, name: &str) -> (c_int, Any) {
     (rc, unsafe { Any::from_raw(reload_cell(&cell)) })
 }
 
-/// The key of a type index ("<unknown>" when it has none).
+/// The key of a type index (`"<unknown>"` when it has none).
 pub(crate) fn type_key_of_index(index: i32) -> &'static str {
     let mut key: *const c_char = std::ptr::null();
     // SAFETY: an out pointer; the key, when found, lives as long as the process.
@@ -262,7 +262,7 @@ pub(crate) fn is_instance_of_index(index: i32, target: i32) -> bool {
 ///
 /// `node_ref! { pub struct Add: BinaryOp = "arith.Add"; }` makes `Add`, a `#[repr(transparent)]`
 /// [`ObjectType`] over [`ObjectRef`] that [`ObjectRef::downcast`] checks against the type key
-/// (subtypes included), converts to and from [`Any`](crate::Any), and derefs to its parent's
+/// (subtypes included), converts to and from [`Any`], and derefs to its parent's
 /// reference (`ferry::ObjectRef` for a root), so the parent's getters apply to it.
 ///
 /// ```
