@@ -165,17 +165,29 @@ impl ::ferry::FromAny for {name} {{
     ))
 }
 
+/// The tokens of `stream` with each invisible group (`Delimiter::None`: what a macro_rules!
+/// fragment such as `$key:literal` or `$attr:meta` reaches a derive wrapped in) replaced by
+/// its tokens, so that `#[ferry(type_key = $key)]` reads as the literal it is.
+fn flat(stream: TokenStream) -> Vec<TokenTree> {
+    let mut out = Vec::new();
+    for token in stream {
+        match token {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::None => out.extend(flat(g.stream())),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The type key of `ferry(type_key = "...")`, None for another attribute.
 fn ferry_attribute(attr: TokenStream) -> Result<Option<String>, String> {
-    let tokens: Vec<TokenTree> = attr.into_iter().collect();
+    let tokens = flat(attr);
     match tokens.first() {
         Some(TokenTree::Ident(id)) if id.to_string() == "ferry" => {}
         _ => return Ok(None),
     }
     let args: Vec<TokenTree> = match tokens.get(1) {
-        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
-            g.stream().into_iter().collect()
-        }
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => flat(g.stream()),
         _ => return Err("#[derive(ferry::Object)]: expected #[ferry(type_key = \"...\")]".into()),
     };
     match (args.first(), args.get(1), args.get(2), args.len()) {
@@ -228,7 +240,7 @@ fn parse_fields(body: TokenStream) -> Result<Vec<Field>, String> {
 /// The default of a field attribute `ferry(default = EXPR)` / `ferry(default_factory = EXPR)`:
 /// (whether a factory, EXPR); None for another attribute (`doc`, say).
 fn field_attribute(attr: TokenStream, field: &str) -> Result<Option<(bool, String)>, String> {
-    let tokens: Vec<TokenTree> = attr.into_iter().collect();
+    let tokens = flat(attr);
     match tokens.first() {
         Some(TokenTree::Ident(id)) if id.to_string() == "ferry" => {}
         _ => return Ok(None),
@@ -239,7 +251,7 @@ fn field_attribute(attr: TokenStream, field: &str) -> Result<Option<(bool, Strin
     );
     let args: Vec<TokenTree> = match (tokens.get(1), tokens.len()) {
         (Some(TokenTree::Group(g)), 2) if g.delimiter() == Delimiter::Parenthesis => {
-            g.stream().into_iter().collect()
+            flat(g.stream())
         }
         _ => return Err(usage),
     };

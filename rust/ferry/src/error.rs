@@ -124,6 +124,16 @@ impl Error {
     }
 
     /// The kind: `"TypeError"`, `"ValueError"`, `"KeyError"`, `"RuntimeError"`, ...
+    ///
+    /// The text is borrowed from the error, which it cannot outlive:
+    ///
+    /// ```compile_fail,E0597
+    /// let kind = {
+    ///     let err = ferry::Error::new("ValueError", "m");
+    ///     err.kind()
+    /// };
+    /// let _ = kind.len();
+    /// ```
     pub fn kind(&self) -> &str {
         self.info().0
     }

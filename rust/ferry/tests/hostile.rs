@@ -631,3 +631,138 @@ fn no_path_leaks_per_use() {
     );
     println!("alive at exit after 10 and {many_rounds} rounds alike: {few:?}");
 }
+
+// ---- libraries ------------------------------------------------------------------------------
+
+/// Functions taken from a library before it is unloaded (FerryLibraryUnload: the one step
+/// here that is not safe Rust, the crate offering no unload) still run, C++ calling a Rust
+/// closure included; the library's globals are gone at once, and the library is closed after
+/// its last Function dies, without a crash.
+#[test]
+fn functions_of_an_unloaded_library() {
+    let name = "functions_of_an_unloaded_library";
+    let Some(child) = in_child(name, &[], || {
+        // A copy under another path: this process has not loaded it.
+        let copy = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("libdemo-unload-{}.so", std::process::id()));
+        std::fs::copy(common::demo_dir().join("libdemo.so"), &copy).unwrap();
+        ferry::load_library(&copy).unwrap();
+        let add = Function::get_global_required("demo.add").unwrap();
+        let call_n = Function::get_global_required("demo.call_n").unwrap();
+        let path = std::ffi::CString::new(copy.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { ferry::sys::FerryLibraryUnload(path.as_ptr()) }, 0);
+        assert!(Function::get_global("demo.add").is_none());
+        assert_eq!(add.call((1i64, 2i64)).unwrap().cast::<i64>().unwrap(), 3);
+        let inc = Function::from_fn(|x: i64| Ok(x + 1));
+        let r: i64 = call_n.call((&inc, 3i64, 1i64)).unwrap().cast().unwrap();
+        assert_eq!(r, 2);
+        drop((add, call_n));
+        std::fs::remove_file(&copy).unwrap();
+        println!("survived");
+    }) else {
+        return;
+    };
+    assert_survived(name, &child);
+    assert!(child.stdout.contains("survived"), "{}", child.stdout);
+}
+
+// ---- deep nesting ---------------------------------------------------------------------------
+
+/// Arrays nested 100 000 deep, made in Rust: dropping them, hashing, comparing, printing them
+/// (Debug) and saving them to JSON end in a value or an error, not a stack overflow.
+#[test]
+fn deeply_nested_arrays() {
+    let name = "deeply_nested_arrays";
+    let Some(child) = in_child(name, &[], || {
+        let mut nested: Array<Any> = Array::from(vec![Any::from(0i64)]);
+        for _ in 0..100_000 {
+            nested = Array::from(vec![Any::from(nested)]);
+        }
+        println!("built");
+        let _ = ferry::structural_hash(nested.as_object());
+        println!("hashed");
+        let _ = ferry::structural_equal(nested.as_object(), nested.as_object());
+        println!("compared");
+        let _ = ferry::save_json(nested.as_object());
+        println!("saved");
+        let _ = format!("{nested:?}");
+        println!("printed");
+        drop(nested);
+        println!("dropped");
+    }) else {
+        return;
+    };
+    assert_survived(name, &child);
+    assert!(child.stdout.contains("dropped"), "{}", child.stdout);
+}
+
+/// JSON nested 100 000 deep: an error or a value, not a stack overflow.
+#[test]
+fn deeply_nested_json() {
+    let name = "deeply_nested_json";
+    let Some(child) = in_child(name, &[], || {
+        let text = "[".repeat(100_000) + &"]".repeat(100_000);
+        let _ = ferry::load_json(&text);
+        println!("loaded");
+    }) else {
+        return;
+    };
+    assert_survived(name, &child);
+    assert!(child.stdout.contains("loaded"), "{}", child.stdout);
+}
+
+/// A struct that macro_rules! writes, its field types passed as `ty` fragments (which reach
+/// the derive wrapped in invisible groups), with a hundred fields.
+macro_rules! wide_struct {
+    ($name:ident, $key:literal, $t:ty, $($field:ident)*) => {
+        #[derive(Object, Clone, Debug, PartialEq, Default)]
+        #[ferry(type_key = $key)]
+        struct $name {
+            $($field: $t,)*
+        }
+    };
+}
+wide_struct!(Wide, "hostile.Wide", i64,
+    f00 f01 f02 f03 f04 f05 f06 f07 f08 f09 f10 f11 f12 f13 f14 f15 f16 f17 f18 f19
+    f20 f21 f22 f23 f24 f25 f26 f27 f28 f29 f30 f31 f32 f33 f34 f35 f36 f37 f38 f39
+    f40 f41 f42 f43 f44 f45 f46 f47 f48 f49 f50 f51 f52 f53 f54 f55 f56 f57 f58 f59
+    f60 f61 f62 f63 f64 f65 f66 f67 f68 f69 f70 f71 f72 f73 f74 f75 f76 f77 f78 f79
+    f80 f81 f82 f83 f84 f85 f86 f87 f88 f89 f90 f91 f92 f93 f94 f95 f96 f97 f98 f99);
+
+macro_rules! defaulted_struct {
+    ($key:literal, $t:ty, $default:expr) => {
+        #[derive(Object, Clone)]
+        #[ferry(type_key = $key)]
+        struct Defaulted {
+            #[ferry(default = $default)]
+            n: $t,
+        }
+    };
+}
+defaulted_struct!("hostile.Defaulted", i64, 7);
+
+/// A hundred fields round trip, each in its place; a default passed as an `expr` fragment is
+/// the default.
+#[test]
+fn derive_of_a_wide_struct_from_a_macro() {
+    let w = Wide {
+        f00: 1,
+        f57: 57,
+        f99: 99,
+        ..Wide::default()
+    };
+    let obj = w.to_object().unwrap();
+    assert_eq!(obj.get_attr("f57").unwrap().cast::<i64>().unwrap(), 57);
+    assert_eq!(obj.get_attr("f99").unwrap().cast::<i64>().unwrap(), 99);
+    assert_eq!(Wide::from_object(&obj).unwrap(), w);
+    let json = ferry::save_json(&obj).unwrap();
+    let back = ferry::load_json(&json)
+        .unwrap()
+        .cast::<ObjectRef>()
+        .unwrap();
+    assert_eq!(Wide::from_object(&back).unwrap(), w);
+    ferry::register_type::<Defaulted>().unwrap();
+    let made = ferry::make_node("hostile.Defaulted", &[]).unwrap();
+    assert_eq!(Defaulted::from_object(&made).unwrap().n, 7);
+}
