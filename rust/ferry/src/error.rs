@@ -36,6 +36,18 @@ pub(crate) fn c_string(text: &str) -> CString {
     CString::new(text).unwrap_or_else(|_| CString::new(text.replace('\0', "\\0")).unwrap())
 }
 
+/// A name (of a global, a type, a field) as a C string; a ValueError naming it when it has a NUL
+/// byte, which C would cut it at: a name is never changed on its way, as [`c_string`] changes
+/// a message.
+pub(crate) fn c_name(what: &str, name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| {
+        Error::new(
+            "ValueError",
+            &format!("{what} {name:?} contains a NUL byte, which a Ferry name cannot hold"),
+        )
+    })
+}
+
 /// Calls `f` with `text` as a C string: from a stack buffer when it is short and has no NUL
 /// byte (a field or global name: no allocation), else from [`c_string`].
 #[inline]

@@ -1,7 +1,7 @@
 //! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
 use crate::any::{Any, IntoAny};
 use crate::container::{Array, Map};
-use crate::error::{c_string, Error, Result};
+use crate::error::{c_name, Error, Result};
 use crate::function::Function;
 use crate::object::{type_index_of_key, ObjectRef};
 use crate::raw;
@@ -249,23 +249,28 @@ pub fn check_object_type<T: Object>(obj: &ObjectRef) -> Result<()> {
 /// Registers the Ferry type of `T` (a `#[derive(ferry::Object)]` struct) under
 /// `ferry.Object`, with its fields, writable through reflection. The same declaration again is
 /// harmless and returns the same index; a key taken by another declaration is an error naming
-/// it. Returns the type index.
+/// it, and a key or field name with a NUL byte a ValueError. Returns the type index.
 pub fn register_type<T: Object>() -> Result<i32> {
     let fields = T::fields();
-    let names: Vec<_> = fields.iter().map(|f| c_string(f.name)).collect();
-    let texts: Vec<_> = fields.iter().map(|f| c_string(&f.type_text)).collect();
+    let key = c_name("the type key", T::TYPE_KEY)?;
+    let names =
+        (fields.iter().map(|f| c_name("the field name", f.name))).collect::<Result<Vec<_>>>()?;
+    let texts = (fields
+        .iter()
+        .map(|f| c_name("the field type", &f.type_text)))
+    .collect::<Result<Vec<_>>>()?;
     let specs: Vec<_> = names
         .iter()
         .zip(&texts)
         .map(|(name, text)| (name.as_c_str(), text.as_c_str()))
         .collect();
-    let index = raw::type_register_with_fields(&c_string(T::TYPE_KEY), &specs)?;
+    let index = raw::type_register_with_fields(&key, &specs)?;
     for (name, default) in T::field_defaults() {
         let (value, flags) = match default {
             FieldDefault::Value(value) => (value, 0),
             FieldDefault::Factory(make) => (make.into_any(), sys::kFerryDefaultFactory),
         };
-        raw::type_set_field_default(index, &c_string(name), &value, flags)?;
+        raw::type_set_field_default(index, &c_name("the field name", name)?, &value, flags)?;
     }
     Ok(index)
 }
@@ -398,7 +403,7 @@ impl FieldCache {
 
 /// The (offset, getter) of field `name` of `obj`'s type; AttributeError naming it when absent.
 pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
-    let (offset, getter) = raw::object_field_getter(obj, &c_string(name))?;
+    let (offset, getter) = raw::object_field_getter(obj, &c_name("the field name", name)?)?;
     getter.map(|g| (offset, g)).ok_or_else(|| {
         Error::new(
             "AttributeError",

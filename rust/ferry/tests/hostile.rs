@@ -766,3 +766,42 @@ fn derive_of_a_wide_struct_from_a_macro() {
     let made = ferry::make_node("hostile.Defaulted", &[]).unwrap();
     assert_eq!(Defaulted::from_object(&made).unwrap().n, 7);
 }
+
+// ---- names ----------------------------------------------------------------------------------
+
+/// A hand-written `Object` whose key has a NUL byte (the derive refuses escapes in its key).
+struct NulKey;
+impl Object for NulKey {
+    const TYPE_KEY: &'static str = "hostile.Nul\0Key";
+    fn fields() -> Vec<ferry::FieldDef> {
+        Vec::new()
+    }
+    fn field_values(&self) -> Vec<Any> {
+        Vec::new()
+    }
+    fn from_object(_: &ObjectRef) -> ferry::Result<NulKey> {
+        Ok(NulKey)
+    }
+}
+
+/// Names with a NUL byte, which C would cut short: a ValueError naming them, never a global or
+/// a type registered under another name (`a\0b` was registered as the 4 characters `a\0b`).
+#[test]
+fn names_with_nul_bytes() {
+    let f = Function::from_fn(|| Ok(1i64));
+    let err = Function::register_global("hostile.nul\0name", f.clone(), false).unwrap_err();
+    assert_eq!(err.kind(), "ValueError", "{err}");
+    assert!(err.message().contains("NUL"), "{err}");
+    assert!(Function::get_global("hostile.nul\\0name").is_none());
+    assert!(Function::get_global("hostile.nul\0name").is_none());
+    assert_eq!(
+        Function::remove_global("hostile.nul\0name")
+            .unwrap_err()
+            .kind(),
+        "ValueError"
+    );
+    let err = ferry::register_type::<NulKey>().unwrap_err();
+    assert_eq!(err.kind(), "ValueError", "{err}");
+    assert!(err.message().contains("hostile.Nul\\0Key"), "{err}");
+    assert!(ferry::make_node("hostile.Nul\\0Key", &[]).is_err());
+}
