@@ -323,9 +323,12 @@ pub struct FieldCache {
     slot: std::sync::OnceLock<CachedGetters>,
 }
 
-/// What a [`FieldCache`] keeps: the getters of `names` for the type `index`.
+/// What a [`FieldCache`] keeps: the getters of `names` for the type `index`, whose objects
+/// `maker` makes ([`ObjectRef::maker`]: a type key registered again by another library keeps
+/// its index, not its layout).
 struct CachedGetters {
     index: i32,
+    maker: usize,
     names: &'static [&'static str],
     getters: Vec<(i64, sys::FerryFieldGetter)>,
 }
@@ -345,8 +348,8 @@ impl FieldCache {
     }
 
     /// The getters of `names` (the fields of `T`) for `obj`'s type: the cached ones when `obj`
-    /// is of the type they were found for (the first one read, whose type was checked then) and
-    /// `names` are the names they were found for, else, `obj` being checked to be a `T`
+    /// is of the type they were found for (the first one read, whose type was checked then),
+    /// made by the same code, and `names` are the names they were found for, else, `obj` being checked to be a `T`
     /// (TypeError), found now (a subtype, or a cache shared by two lists of names: each time).
     /// They come bound to `obj` ([`Fields`]), so a getter is only ever called on an object of
     /// the type it was found for, and read by the name it was found for.
@@ -359,7 +362,9 @@ impl FieldCache {
         let index = obj.type_index();
         if let Some(cached) = self.slot.get() {
             // (The derive passes one static list: the address compares equal.)
-            if cached.index == index && (std::ptr::eq(cached.names, names) || cached.names == names)
+            if cached.index == index
+                && cached.maker == obj.maker()
+                && (std::ptr::eq(cached.names, names) || cached.names == names)
             {
                 return Ok(Fields {
                     obj,
@@ -389,6 +394,7 @@ impl FieldCache {
             .collect::<Result<Vec<_>>>()?;
         let kept = CachedGetters {
             index,
+            maker: obj.maker(),
             names,
             getters: found.clone(),
         };

@@ -805,3 +805,156 @@ fn names_with_nul_bytes() {
     assert!(err.message().contains("hostile.Nul\\0Key"), "{err}");
     assert!(ferry::make_node("hostile.Nul\\0Key", &[]).is_err());
 }
+
+/// Whether the file `path` is mapped into this process (a library not yet closed).
+fn is_mapped(path: &std::path::Path) -> bool {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .any(|line| line.ends_with(path.to_str().unwrap()))
+}
+
+/// A library unloaded and loaded again from another file (its type key registered anew, under
+/// the same type index, with the getters of the new code): `get_attr` and a derived
+/// `from_object` of an object of the new registration never call a getter of the old, closed
+/// library that a cache kept.
+#[test]
+fn get_attr_across_an_unload_and_a_reload() {
+    #[derive(Object, Clone, Debug)]
+    #[ferry(type_key = "demo.IntImm")]
+    struct IntImm {
+        value: i64,
+    }
+    let name = "get_attr_across_an_unload_and_a_reload";
+    let Some(child) = in_child(name, &[], || {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        for round in 0..3 {
+            let copy = dir.join(format!("libdemo-reload-{}-{round}.so", std::process::id()));
+            std::fs::copy(common::demo_dir().join("libdemo.so"), &copy).unwrap();
+            ferry::load_library(&copy).unwrap();
+            let x = ferry::make_node("demo.IntImm", &[("value", Any::from(round))]).unwrap();
+            for _ in 0..2 {
+                assert_eq!(x.get_attr("value").unwrap().cast::<i64>().unwrap(), round);
+            }
+            // (Not `IntImm::from_object` past round 0: libferry forgets the key at the unload,
+            // and the objects of the reloaded library keep the old index, which the key no
+            // longer names, so they are not `demo.IntImm` instances: a TypeError.)
+            if round == 0 {
+                assert_eq!(IntImm::from_object(&x).unwrap().value, round);
+            }
+            let index = x.type_index();
+            drop(x);
+            let path = std::ffi::CString::new(copy.to_str().unwrap()).unwrap();
+            // SAFETY: a valid C string.
+            assert_eq!(unsafe { ferry::sys::FerryLibraryUnload(path.as_ptr()) }, 0);
+            // Closed once its last object is gone (by another thread: wait for it).
+            let start = Instant::now();
+            while is_mapped(&copy) && start.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            println!(
+                "round {round}: type index {index}, unmapped: {}",
+                !is_mapped(&copy)
+            );
+            std::fs::remove_file(&copy).unwrap();
+        }
+        println!("survived");
+    }) else {
+        return;
+    };
+    assert_survived(name, &child);
+    assert!(child.stdout.contains("survived"), "{}", child.stdout);
+}
+
+/// A type key unloaded and registered again by another library with another layout (the same
+/// type index, a field of another type at the same name): `get_attr` and a derived
+/// `from_object` read the field of the new layout with the new getter, never with the getter and
+/// offset a cache kept from the old one (which would read an int as a String pointer).
+#[test]
+fn get_attr_after_a_reload_with_another_layout() {
+    #[derive(Object, Clone, Debug)]
+    #[ferry(type_key = "demo.IntImm")]
+    struct StringImm {
+        value: String,
+    }
+    let name = "get_attr_after_a_reload_with_another_layout";
+    let Some(child) = in_child(name, &[], || {
+        let other = common::other_layout_library();
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let copy = dir.join(format!("libintimm-other-{}.so", std::process::id()));
+        std::fs::copy(&other, &copy).unwrap();
+        ferry::load_library(&copy).unwrap();
+        let s = ferry::make_node("demo.IntImm", &[("value", Any::from("text"))]).unwrap();
+        assert_eq!(
+            s.get_attr("value").unwrap().cast::<String>().unwrap(),
+            "text"
+        );
+        assert_eq!(StringImm::from_object(&s).unwrap().value, "text");
+        let old_index = s.type_index();
+        drop(s);
+        let path = std::ffi::CString::new(copy.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { ferry::sys::FerryLibraryUnload(path.as_ptr()) }, 0);
+        common::load_demo();
+        let x = ferry::make_node("demo.IntImm", &[("value", Any::from(1i64 << 40))]).unwrap();
+        println!("index {old_index} then {}", x.type_index());
+        assert_eq!(x.get_attr("value").unwrap().cast::<i64>().unwrap(), 1 << 40);
+        let err = StringImm::from_object(&x).unwrap_err();
+        assert_eq!(err.kind(), "TypeError", "{err}");
+        std::fs::remove_file(&copy).unwrap();
+        println!("survived");
+    }) else {
+        return;
+    };
+    assert_survived(name, &child);
+    assert!(child.stdout.contains("survived"), "{}", child.stdout);
+}
+
+/// Data types no Rust element has (0 bits, 7 bits, 0 lanes, 255 bits x 65535 lanes): a tensor
+/// of them is an error naming the problem or a tensor whose slices are refused as the wrong
+/// type, never a slice over the wrong number of bytes.
+#[test]
+fn tensors_of_odd_data_types() {
+    let odd = [
+        DataType {
+            code: 0,
+            bits: 0,
+            lanes: 1,
+        },
+        DataType {
+            code: 0,
+            bits: 7,
+            lanes: 1,
+        },
+        DataType {
+            code: 2,
+            bits: 64,
+            lanes: 0,
+        },
+        DataType {
+            code: 1,
+            bits: 255,
+            lanes: 65535,
+        },
+        DataType {
+            code: 200,
+            bits: 8,
+            lanes: 1,
+        },
+    ];
+    for dtype in odd {
+        match Tensor::empty(&[1 << 20, 1 << 20], dtype, Device::CPU) {
+            Ok(t) => {
+                assert_eq!(t.dtype(), dtype);
+                assert_eq!(t.as_slice::<u8>().unwrap_err().kind(), "TypeError");
+                assert_eq!(t.as_slice::<i64>().unwrap_err().kind(), "TypeError");
+            }
+            Err(err) => assert!(
+                ["ValueError", "MemoryError"].contains(&err.kind()),
+                "{dtype:?}: {err}"
+            ),
+        }
+        if let Ok(t) = Tensor::empty(&[3], dtype, Device::CPU) {
+            assert!(t.as_slice::<u8>().is_err() || dtype.bits == 8 && dtype.lanes == 1);
+        }
+    }
+}

@@ -82,6 +82,16 @@ impl ObjectRef {
         unsafe { (*self.ptr.as_ptr()).type_index }
     }
 
+    /// The address of the object's deleter: the code that made it (a C++ library's, or
+    /// libferry's for the types registered at run time). With the type index it names the
+    /// layout the object has: a type key that a library unloads and another registers again
+    /// keeps its index, but the objects of the new registration come from the new code.
+    #[inline]
+    pub(crate) fn maker(&self) -> usize {
+        // SAFETY: `self` keeps the object alive; the header's deleter never changes.
+        unsafe { (*self.ptr.as_ptr()).deleter }.map_or(0, |d| d as usize)
+    }
+
     /// The number of strong references (in every language) right now.
     pub fn use_count(&self) -> u32 {
         self.counter().load(Ordering::Relaxed)
