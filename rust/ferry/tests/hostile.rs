@@ -210,38 +210,6 @@ fn list_written_by_cxx_during_a_loop() {
     assert_eq!(list.len(), 49);
 }
 
-/// Many threads reading one List while C++ appends to it from another (a safe path: a
-/// global function called from Rust). The writes race the reads in libferry, so this runs in a
-/// child: it must end with the reads whole.
-#[test]
-fn list_read_while_another_thread_appends_through_cxx() {
-    let name = "list_read_while_another_thread_appends_through_cxx";
-    let Some(child) = in_child(name, &[], || {
-        let list: List<i64> = (0..10).collect();
-        let append = Function::get_global_required("ferry.ListExtend").unwrap();
-        std::thread::scope(|s| {
-            let writer = list.clone();
-            s.spawn(move || {
-                for i in 0..20000 {
-                    append.call((writer.as_object(), i as i64)).unwrap();
-                }
-            });
-            for _ in 0..4 {
-                let reader = list.clone();
-                s.spawn(move || {
-                    for _ in 0..2000 {
-                        let v = reader.to_vec().unwrap();
-                        assert!(v.len() >= 10);
-                    }
-                });
-            }
-        });
-    }) else {
-        return;
-    };
-    assert_survived(name, &child);
-}
-
 // ---- errors ---------------------------------------------------------------------------------
 
 /// An error whose message has a NUL byte (from Rust) or invalid UTF-8 (from C++) keeps the
@@ -806,13 +774,6 @@ fn names_with_nul_bytes() {
     assert!(ferry::make_node("hostile.Nul\\0Key", &[]).is_err());
 }
 
-/// Whether the file `path` is mapped into this process (a library not yet closed).
-fn is_mapped(path: &std::path::Path) -> bool {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    maps.lines()
-        .any(|line| line.ends_with(path.to_str().unwrap()))
-}
-
 /// A library unloaded and loaded again from another file (its type key registered anew, under
 /// the same type index, with the getters of the new code): `get_attr` and a derived
 /// `from_object` of an object of the new registration never call a getter of the old, closed
@@ -846,15 +807,7 @@ fn get_attr_across_an_unload_and_a_reload() {
             let path = std::ffi::CString::new(copy.to_str().unwrap()).unwrap();
             // SAFETY: a valid C string.
             assert_eq!(unsafe { ferry::sys::FerryLibraryUnload(path.as_ptr()) }, 0);
-            // Closed once its last object is gone (by another thread: wait for it).
-            let start = Instant::now();
-            while is_mapped(&copy) && start.elapsed() < Duration::from_secs(20) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            println!(
-                "round {round}: type index {index}, unmapped: {}",
-                !is_mapped(&copy)
-            );
+            println!("round {round}: type index {index}");
             std::fs::remove_file(&copy).unwrap();
         }
         println!("survived");
