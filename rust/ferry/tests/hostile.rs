@@ -862,6 +862,63 @@ fn get_attr_after_a_reload_with_another_layout() {
     assert!(child.stdout.contains("survived"), "{}", child.stdout);
 }
 
+/// A tensor over memory a C producer lays out as it likes (FerryTensorViewOf, as C++ would
+/// make one; the one step here that is not safe Rust): negative strides, a negative dimension,
+/// misaligned data. Its slices are refused with an error naming the problem (or empty, for no
+/// elements), never a slice over memory it does not cover.
+#[test]
+fn tensors_laid_out_by_a_c_producer() {
+    use ferry::sys;
+    let mut data = vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let first = data.as_mut_ptr();
+    let view =
+        |shape: &mut [i64], strides: &mut [i64], byte_offset: u64| -> ferry::Result<Tensor> {
+            let dl = sys::DLTensor {
+                data: first.cast(),
+                device: sys::DLDevice {
+                    device_type: sys::kDLCPU,
+                    device_id: 0,
+                },
+                ndim: shape.len() as i32,
+                dtype: sys::DLDataType {
+                    code: sys::kFerryDTypeFloat,
+                    bits: 64,
+                    lanes: 1,
+                },
+                shape: shape.as_mut_ptr(),
+                strides: strides.as_mut_ptr(),
+                byte_offset,
+            };
+            let mut handle: sys::FerryObjectHandle = std::ptr::null_mut();
+            // SAFETY: a DLTensor over `data`, which outlives every tensor made here (each is
+            // dropped before the end of the test).
+            if unsafe { sys::FerryTensorViewOf(&dl, &mut handle) } != 0 {
+                return Err(Error::new("ValueError", "refused by FerryTensorViewOf"));
+            }
+            // SAFETY: a new reference.
+            Any::from(unsafe { ObjectRef::from_owned_handle(handle) }).cast()
+        };
+    // Reversed: the last element first.
+    let t = view(&mut [3], &mut [-1], 16).unwrap();
+    assert!(!t.is_contiguous());
+    assert_eq!(t.as_slice::<f64>().unwrap_err().kind(), "ValueError");
+    // Rows reversed.
+    let t = view(&mut [2, 3], &mut [-3, 1], 24).unwrap();
+    assert!(!t.is_contiguous());
+    assert!(t.as_slice::<f64>().is_err());
+    // A negative dimension: refused, or a tensor of no elements.
+    if let Ok(t) = view(&mut [-2, 3], &mut [3, 1], 0) {
+        assert_eq!(t.numel(), 0);
+        assert!(t.as_slice::<f64>().map_or(true, |s| s.is_empty()));
+    }
+    // Misaligned for f64.
+    if let Ok(t) = view(&mut [2], &mut [1], 3) {
+        assert_eq!(t.as_slice::<f64>().unwrap_err().kind(), "ValueError");
+    }
+    let t = view(&mut [2, 3], &mut [3, 1], 0).unwrap();
+    assert_eq!(t.as_slice::<f64>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+}
+
 /// Data types no Rust element has (0 bits, 7 bits, 0 lanes, 255 bits x 65535 lanes): a tensor
 /// of them is an error naming the problem or a tensor whose slices are refused as the wrong
 /// type, never a slice over the wrong number of bytes.
