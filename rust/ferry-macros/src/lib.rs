@@ -86,19 +86,21 @@ fn expand(input: TokenStream) -> Result<String, String> {
     let mut names = String::new();
     let mut defaults = String::new();
     for (k, f) in fields.iter().enumerate() {
+        // `n` the Rust identifier (`r#type`), `key` the field's name in Ferry (`type`).
         let (n, t) = (&f.name, &f.ty);
+        let key = n.strip_prefix("r#").unwrap_or(n);
         specs += &format!(
-            "::ferry::FieldDef {{ name: {n:?}, type_text: <{t} as ::ferry::FieldType>::type_text() }},"
+            "::ferry::FieldDef {{ name: {key:?}, type_text: <{t} as ::ferry::FieldType>::type_text() }},"
         );
         values += &format!("::ferry::IntoAny::into_any(::core::clone::Clone::clone(&self.{n})),");
-        reads += &format!("{n}: fields.read::<{t}>({k}, {n:?})?,");
-        names += &format!("{n:?},");
+        reads += &format!("{n}: fields.read::<{t}>({k}, {key:?})?,");
+        names += &format!("{key:?},");
         match &f.default {
             Some((false, e)) => {
-                defaults += &format!("({n:?}, ::ferry::FieldDefault::value::<{t}>({e})),")
+                defaults += &format!("({key:?}, ::ferry::FieldDefault::value::<{t}>({e})),")
             }
             Some((true, e)) => {
-                defaults += &format!("({n:?}, ::ferry::FieldDefault::factory::<{t}>({e})),")
+                defaults += &format!("({key:?}, ::ferry::FieldDefault::factory::<{t}>({e})),")
             }
             None => {}
         }
@@ -163,17 +165,29 @@ impl ::ferry::FromAny for {name} {{
     ))
 }
 
+/// The tokens of `stream` with each invisible group (`Delimiter::None`: what a macro_rules!
+/// fragment such as `$key:literal` or `$attr:meta` reaches a derive wrapped in) replaced by
+/// its tokens, so that `#[ferry(type_key = $key)]` reads as the literal it is.
+fn flat(stream: TokenStream) -> Vec<TokenTree> {
+    let mut out = Vec::new();
+    for token in stream {
+        match token {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::None => out.extend(flat(g.stream())),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The type key of `ferry(type_key = "...")`, None for another attribute.
 fn ferry_attribute(attr: TokenStream) -> Result<Option<String>, String> {
-    let tokens: Vec<TokenTree> = attr.into_iter().collect();
+    let tokens = flat(attr);
     match tokens.first() {
         Some(TokenTree::Ident(id)) if id.to_string() == "ferry" => {}
         _ => return Ok(None),
     }
     let args: Vec<TokenTree> = match tokens.get(1) {
-        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
-            g.stream().into_iter().collect()
-        }
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => flat(g.stream()),
         _ => return Err("#[derive(ferry::Object)]: expected #[ferry(type_key = \"...\")]".into()),
     };
     match (args.first(), args.get(1), args.get(2), args.len()) {
@@ -226,7 +240,7 @@ fn parse_fields(body: TokenStream) -> Result<Vec<Field>, String> {
 /// The default of a field attribute `ferry(default = EXPR)` / `ferry(default_factory = EXPR)`:
 /// (whether a factory, EXPR); None for another attribute (`doc`, say).
 fn field_attribute(attr: TokenStream, field: &str) -> Result<Option<(bool, String)>, String> {
-    let tokens: Vec<TokenTree> = attr.into_iter().collect();
+    let tokens = flat(attr);
     match tokens.first() {
         Some(TokenTree::Ident(id)) if id.to_string() == "ferry" => {}
         _ => return Ok(None),
@@ -237,7 +251,7 @@ fn field_attribute(attr: TokenStream, field: &str) -> Result<Option<(bool, Strin
     );
     let args: Vec<TokenTree> = match (tokens.get(1), tokens.len()) {
         (Some(TokenTree::Group(g)), 2) if g.delimiter() == Delimiter::Parenthesis => {
-            g.stream().into_iter().collect()
+            flat(g.stream())
         }
         _ => return Err(usage),
     };

@@ -22,6 +22,10 @@ use ferry_sys as sys;
 #[derive(Clone)]
 pub struct Error {
     obj: ObjectRef,
+    /// The kind, message and backtrace with each byte sequence that is not UTF-8 shown as
+    /// U+FFFD, for an error made in C++ whose text is not UTF-8 (C++ text is bytes); None when
+    /// the object's text is UTF-8 (always, for errors made in Rust), which is read in place.
+    lossy: Option<Box<[std::string::String; 3]>>,
 }
 
 /// `std::result::Result` with [`Error`].
@@ -30,6 +34,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A C string of `text`, with NUL bytes (which C cannot carry) shown as `\0`.
 pub(crate) fn c_string(text: &str) -> CString {
     CString::new(text).unwrap_or_else(|_| CString::new(text.replace('\0', "\\0")).unwrap())
+}
+
+/// A name (of a global, a type, a field) as a C string; a ValueError naming it when it has a NUL
+/// byte, which C would cut it at: a name is never changed on its way, as [`c_string`] changes
+/// a message.
+pub(crate) fn c_name(what: &str, name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| {
+        Error::new(
+            "ValueError",
+            &format!("{what} {name:?} contains a NUL byte, which a Ferry name cannot hold"),
+        )
+    })
 }
 
 /// Calls `f` with `text` as a C string: from a stack buffer when it is short and has no NUL
@@ -51,9 +67,20 @@ impl Error {
     /// A new error of `kind` with `message`; its backtrace is the C++ stack of this call.
     pub fn new(kind: &str, message: &str) -> Error {
         match raw::error_create(&c_string(kind), &c_string(message)) {
-            Some(obj) => Error { obj },
+            Some(obj) => Error::of_object(obj),
             None => Error::take_raised(),
         }
+    }
+
+    /// An Error object (its type checked) as an error, its text read as UTF-8 when it is.
+    fn of_object(obj: ObjectRef) -> Error {
+        let (kind, message, backtrace) = raw::error_info(&obj);
+        let utf8 = |bytes: &[u8]| std::str::from_utf8(bytes).is_ok();
+        let lossy = (!(utf8(kind) && utf8(message) && utf8(backtrace))).then(|| {
+            let text = |bytes: &[u8]| std::string::String::from_utf8_lossy(bytes).into_owned();
+            Box::new([text(kind), text(message), text(backtrace)])
+        });
+        Error { obj, lossy }
     }
 
     /// Takes this thread's raised error (after a C function returned -1).
@@ -61,7 +88,7 @@ impl Error {
     #[inline(never)]
     pub(crate) fn take_raised() -> Error {
         match raw::error_move_from_raised() {
-            Some(obj) => Error { obj },
+            Some(obj) => Error::of_object(obj),
             None => Error::new(
                 "InternalError",
                 "a Ferry call failed without raising an error",
@@ -87,7 +114,7 @@ impl Error {
     /// An Error object (ferry.Error) as an error.
     pub fn from_object(obj: ObjectRef) -> std::result::Result<Error, ObjectRef> {
         if obj.type_index() == sys::kFerryError {
-            Ok(Error { obj })
+            Ok(Error::of_object(obj))
         } else {
             Err(obj)
         }
@@ -99,10 +126,26 @@ impl Error {
     }
 
     fn info(&self) -> (&str, &str, &str) {
-        raw::error_info(&self.obj)
+        if let Some(lossy) = &self.lossy {
+            return (&lossy[0], &lossy[1], &lossy[2]);
+        }
+        let (kind, message, backtrace) = raw::error_info(&self.obj);
+        // UTF-8 (checked when the error was made: else `lossy` is set).
+        let text = |bytes| std::str::from_utf8(bytes).unwrap_or("");
+        (text(kind), text(message), text(backtrace))
     }
 
     /// The kind: `"TypeError"`, `"ValueError"`, `"KeyError"`, `"RuntimeError"`, ...
+    ///
+    /// The text is borrowed from the error, which it cannot outlive:
+    ///
+    /// ```compile_fail,E0597
+    /// let kind = {
+    ///     let err = ferry::Error::new("ValueError", "m");
+    ///     err.kind()
+    /// };
+    /// let _ = kind.len();
+    /// ```
     pub fn kind(&self) -> &str {
         self.info().0
     }

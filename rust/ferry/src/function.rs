@@ -2,7 +2,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::any::{describe_cast_failure, Any, AnyView, FromAny, IntoAny, IntoArgs};
-use crate::error::{c_string, Error, Result};
+use crate::error::{c_name, Error, Result};
 use crate::object::ObjectRef;
 use crate::raw::call as raw;
 use ferry_sys as sys;
@@ -77,9 +77,11 @@ impl Function {
         f.into_function()
     }
 
-    /// The global function `name`, or None when no function is registered under it.
+    /// The global function `name`, or None when no function is registered under it (none
+    /// ever is under a name with a NUL byte).
     pub fn get_global(name: &str) -> Option<Function> {
-        raw::function_get_global(&c_string(name)).map(|obj| Function { obj })
+        let name = c_name("the global name", name).ok()?;
+        raw::function_get_global(&name).map(|obj| Function { obj })
     }
 
     /// The global function `name`, or a KeyError naming it.
@@ -92,14 +94,15 @@ impl Function {
         })
     }
 
-    /// Registers `f` as the global `name`; a taken name is an error unless `override_`.
+    /// Registers `f` as the global `name`; a taken name is an error unless `override_`, and
+    /// so is a name with a NUL byte (ValueError).
     pub fn register_global(name: &str, f: Function, override_: bool) -> Result<()> {
-        raw::function_set_global(&c_string(name), &f, override_)
+        raw::function_set_global(&c_name("the global name", name)?, &f, override_)
     }
 
-    /// Removes the global `name`; whether it existed.
+    /// Removes the global `name`; whether it existed (ValueError for a name with a NUL byte).
     pub fn remove_global(name: &str) -> Result<bool> {
-        raw::function_remove_global(&c_string(name))
+        raw::function_remove_global(&c_name("the global name", name)?)
     }
 
     /// Every global function name, sorted.

@@ -37,14 +37,15 @@ impl ObjectRef {
     /// `from_object` does.
     pub fn get_attr(&self, name: &str) -> Result<Any> {
         let index = self.type_index();
-        let (offset, getter) = match cached_getter(index, name) {
+        let maker = self.maker();
+        let (offset, getter) = match cached_getter(index, maker, name) {
             Some(found) => found,
-            None => match self.find_getter(index, name) {
+            None => match self.find_getter(index, maker, name) {
                 Some(found) => found,
                 None => return self.get_attr_by_name(name),
             },
         };
-        // The getter was found for this object's type (type indices are never reused).
+        // The getter was found for this object's type and the code that makes its objects.
         let (rc, out) = raw::call_field_getter(self, offset, getter);
         Error::check(rc)?;
         Ok(out)
@@ -55,9 +56,14 @@ impl ObjectRef {
     /// then makes the AttributeError).
     #[cold]
     #[inline(never)]
-    fn find_getter(&self, index: i32, name: &str) -> Option<(i64, sys::FerryFieldGetter)> {
+    fn find_getter(
+        &self,
+        index: i32,
+        maker: usize,
+        name: &str,
+    ) -> Option<(i64, sys::FerryFieldGetter)> {
         let found = crate::types::field_getter(self, name).ok()?;
-        keep_getter(index, name, found);
+        keep_getter(index, maker, name, found);
         Some(found)
     }
 
@@ -77,9 +83,11 @@ impl ObjectRef {
 }
 
 /// One entry of [`ObjectRef::get_attr`]'s per-thread cache: the getter of field `name` of the
-/// type `index`, at `offset` from the object's handle.
+/// type `index` whose objects `maker` makes ([`ObjectRef::maker`]), at `offset` from the
+/// object's handle.
 struct AttrGetter {
     index: i32,
+    maker: usize,
     name: Box<str>,
     offset: i64,
     getter: sys::FerryFieldGetter,
@@ -89,24 +97,25 @@ struct AttrGetter {
 const ATTR_GETTERS: usize = 32;
 
 thread_local! {
-    /// The getters `get_attr` found on this thread, newest last. Type indices are never reused
-    /// (an unloaded library's types keep theirs, and no object of them is left), so an entry
-    /// never goes stale.
+    /// The getters `get_attr` found on this thread, newest last. A type key that one library
+    /// unloads and another registers again keeps its index but may change its layout (and the
+    /// old getter's code is unmapped once the last object of it dies): entries are keyed by
+    /// the code that makes the objects too, so such an entry is never used again.
     static GETTERS: std::cell::RefCell<Vec<AttrGetter>> = const {
         std::cell::RefCell::new(Vec::new())
     };
 }
 
-/// The kept getter of field `name` of type `index`, if this thread has found it.
+/// The kept getter of field `name` of type `index` made by `maker`, if this thread has found it.
 #[inline]
-fn cached_getter(index: i32, name: &str) -> Option<(i64, sys::FerryFieldGetter)> {
+fn cached_getter(index: i32, maker: usize, name: &str) -> Option<(i64, sys::FerryFieldGetter)> {
     GETTERS
         .try_with(|getters| {
             let getters = getters.try_borrow().ok()?;
             getters
                 .iter()
                 .rev()
-                .find(|g| g.index == index && *g.name == *name)
+                .find(|g| g.index == index && g.maker == maker && *g.name == *name)
                 .map(|g| (g.offset, g.getter))
         })
         .ok()
@@ -114,7 +123,12 @@ fn cached_getter(index: i32, name: &str) -> Option<(i64, sys::FerryFieldGetter)>
 }
 
 /// Keeps a getter found by name (nothing when the thread's cache is being torn down).
-fn keep_getter(index: i32, name: &str, (offset, getter): (i64, sys::FerryFieldGetter)) {
+fn keep_getter(
+    index: i32,
+    maker: usize,
+    name: &str,
+    (offset, getter): (i64, sys::FerryFieldGetter),
+) {
     let _ = GETTERS.try_with(|getters| {
         if let Ok(mut getters) = getters.try_borrow_mut() {
             if getters.len() == ATTR_GETTERS {
@@ -122,6 +136,7 @@ fn keep_getter(index: i32, name: &str, (offset, getter): (i64, sys::FerryFieldGe
             }
             getters.push(AttrGetter {
                 index,
+                maker,
                 name: name.into(),
                 offset,
                 getter,

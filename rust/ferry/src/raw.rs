@@ -39,6 +39,18 @@ pub(crate) unsafe fn str_of<'a>(ptr: *const c_char) -> &'a str {
     }
 }
 
+/// The bytes of a C string that lives as long as `'a` (empty for NULL).
+///
+/// # Safety
+/// `ptr` is NULL or a NUL-terminated string valid for `'a`.
+pub(crate) unsafe fn bytes_of<'a>(ptr: *const c_char) -> &'a [u8] {
+    if ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { CStr::from_ptr(ptr) }.to_bytes()
+}
+
 /// A new reference returned through an out pointer, or `None` when the handle is NULL.
 #[inline]
 fn owned(handle: sys::FerryObjectHandle) -> Option<ObjectRef> {
@@ -86,20 +98,21 @@ pub(crate) fn error_set_raised(error: &ObjectRef) {
     unsafe { sys::FerryErrorSetRaised(error.handle()) };
 }
 
-/// FerryErrorGetInfo: (kind, message, backtrace) of `error`, living as long as it does; empty
-/// strings for an object that is not an Error.
-pub(crate) fn error_info(error: &ObjectRef) -> (&str, &str, &str) {
+/// FerryErrorGetInfo: the bytes of (kind, message, backtrace) of `error` (C++ text: normally
+/// UTF-8, but any bytes but NUL), living as long as it does; empty for an object that is not an
+/// Error.
+pub(crate) fn error_info(error: &ObjectRef) -> (&[u8], &[u8], &[u8]) {
     let mut kind: *const c_char = std::ptr::null();
     let mut message: *const c_char = std::ptr::null();
     let mut backtrace: *const c_char = std::ptr::null();
     if error.type_index() != sys::kFerryError {
-        return ("", "", "");
+        return (&[], &[], &[]);
     }
     // SAFETY: a live Error object; on success the strings live as long as it does, i.e. as the
-    // borrow of `error`; on failure they stay NULL, which `str_of` reads as "".
+    // borrow of `error`; on failure they stay NULL, which `bytes_of` reads as empty.
     unsafe {
         sys::FerryErrorGetInfo(error.handle(), &mut kind, &mut message, &mut backtrace);
-        (str_of(kind), str_of(message), str_of(backtrace))
+        (bytes_of(kind), bytes_of(message), bytes_of(backtrace))
     }
 }
 

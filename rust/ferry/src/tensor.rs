@@ -204,7 +204,8 @@ impl Tensor {
         core::is_read_only(&self.obj)
     }
 
-    /// Whether the elements are compact, in row-major order.
+    /// Whether the elements are compact, in row-major order (as C++'s `IsContiguous`: a tensor
+    /// of no elements is, whatever its strides).
     pub fn is_contiguous(&self) -> bool {
         core::is_contiguous(&self.obj)
     }

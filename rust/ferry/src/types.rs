@@ -1,7 +1,7 @@
 //! Types defined in Rust: `#[derive(ferry::Object)]` and [`register_type`].
 use crate::any::{Any, IntoAny};
 use crate::container::{Array, Map};
-use crate::error::{c_string, Error, Result};
+use crate::error::{c_name, Error, Result};
 use crate::function::Function;
 use crate::object::{type_index_of_key, ObjectRef};
 use crate::raw;
@@ -249,23 +249,28 @@ pub fn check_object_type<T: Object>(obj: &ObjectRef) -> Result<()> {
 /// Registers the Ferry type of `T` (a `#[derive(ferry::Object)]` struct) under
 /// `ferry.Object`, with its fields, writable through reflection. The same declaration again is
 /// harmless and returns the same index; a key taken by another declaration is an error naming
-/// it. Returns the type index.
+/// it, and a key or field name with a NUL byte a ValueError. Returns the type index.
 pub fn register_type<T: Object>() -> Result<i32> {
     let fields = T::fields();
-    let names: Vec<_> = fields.iter().map(|f| c_string(f.name)).collect();
-    let texts: Vec<_> = fields.iter().map(|f| c_string(&f.type_text)).collect();
+    let key = c_name("the type key", T::TYPE_KEY)?;
+    let names =
+        (fields.iter().map(|f| c_name("the field name", f.name))).collect::<Result<Vec<_>>>()?;
+    let texts = (fields
+        .iter()
+        .map(|f| c_name("the field type", &f.type_text)))
+    .collect::<Result<Vec<_>>>()?;
     let specs: Vec<_> = names
         .iter()
         .zip(&texts)
         .map(|(name, text)| (name.as_c_str(), text.as_c_str()))
         .collect();
-    let index = raw::type_register_with_fields(&c_string(T::TYPE_KEY), &specs)?;
+    let index = raw::type_register_with_fields(&key, &specs)?;
     for (name, default) in T::field_defaults() {
         let (value, flags) = match default {
             FieldDefault::Value(value) => (value, 0),
             FieldDefault::Factory(make) => (make.into_any(), sys::kFerryDefaultFactory),
         };
-        raw::type_set_field_default(index, &c_string(name), &value, flags)?;
+        raw::type_set_field_default(index, &c_name("the field name", name)?, &value, flags)?;
     }
     Ok(index)
 }
@@ -314,7 +319,18 @@ impl<K: FieldType, V: FieldType> FieldType for Map<K, V> {
 /// per field instead of a lookup by name.
 #[doc(hidden)]
 pub struct FieldCache {
-    slot: std::sync::OnceLock<(i32, Vec<(i64, sys::FerryFieldGetter)>)>,
+    /// The type index and field names the getters were found for, and the getters.
+    slot: std::sync::OnceLock<CachedGetters>,
+}
+
+/// What a [`FieldCache`] keeps: the getters of `names` for the type `index`, whose objects
+/// `maker` makes ([`ObjectRef::maker`]: a type key registered again by another library keeps
+/// its index, not its layout).
+struct CachedGetters {
+    index: i32,
+    maker: usize,
+    names: &'static [&'static str],
+    getters: Vec<(i64, sys::FerryFieldGetter)>,
 }
 
 impl Default for FieldCache {
@@ -333,26 +349,33 @@ impl FieldCache {
 
     /// The getters of `names` (the fields of `T`) for `obj`'s type: the cached ones when `obj`
     /// is of the type they were found for (the first one read, whose type was checked then),
-    /// else, `obj` being checked to be a `T` (TypeError), found now (a subtype: each time).
+    /// made by the same code, and `names` are the names they were found for, else, `obj` being checked to be a `T`
+    /// (TypeError), found now (a subtype, or a cache shared by two lists of names: each time).
     /// They come bound to `obj` ([`Fields`]), so a getter is only ever called on an object of
-    /// the type it was found for.
+    /// the type it was found for, and read by the name it was found for.
     #[inline]
     pub fn getters<'a, T: Object>(
         &'a self,
         obj: &'a ObjectRef,
-        names: &[&str],
+        names: &'static [&'static str],
     ) -> Result<Fields<'a>> {
         let index = obj.type_index();
-        if let Some((cached, getters)) = self.slot.get() {
-            if *cached == index {
+        if let Some(cached) = self.slot.get() {
+            // (The derive passes one static list: the address compares equal.)
+            if cached.index == index
+                && cached.maker == obj.maker()
+                && (std::ptr::eq(cached.names, names) || cached.names == names)
+            {
                 return Ok(Fields {
                     obj,
-                    getters: std::borrow::Cow::Borrowed(getters),
+                    names,
+                    getters: std::borrow::Cow::Borrowed(&cached.getters),
                 });
             }
         }
         Ok(Fields {
             obj,
+            names,
             getters: self.find::<T>(obj, names)?,
         })
     }
@@ -361,7 +384,7 @@ impl FieldCache {
     fn find<T: Object>(
         &self,
         obj: &ObjectRef,
-        names: &[&str],
+        names: &'static [&'static str],
     ) -> Result<std::borrow::Cow<'_, [(i64, sys::FerryFieldGetter)]>> {
         check_object_type::<T>(obj)?;
         let index = obj.type_index();
@@ -369,9 +392,15 @@ impl FieldCache {
             .iter()
             .map(|name| field_getter(obj, name))
             .collect::<Result<Vec<_>>>()?;
-        if self.slot.set((index, found.clone())).is_ok() {
-            if let Some((_, getters)) = self.slot.get() {
-                return Ok(std::borrow::Cow::Borrowed(getters));
+        let kept = CachedGetters {
+            index,
+            maker: obj.maker(),
+            names,
+            getters: found.clone(),
+        };
+        if self.slot.set(kept).is_ok() {
+            if let Some(cached) = self.slot.get() {
+                return Ok(std::borrow::Cow::Borrowed(&cached.getters));
             }
         }
         Ok(std::borrow::Cow::Owned(found))
@@ -380,7 +409,7 @@ impl FieldCache {
 
 /// The (offset, getter) of field `name` of `obj`'s type; AttributeError naming it when absent.
 pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::FerryFieldGetter)> {
-    let (offset, getter) = raw::object_field_getter(obj, &c_string(name))?;
+    let (offset, getter) = raw::object_field_getter(obj, &c_name("the field name", name)?)?;
     getter.map(|g| (offset, g)).ok_or_else(|| {
         Error::new(
             "AttributeError",
@@ -401,15 +430,19 @@ pub(crate) fn field_getter(obj: &ObjectRef, name: &str) -> Result<(i64, sys::Fer
 #[doc(hidden)]
 pub struct Fields<'a> {
     obj: &'a ObjectRef,
+    names: &'static [&'static str],
     getters: std::borrow::Cow<'a, [(i64, sys::FerryFieldGetter)]>,
 }
 
 impl Fields<'_> {
     /// Reads field `k` (in the order of the names given to `getters`) and converts it, a
     /// failure naming the field and the type: what the derive's `from_object` does per field.
+    /// A `k` past the names given to `getters` is an IndexError naming them.
     #[inline]
     pub fn read<T: crate::any::FromAny>(&self, k: usize, name: &str) -> Result<T> {
-        let (offset, getter) = self.getters[k];
+        let Some(&(offset, getter)) = self.getters.get(k) else {
+            return Err(self.misread(k, name));
+        };
         let (rc, out) = raw::call_field_getter(self.obj, offset, getter);
         Error::check(rc)?;
         out.cast::<T>().map_err(|err| {
@@ -422,5 +455,21 @@ impl Fields<'_> {
                 ),
             )
         })
+    }
+}
+
+impl Fields<'_> {
+    /// The error of a read of field `k` (`name`), past the names `getters` was given.
+    #[cold]
+    #[inline(never)]
+    fn misread(&self, k: usize, name: &str) -> Error {
+        Error::new(
+            "IndexError",
+            &format!(
+                "field {k} '{name}' of {} was not looked up: the fields looked up are {:?}",
+                self.obj.type_key(),
+                self.names
+            ),
+        )
     }
 }

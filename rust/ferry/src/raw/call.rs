@@ -310,7 +310,8 @@ pub(crate) fn function_remove_global(name: &CStr) -> Result<bool> {
     Ok(removed != 0)
 }
 
-/// FerryFunctionListGlobalNames: every global name, copied.
+/// FerryFunctionListGlobalNames: every global name, copied (bytes that are not UTF-8 as
+/// U+FFFD: a name is never cut short).
 pub(crate) fn function_list_global_names() -> Result<Vec<String>> {
     let mut count = 0;
     let mut names: *const *const c_char = std::ptr::null();
@@ -319,6 +320,6 @@ pub(crate) fn function_list_global_names() -> Result<Vec<String>> {
     // SAFETY: `count` C strings at `names`, valid until the next call on this thread; copied at
     // once.
     Ok((0..count.max(0) as usize)
-        .map(|i| unsafe { super::str_of(*names.add(i)) }.to_string())
+        .map(|i| String::from_utf8_lossy(unsafe { super::bytes_of(*names.add(i)) }).into_owned())
         .collect())
 }

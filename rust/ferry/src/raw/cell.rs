@@ -30,6 +30,55 @@ pub struct Any {
 
 /// A borrowed value cell: the arguments a Rust closure receives, a view of an [`Any`] or an
 /// object. It owns nothing; its lifetime ties it to what it borrows.
+///
+/// So a view cannot outlive its value, nor an element view or an iterator its Array:
+///
+/// ```compile_fail,E0597
+/// let view = {
+///     let any = ferry::Any::from("a string long enough to be an object");
+///     any.view()
+/// };
+/// let _ = view.type_key();
+/// ```
+///
+/// ```compile_fail,E0597
+/// let view = {
+///     let a = ferry::Array::from(vec![1i64, 2]);
+///     a.get_view(0).unwrap()
+/// };
+/// let _ = view.is_none();
+/// ```
+///
+/// ```compile_fail,E0597
+/// let iter = {
+///     let a = ferry::Array::from(vec![1i64, 2]);
+///     a.iter()
+/// };
+/// let _ = iter.count();
+/// ```
+///
+/// a closure cannot keep the views it is called with past the call (it keeps
+/// [`to_owned`](AnyView::to_owned) copies),
+///
+/// ```compile_fail,E0521
+/// use ferry::{Any, AnyView, Function};
+/// thread_local! {
+///     static KEPT: std::cell::RefCell<Vec<AnyView<'static>>> = Default::default();
+/// }
+/// let _f = Function::from_packed(|args| {
+///     KEPT.with(|kept| kept.borrow_mut().push(args[0]));
+///     Ok(Any::none())
+/// });
+/// ```
+///
+/// and a view does not go to another thread (what it borrows may be a C string or `DLTensor`
+/// of this thread's call):
+///
+/// ```compile_fail,E0277
+/// let any = ferry::Any::from(1i64);
+/// let view = any.view();
+/// std::thread::spawn(move || view.is_none()).join().unwrap();
+/// ```
 #[repr(transparent)]
 #[derive(Clone, Copy)]
 pub struct AnyView<'a> {

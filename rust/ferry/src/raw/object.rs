@@ -82,6 +82,16 @@ impl ObjectRef {
         unsafe { (*self.ptr.as_ptr()).type_index }
     }
 
+    /// The address of the object's deleter: the code that made it (a C++ library's, or
+    /// libferry's for the types registered at run time). With the type index it names the
+    /// layout the object has: a type key that a library unloads and another registers again
+    /// keeps its index, but the objects of the new registration come from the new code.
+    #[inline]
+    pub(crate) fn maker(&self) -> usize {
+        // SAFETY: `self` keeps the object alive; the header's deleter never changes.
+        unsafe { (*self.ptr.as_ptr()).deleter }.map_or(0, |d| d as usize)
+    }
+
     /// The number of strong references (in every language) right now.
     pub fn use_count(&self) -> u32 {
         self.counter().load(Ordering::Relaxed)
@@ -207,7 +217,7 @@ pub(crate) fn get_attr_by_name(obj: &ObjectRef, name: &str) -> (c_int, Any) {
     (rc, unsafe { Any::from_raw(reload_cell(&cell)) })
 }
 
-/// The key of a type index ("<unknown>" when it has none).
+/// The key of a type index (`"<unknown>"` when it has none).
 pub(crate) fn type_key_of_index(index: i32) -> &'static str {
     let mut key: *const c_char = std::ptr::null();
     // SAFETY: an out pointer; the key, when found, lives as long as the process.
@@ -262,7 +272,7 @@ pub(crate) fn is_instance_of_index(index: i32, target: i32) -> bool {
 ///
 /// `node_ref! { pub struct Add: BinaryOp = "arith.Add"; }` makes `Add`, a `#[repr(transparent)]`
 /// [`ObjectType`] over [`ObjectRef`] that [`ObjectRef::downcast`] checks against the type key
-/// (subtypes included), converts to and from [`Any`](crate::Any), and derefs to its parent's
+/// (subtypes included), converts to and from [`Any`], and derefs to its parent's
 /// reference (`ferry::ObjectRef` for a root), so the parent's getters apply to it.
 ///
 /// ```

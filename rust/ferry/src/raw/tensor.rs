@@ -307,8 +307,12 @@ pub(crate) fn numel(obj: &ObjectRef) -> usize {
     shape(obj).iter().map(|&d| d.max(0) as usize).product()
 }
 
-/// Whether a tensor's elements are compact, in row-major order.
+/// Whether a tensor's elements are compact, in row-major order (a tensor of no elements is).
 pub(crate) fn is_contiguous(obj: &ObjectRef) -> bool {
+    // No element to be out of place, whatever the strides (as C++'s IsContiguous).
+    if shape(obj).contains(&0) {
+        return true;
+    }
     let mut expected = 1i64;
     for (&dim, &stride) in shape(obj).iter().zip(strides(obj)).rev() {
         if dim != 1 && stride != expected {

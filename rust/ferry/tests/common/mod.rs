@@ -18,6 +18,14 @@ pub fn slow_init_library() -> PathBuf {
         .join("libslowinit.so")
 }
 
+/// libintimm_other_layout.so (tests/demo/intimm_other_layout.cc: demo.IntImm with a String
+/// field `value`), built like libdemo.so.
+pub fn other_layout_library() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_library("intimm_other_layout.cc", "libintimm_other_layout.so"))
+        .join("libintimm_other_layout.so")
+}
+
 /// libdemo_abi_bumped.so: tests/demo/demo.cc built against a copy of Ferry's headers whose
 /// FERRY_ABI_VERSION is one higher (the ABI guard refuses it).
 pub fn abi_bumped_library() -> PathBuf {
