@@ -7,6 +7,8 @@
 /// gets no frame: `fn` is called on it at once. A unique node that holds its children (an
 /// immutable node) gets no frame either: it is walked by native recursion (Walker::Lean) down
 /// to kStructuralWalkRecursion levels, the rest of the graph by the explicit stack (see Walker).
+/// A visit walks such a node whose fields are all object pointers by Walker::VisitLevel, which
+/// decides each child by a byte per type index and its count (it builds nothing).
 ///
 /// What a type's objects hold is worked out once per walk (TypePlan): a node's fields that may
 /// hold an object, each read as the object pointer at its offset (the field types whose view is
