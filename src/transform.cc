@@ -46,6 +46,7 @@
 /// it walked is a ValueError.
 #include "ferry/reflection/transform.h"
 
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -353,7 +354,10 @@ class Walker {
       acts_[type_index] = entry.kind == kLeaf                       ? kActLeaf
                           : entry.lean && entry.plan->pointers_only ? kActLean
                                                                     : kActOther;
-      act_plans_[type_index] = entry.plan;
+      if (acts_[type_index] == kActLean) {
+        if (act_plans_ == nullptr) act_plans_.reset(new const TypePlan*[kActCount]);
+        act_plans_[type_index] = entry.plan;
+      }
     }
     if (entry.kind == kSkip) return;
     if (c->unique()) {
@@ -1086,7 +1090,9 @@ class Walker {
   static constexpr uint32_t kActCount = 1024;
   static constexpr uint8_t kActUnknown = 0, kActLeaf = 1, kActLean = 2, kActOther = 3;
   uint8_t acts_[kTransform ? 1 : kActCount] = {};
-  const TypePlan* act_plans_[kTransform ? 1 : kActCount];
+  /// On the heap, made when a type is first marked kActLean: the walk lives on its caller's
+  /// stack, which the tests bound (DeepGraphsNeedLittleStack).
+  std::unique_ptr<const TypePlan*[]> act_plans_;
   std::unordered_map<const NodeInfo*, TypePlan> plans_;
 };
 
