@@ -7,6 +7,8 @@
 /// gets no frame: `fn` is called on it at once. A unique node that holds its children (an
 /// immutable node) gets no frame either: it is walked by native recursion (Walker::Lean) down
 /// to kStructuralWalkRecursion levels, the rest of the graph by the explicit stack (see Walker).
+/// A visit walks such a node whose fields are all object pointers by Walker::VisitLevel, which
+/// decides each child by a byte per type index and its count (it builds nothing).
 ///
 /// What a type's objects hold is worked out once per walk (TypePlan): a node's fields that may
 /// hold an object, each read as the object pointer at its offset (the field types whose view is
@@ -44,6 +46,7 @@
 /// it walked is a ValueError.
 #include "ferry/reflection/transform.h"
 
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -119,6 +122,10 @@ struct TypePlan {
   /// kNode: the fields that may hold an object, in order, and how many.
   std::vector<FieldSlot> slots;
   uint32_t count = 0;
+  /// Whether every slot is read as the object pointer at its offset; then `offsets` lists
+  /// them (slots[i].offset), the compact array a visit's Walker::VisitLevel loops over.
+  bool pointers_only = false;
+  std::vector<uint32_t> offsets;
 };
 
 /// How a field of `type` is read. An object pointer is known by its view function
@@ -286,7 +293,85 @@ class Walker {
   /// native recursion this one is.
   __attribute__((noinline)) void Lean(const Object* obj, const TypePlan* plan, uint32_t depth,
                                       Any* out) {
+    if constexpr (!kTransform) {
+      if (plan->pointers_only) {
+        VisitLevel<true>(obj, plan, depth);
+        return;
+      }
+    }
     LeanLevel<true>(obj, plan, depth, out);
+  }
+
+  /// A visit's Lean of a node whose fields are all object pointers (TypePlan::pointers_only):
+  /// a visit builds nothing, so each child is decided by one byte of its type (acts_) and its
+  /// uniqueness, and a unique leaf or lean node (the common children) is handled here; any
+  /// other child (first met type, shared, skipped, a container, a mutable node, too deep) by
+  /// VisitChild. Two levels per call, as LeanLevel.
+  template <bool kFirst>
+  __attribute__((always_inline)) void VisitLevel(const Object* obj, const TypePlan* plan,
+                                                 uint32_t depth) {
+    const char* base = reinterpret_cast<const char*>(obj);
+    const uint32_t* const begin = plan->offsets.data();
+    const uint32_t* const end = begin + plan->count;
+    const uint32_t* at = begin;
+    try {
+      for (; at != end; ++at) {
+        const Object* c = *reinterpret_cast<const Object* const*>(base + *at);
+        if (c == nullptr) continue;
+        const uint32_t type_index = static_cast<uint32_t>(c->type_index());
+        const uint8_t act = type_index < kActCount ? acts_[type_index] : kActOther;
+        if (c->unique()) {
+          if (act == kActLeaf) {
+            BorrowedRef node(c);
+            Call(node.ref(), nullptr);
+            continue;
+          }
+          if (act == kActLean && depth < kStructuralWalkRecursion) {
+            if constexpr (kFirst) {
+              VisitLevel<false>(c, act_plans_[type_index], depth + 1);
+            } else {
+              Lean(c, act_plans_[type_index], depth + 1, nullptr);
+            }
+            continue;
+          }
+        }
+        VisitChild(c, depth);
+      }
+    } catch (PathError& e) {
+      e.steps.push_back("." + plan->info->fields[plan->slots[at - begin].index].name);
+      throw;
+    }
+    BorrowedRef node(obj);  // alive: see the file comment
+    Call(node.ref(), nullptr);
+  }
+
+  /// A child of VisitLevel that its fast path does not take, walked as LeanLevel walks a
+  /// pointer child; records its type's act for the next ones.
+  __attribute__((noinline)) void VisitChild(const Object* c, uint32_t depth) {
+    const CacheEntry& entry = EntryOf(c);
+    const uint32_t type_index = static_cast<uint32_t>(c->type_index());
+    if (type_index < kActCount && acts_[type_index] == kActUnknown) {
+      acts_[type_index] = entry.kind == kLeaf                       ? kActLeaf
+                          : entry.lean && entry.plan->pointers_only ? kActLean
+                                                                    : kActOther;
+      if (acts_[type_index] == kActLean) {
+        if (act_plans_ == nullptr) act_plans_.reset(new const TypePlan*[kActCount]);
+        act_plans_[type_index] = entry.plan;
+      }
+    }
+    if (entry.kind == kSkip) return;
+    if (c->unique()) {
+      if (entry.kind == kLeaf) {
+        BorrowedRef node(c);
+        Call(node.ref(), nullptr);
+        return;
+      }
+      if (entry.lean && depth < kStructuralWalkRecursion) {
+        Lean(c, entry.plan, depth + 1, nullptr);
+        return;
+      }
+    }
+    Nested(c, entry.plan, true, 0, depth + kStructuralWalkNestedLevels);
   }
 
   /// Lean's body. Lean runs two levels of it per call (`kFirst`: the first, which walks its lean
@@ -518,11 +603,11 @@ class Walker {
 
   __attribute__((noinline)) const TypePlan* MakePlan(const Object* obj) {
     static const TypePlan kLeafPlan;
-    static const TypePlan kArrayPlan{kArray, true, false, nullptr, {}, 0};
-    static const TypePlan kMapPlan{kMap, true, false, nullptr, {}, 0};
-    static const TypePlan kListPlan{kList, false, false, nullptr, {}, 0};
-    static const TypePlan kDictPlan{kDict, false, false, nullptr, {}, 0};
-    static const TypePlan kSkipPlan{kSkip, false, false, nullptr, {}, 0};
+    static const TypePlan kArrayPlan{kArray, true, false, nullptr, {}, 0, false, {}};
+    static const TypePlan kMapPlan{kMap, true, false, nullptr, {}, 0, false, {}};
+    static const TypePlan kListPlan{kList, false, false, nullptr, {}, 0, false, {}};
+    static const TypePlan kDictPlan{kDict, false, false, nullptr, {}, 0, false, {}};
+    static const TypePlan kSkipPlan{kSkip, false, false, nullptr, {}, 0, false, {}};
     switch (obj->type_index()) {
       case kFerryString:
       case kFerryBytes:
@@ -554,6 +639,11 @@ class Walker {
       plan.count = static_cast<uint32_t>(plan.slots.size());
       plan.kind = plan.count == 0 ? kLeaf : kNode;
       plan.lean = plan.kind == kNode && plan.holds_children;
+      plan.pointers_only = true;
+      for (const FieldSlot& slot : plan.slots) {
+        plan.pointers_only = plan.pointers_only && slot.read == FieldRead::kPointer;
+        plan.offsets.push_back(slot.offset);
+      }
     }
     return &plan;
   }
@@ -994,6 +1084,15 @@ class Walker {
   uint32_t run_ordinal_ = 0;  // a nested segment's: its bottom object's ordinal in its parent
   Any box_;                   // a child read as an owned copy, until its frame holds it
   CacheEntry cache_[kCacheEntries];
+  /// A visit's decision by type index (VisitLevel), below kActCount: kActUnknown until
+  /// VisitChild meets the type; kActLeaf (no children), kActLean (a lean node of object
+  /// pointers, whose plan is act_plans_[type index]) or kActOther (anything else).
+  static constexpr uint32_t kActCount = 1024;
+  static constexpr uint8_t kActUnknown = 0, kActLeaf = 1, kActLean = 2, kActOther = 3;
+  uint8_t acts_[kTransform ? 1 : kActCount] = {};
+  /// On the heap, made when a type is first marked kActLean: the walk lives on its caller's
+  /// stack, which the tests bound (DeepGraphsNeedLittleStack).
+  std::unique_ptr<const TypePlan*[]> act_plans_;
   std::unordered_map<const NodeInfo*, TypePlan> plans_;
 };
 

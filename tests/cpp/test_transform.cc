@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -673,6 +674,59 @@ TEST(Transform, FnClearingAMutableNodesFieldUnderTheWalkIsSafe) {
         std::exit(::testing::Test::HasFailure() ? 1 : 0);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+/// The visit's reference: children first, each object once (by address), over the types the
+/// test below uses.
+void PostOrder(const ObjectRef& node, std::set<const Object*>* seen,
+               std::vector<const Object*>* out) {
+  if (!node.defined() || !seen->insert(node.get()).second) return;
+  if (const auto* add = node.as<AddNode>()) {
+    PostOrder(add->a, seen, out);
+    PostOrder(add->b, seen, out);
+  } else if (const auto* let = node.as<LetNode>()) {
+    PostOrder(let->var, seen, out);
+    PostOrder(let->value, seen, out);
+    PostOrder(let->body, seen, out);
+  } else if (const auto* tracked = node.as<TrackedNode>()) {
+    PostOrder(tracked->kid, seen, out);
+  } else if (const auto* array = node.as<ArrayObj>()) {
+    for (const Any& item : *array) PostOrder(item.cast<ObjectRef>(), seen, out);
+  }
+  out->push_back(node.get());
+}
+
+TEST(Transform, VisitDecidesEachChildByItsTypeAndCount) {
+  // A visit decides a child of a node whose fields are all object pointers (Add, Tracked) by a
+  // table by type index filled when the type is first met, and by the child's count: the same
+  // type met shared and unique (FixedNode, IntImm), unique leaves and nodes, a leaf type
+  // without fields (Opaque), nodes with other fields (Let, Var, IntImm), Arrays, and a chain
+  // past the native recursion's depth; every object once, children first.
+  const int deep_levels = static_cast<int>(details::kStructuralWalkRecursion) + 7;
+  const ObjectRef fixed(make_object<FixedNode>(7));  // shared
+  const Expr shared = IntImm(5);
+  const ObjectRef opaque(make_object<OpaqueNode>());
+  ObjectRef deep = Tracked(0, Array<ObjectRef>{fixed, ObjectRef(make_object<FixedNode>(8)),
+                                               Add(shared, IntImm(6)), opaque});
+  for (int i = 1; i <= deep_levels; ++i) {
+    if (i % 5 == 0) {
+      deep = Tracked(i, Array<ObjectRef>{ObjectRef(make_object<FixedNode>(i)), deep, fixed,
+                                         Tracked(-i, ObjectRef(make_object<FixedNode>(-i)))});
+    } else {
+      deep = Tracked(i, deep);
+    }
+  }
+  const ObjectRef root = Tracked(
+      -1,
+      Array<ObjectRef>{Add(Add(shared, Let(Var("x"), IntImm(1), shared)), Add(IntImm(2), shared)),
+                       deep, Tracked(-2, fixed), opaque, Tracked(-3, Tracked(-4))});
+  std::set<const Object*> seen;
+  std::vector<const Object*> expected;
+  PostOrder(root, &seen, &expected);
+  std::vector<const Object*> order;
+  StructuralVisit(root, [&](const ObjectRef& node) { order.push_back(node.get()); });
+  EXPECT_EQ(order.size(), expected.size());
+  EXPECT_TRUE(order == expected);
 }
 
 TEST(Transform, UniqueChildrenOfImmutableNodesAreNotCountedAgain) {
