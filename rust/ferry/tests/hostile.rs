@@ -7,9 +7,7 @@ mod common;
 
 use ferry::{Any, AnyView, Array, DataType, Device, Dict, Error, Function, List, Map, Object};
 use ferry::{ObjectRef, Tensor};
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 const CHILD: &str = "FERRY_HOSTILE_CHILD";
 
@@ -28,39 +26,17 @@ fn in_child(name: &str, env: &[(&str, &str)], body: impl FnOnce()) -> Option<Chi
         body();
         return None;
     }
-    let mut process = Command::new(std::env::current_exe().unwrap())
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
         .args([name, "--exact", "--nocapture", "--test-threads=1", "-q"])
         .env(CHILD, name)
         .env("RUST_BACKTRACE", "0")
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            pipe.read_to_string(&mut text).unwrap();
-            text
-        })
-    };
-    let out = drain(Box::new(process.stdout.take().unwrap()));
-    let err = drain(Box::new(process.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = process.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            process.kill().unwrap();
-            panic!("the child `{name}` hung (killed after 120 s)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        .envs(env.iter().copied());
+    let (status, stdout, stderr) = common::run_with_timeout(command, name);
     Some(Child {
         status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
+        stdout,
+        stderr,
     })
 }
 

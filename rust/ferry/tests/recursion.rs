@@ -7,10 +7,8 @@
 mod common;
 
 use ferry::Function;
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 const CHILD: &str = "FERRY_RECURSION_CHILD";
 
@@ -99,37 +97,12 @@ fn child(mode: &'static str) {
 
 /// Runs this binary as the child `mode`, killed after 120 s; (exit status, stdout, stderr).
 fn run_child(mode: &str) -> (std::process::ExitStatus, String, String) {
-    let mut process = Command::new(std::env::current_exe().unwrap())
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
         .env(CHILD, mode)
         // A panic's backtrace of ~1000 frames, printed at each of the 50 levels, takes minutes.
-        .env("RUST_BACKTRACE", "0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Read as the child writes (a full pipe would stop it).
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            pipe.read_to_string(&mut text).unwrap();
-            text
-        })
-    };
-    let out = drain(Box::new(process.stdout.take().unwrap()));
-    let err = drain(Box::new(process.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = process.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            process.kill().unwrap();
-            panic!("the child `{mode}` hung (killed after 120 s)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
-    (status, out, err)
+        .env("RUST_BACKTRACE", "0");
+    common::run_with_timeout(command, mode)
 }
 
 fn endless_recursion_is_an_error(mode: &str) {

@@ -134,3 +134,40 @@ pub fn load_demo() {
         ferry::load_library(demo_dir().join("libdemo.so")).expect("libdemo.so loads");
     });
 }
+
+/// Runs `command` with its output piped (read as it is written, so a full pipe never stops it)
+/// and kills it after 120 s, naming `what` in the panic; (exit status, stdout, stderr).
+pub fn run_with_timeout(
+    mut command: Command,
+    what: &str,
+) -> (std::process::ExitStatus, String, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut process = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            pipe.read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let out = drain(Box::new(process.stdout.take().unwrap()));
+    let err = drain(Box::new(process.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = process.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            process.kill().unwrap();
+            panic!("the child `{what}` hung (killed after 120 s)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, out.join().unwrap(), err.join().unwrap())
+}
